@@ -1,0 +1,65 @@
+// trainsim: what-if simulation of distributed DNN training.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/run_command.hpp"
+#include "config/presets.hpp"
+#include "schedule/registry.hpp"
+
+namespace {
+
+void print_schedules() {
+  for (const auto& s : trainsim::schedule::all_schedules()) {
+    fmt::print("{:<10} {}\n", s->name(), s->description());
+  }
+}
+
+void print_presets() {
+  for (const char* kind : {"gpu", "node", "model"}) {
+    fmt::print("{}:\n", kind);
+    for (const auto& name : trainsim::config::preset_names(kind)) fmt::print("  {}\n", name);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "trainsim: simulate distributed training of a transformer on a GPU cluster.\n"
+      "Tells how long one iteration takes under a parallel plan, where GPUs sit idle,\n"
+      "and how much memory each GPU needs."};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "Logging on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.footer("Example: trainsim run configs/examples/gpt3-175b-1024xa100.json --set parallel.schedule=gpipe");
+
+  trainsim::cli::RunArgs run_args;
+  trainsim::cli::add_run_command(app, run_args);
+  CLI::App* schedules = app.add_subcommand("schedules", "List the pipeline schedules, one line each");
+  CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node and model presets");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  auto logger = spdlog::stderr_color_mt("trainsim");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%l] %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  if (schedules->parsed()) {
+    print_schedules();
+    return 0;
+  }
+  if (presets->parsed()) {
+    print_presets();
+    return 0;
+  }
+  return trainsim::cli::run_command(run_args);
+}

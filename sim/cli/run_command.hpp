@@ -1,0 +1,33 @@
+// `trainsim run`: simulate one training iteration of a config and report it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trainsim::cli {
+
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string trace;
+  bool json = false;
+};
+
+// Exit codes, also listed in `trainsim run --help`.
+enum ExitCode : int {
+  kOk = 0,
+  kUsage = 1,
+  kBadConfig = 2,
+  kBadProgram = 3,
+  kOutOfMemory = 4,
+  kOutputError = 5,
+};
+
+void add_run_command(CLI::App& app, RunArgs& args);
+int run_command(const RunArgs& args);
+
+}  // namespace trainsim::cli

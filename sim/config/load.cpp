@@ -1,0 +1,451 @@
+#include "config/load.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "config/presets.hpp"
+#include "config/schema.hpp"
+#include "schedule/registry.hpp"
+
+namespace trainsim::config {
+
+namespace {
+
+using nlohmann::json;
+
+std::string join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+// Short rendering of a value for messages.
+std::string show(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+struct Context {
+  std::string file;
+  std::string base_dir;
+  std::map<std::string, std::string> set_by;    // path -> the --set that wrote it
+  std::map<std::string, std::string> preset_of;  // section path -> where its values came from
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    std::string msg = fmt::format("{}: {}: {}", file, path.empty() ? "(top level)" : path, what);
+    // Name the --set or preset the value came from, looking at the path and its parents.
+    for (std::string p = path;; p = p.substr(0, p.rfind('.'))) {
+      if (auto it = set_by.find(p); it != set_by.end()) {
+        msg += " (from --set " + it->second + ")";
+        break;
+      }
+      if (auto it = preset_of.find(p); it != preset_of.end()) {
+        msg += " (in " + it->second + ")";
+        break;
+      }
+      if (p.find('.') == std::string::npos) break;
+    }
+    throw ConfigError(msg);
+  }
+};
+
+std::string read_text(const std::string& path, const std::string& what_for) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(path, ec);
+    throw ConfigError(fmt::format("{}: cannot open {}: {}", path, what_for,
+                                  exists ? "permission denied or not a file" : "no such file"));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A section given as a preset name or a file reference becomes its object.
+void expand(json& doc, const std::string& path, const std::string& kind, Context& ctx) {
+  // Walk to the value at `path`, stopping quietly where it does not exist.
+  json* v = &doc;
+  std::string walked;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!v->is_object() || !v->contains(key)) return;
+    v = &(*v)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!v->is_string()) return;
+  const std::string name = v->get<std::string>();
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+    std::filesystem::path file(name);
+    if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+    *v = parse_json(read_text(file.string(), kind + " file named at " + path), file.string());
+    ctx.preset_of[path] = "file " + file.string();
+    return;
+  }
+  const auto text = find_preset(kind, name);
+  if (!text) {
+    const auto known = preset_names(kind);
+    const auto near = closest(name, known);
+    ctx.fail(path, fmt::format("unknown {} preset \"{}\"{}; known presets: {} (or give the values inline, or a "
+                               "path ending in .json)",
+                               kind, name, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+  }
+  *v = json::parse(*text);
+  ctx.preset_of[path] = kind + " preset \"" + name + "\"";
+}
+
+void expand_all(json& doc, Context& ctx) {
+  expand(doc, "model", "model", ctx);
+  expand(doc, "cluster.node", "node", ctx);
+  expand(doc, "cluster.node.gpu", "gpu", ctx);
+}
+
+void apply_override(json& doc, const std::string& text, Context& ctx) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(fmt::format("{}: --set {}: expected key.path=value", ctx.file, text));
+  }
+  const std::string path = text.substr(0, eq);
+  const std::string raw = text.substr(eq + 1);
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  std::string section;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& key = parts[i];
+    const auto* keys = section_keys(section);
+    if (key.empty() || keys == nullptr) {
+      throw ConfigError(fmt::format("{}: --set {}: {} is not a section, so {} does not exist", ctx.file, text,
+                                    section.empty() ? "(top level)" : section, path));
+    }
+    if (std::find(keys->begin(), keys->end(), key) == keys->end()) {
+      const auto near = closest(key, *keys);
+      throw ConfigError(fmt::format("{}: --set {}: no key \"{}\" in {}{}", ctx.file, text, key,
+                                    section.empty() ? "the top level" : section,
+                                    near ? fmt::format(" (did you mean {}?)", child(section, *near)) : ""));
+    }
+    section = child(section, key);
+  }
+  json value;
+  try {
+    value = json::parse(raw);
+  } catch (const json::parse_error&) {
+    value = raw;  // a bare word, e.g. --set parallel.schedule=gpipe
+  }
+  json* v = &doc;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!v->is_object()) break;
+    v = &(*v)[parts[i]];
+    if (v->is_null()) *v = json::object();
+  }
+  if (!v->is_object()) {
+    ctx.fail(path.substr(0, path.rfind('.')), "expected an object to --set " + path + " in, got " + show(*v));
+  }
+  (*v)[parts.back()] = value;
+  ctx.set_by[path] = text;
+  expand_all(doc, ctx);
+}
+
+// Reads one section: rejects unknown keys, and reads typed values with
+// messages that name the path.
+class Section {
+ public:
+  Section(const json& doc, std::string path, const Context& ctx) : path_(std::move(path)), ctx_(ctx) {
+    const json* v = &doc;
+    if (!path_.empty()) {
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t dot = path_.find('.', start);
+        const std::string key = path_.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (!v->is_object() || !v->contains(key)) ctx.fail(path_, "is missing (expected an object)");
+        v = &(*v)[key];
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+    }
+    if (!v->is_object()) ctx.fail(path_, "expected an object, got " + show(*v));
+    obj_ = v;
+    const auto* keys = section_keys(path_);
+    for (const auto& [key, value] : obj_->items()) {
+      if (std::find(keys->begin(), keys->end(), key) != keys->end()) continue;
+      const auto near = closest(key, *keys);
+      ctx.fail(child(path_, key), fmt::format("unknown key{}; known keys here: {}",
+                                              near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                                              join(*keys, ", ")));
+    }
+  }
+
+  bool has(const std::string& key) const { return obj_->contains(key); }
+  std::string path(const std::string& key) const { return child(path_, key); }
+
+  const json& required(const std::string& key, std::string_view expected) const {
+    if (!has(key)) ctx_.fail(path(key), fmt::format("is missing (expected {})", expected));
+    return (*obj_)[key];
+  }
+
+  int positive_int(const std::string& key) const { return integer(required(key, "a positive integer"), key, 1); }
+  int positive_int_or(const std::string& key, int fallback) const {
+    return has(key) ? integer((*obj_)[key], key, 1) : fallback;
+  }
+  double positive_number(const std::string& key) const {
+    return number(required(key, "a positive number"), key, false);
+  }
+  double non_negative_number(const std::string& key) const {
+    return number(required(key, "a number >= 0"), key, true);
+  }
+  std::string string(const std::string& key) const {
+    const json& v = required(key, "a string");
+    if (!v.is_string()) ctx_.fail(path(key), "expected a string, got " + show(v));
+    return v.get<std::string>();
+  }
+  std::string string_or(const std::string& key, const std::string& fallback) const {
+    return has(key) ? string(key) : fallback;
+  }
+  bool boolean_or(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = (*obj_)[key];
+    if (!v.is_boolean()) ctx_.fail(path(key), "expected true or false, got " + show(v));
+    return v.get<bool>();
+  }
+  // [[size, tflops], ...] with sizes ascending.
+  std::vector<hw::ThroughputPoint> curve(const std::string& key) const {
+    const json& v = required(key, "a list of [size, TFLOP/s] pairs");
+    const std::string expected = "a non-empty list of [size, TFLOP/s] pairs with sizes ascending";
+    if (!v.is_array() || v.empty()) ctx_.fail(path(key), "expected " + expected + ", got " + show(v));
+    std::vector<hw::ThroughputPoint> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const json& p = v[i];
+      const std::string where = fmt::format("{}[{}]", path(key), i);
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[0].get<double>() > 0) ||
+          !(p[1].get<double>() > 0)) {
+        ctx_.fail(where, "expected [size, TFLOP/s], both positive numbers, got " + show(p));
+      }
+      if (!out.empty() && !(p[0].get<double>() > out.back().size)) ctx_.fail(where, "sizes must ascend");
+      out.push_back({p[0].get<double>(), p[1].get<double>()});
+    }
+    return out;
+  }
+  void free_text(const std::string& key) const {
+    if (has(key) && !(*obj_)[key].is_string() && !(*obj_)[key].is_object()) {
+      ctx_.fail(path(key), "expected text, got " + show((*obj_)[key]));
+    }
+  }
+
+ private:
+  int integer(const json& v, const std::string& key, int min) const {
+    const bool whole = v.is_number_integer() ||
+                       (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+    if (!whole || v.get<double>() < min || v.get<double>() > std::numeric_limits<int>::max()) {
+      ctx_.fail(path(key), fmt::format("expected {}, got {}", min == 1 ? "a positive integer" : "an integer", show(v)));
+    }
+    return static_cast<int>(v.get<double>());
+  }
+  double number(const json& v, const std::string& key, bool zero_ok) const {
+    if (!v.is_number() || v.get<double>() < 0.0 || (!zero_ok && v.get<double>() == 0.0)) {
+      ctx_.fail(path(key), fmt::format("expected {}, got {}", zero_ok ? "a number >= 0" : "a positive number", show(v)));
+    }
+    return v.get<double>();
+  }
+
+  std::string path_;
+  const Context& ctx_;
+  const json* obj_ = nullptr;
+};
+
+hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
+  const Section s(doc, "cluster.node.gpu", ctx);
+  hw::GpuSpec g;
+  g.name = s.string_or("name", "custom GPU");
+  g.peak_tflops = s.positive_number("peak_tflops");
+  g.memory_gb = s.positive_number("memory_gb");
+  g.hbm_tb_per_s = s.positive_number("hbm_tb_per_s");
+  g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s");
+  g.gemm_tflops = s.curve("gemm_tflops");
+  g.gemm_max_tflops = s.positive_number("gemm_max_tflops");
+  g.attention_tflops = s.curve("attention_tflops");
+  g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us");
+  s.free_text("sources");
+  if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
+    ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");
+  }
+  return g;
+}
+
+hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
+  const Section c(doc, "cluster", ctx);
+  const Section n(doc, "cluster.node", ctx);
+  hw::ClusterSpec cluster;
+  cluster.nodes = c.positive_int("nodes");
+  hw::NodeSpec& node = cluster.node;
+  node.name = n.string_or("name", "custom node");
+  node.gpu = read_gpu(doc, ctx);
+  node.gpus_per_node = n.positive_int("gpus_per_node");
+  node.nvlink_gb_per_s = n.positive_number("nvlink_gb_per_s");
+  node.nvlink_latency_us = n.non_negative_number("nvlink_latency_us");
+  node.nvlink_bus_gb_per_s = n.positive_number("nvlink_bus_gb_per_s");
+  node.nics_per_node = n.positive_int("nics_per_node");
+  node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s");
+  node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s");
+  node.nic_latency_us = n.non_negative_number("nic_latency_us");
+  n.free_text("sources");
+  return cluster;
+}
+
+workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
+  const Section s(doc, "model", ctx);
+  workload::TransformerSpec m;
+  m.name = s.string_or("name", "custom model");
+  const std::string arch = s.string_or("arch", "gpt");
+  if (arch == "gpt") {
+    m.arch = workload::Arch::kGpt;
+  } else if (arch == "llama") {
+    m.arch = workload::Arch::kLlama;
+  } else {
+    ctx.fail(s.path("arch"), "expected \"gpt\" or \"llama\", got " + show(json(arch)));
+  }
+  m.layers = s.positive_int("layers");
+  m.hidden = s.positive_int("hidden");
+  m.heads = s.positive_int("heads");
+  m.kv_heads = s.positive_int_or("kv_heads", m.heads);
+  m.ffn = s.positive_int("ffn");
+  m.seq = s.positive_int("seq");
+  m.vocab = s.positive_int("vocab");
+  s.free_text("source");
+  if (m.hidden % m.heads != 0) {
+    ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads));
+  }
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads));
+  }
+  return m;
+}
+
+workload::Plan read_plan(const json& doc, const Context& ctx) {
+  const Section s(doc, "parallel", ctx);
+  workload::Plan p;
+  p.tp = s.positive_int_or("tp", 1);
+  p.pp = s.positive_int_or("pp", 1);
+  p.dp = s.positive_int_or("dp", 1);
+  p.microbatch_size = s.positive_int_or("microbatch_size", 1);
+  p.global_batch = s.positive_int("global_batch");
+  p.schedule = s.string_or("schedule", "1f1b");
+  if (schedule::find_schedule(p.schedule) == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
+    const auto near = closest(p.schedule, names);
+    ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",
+                                             p.schedule, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                                             join(names, ", ")));
+  }
+  return p;
+}
+
+Options read_options(const json& doc, const Context& ctx) {
+  Options o;
+  if (!doc.contains("options")) return o;
+  const Section s(doc, "options", ctx);
+  o.strict_memory = s.boolean_or("strict_memory", false);
+  return o;
+}
+
+// Checks that need more than one section.
+void check_consistency(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const auto& m = sc.model;
+  const int gpus = sc.cluster.gpus();
+  if (static_cast<long long>(p.tp) * p.pp * p.dp != gpus) {
+    ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
+                                     "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
+                                     p.tp, p.pp, p.dp, static_cast<long long>(p.tp) * p.pp * p.dp, gpus,
+                                     sc.cluster.nodes, sc.cluster.node.gpus_per_node));
+  }
+  if (m.layers % p.pp != 0) {
+    ctx.fail("parallel.pp", fmt::format("model.layers = {} does not divide into pp = {} stages", m.layers, p.pp));
+  }
+  if (m.heads % p.tp != 0) {
+    ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp));
+  }
+  if (m.kv_heads % p.tp != 0) {
+    ctx.fail("parallel.tp",
+             fmt::format("model.kv_heads = {} does not divide across tp = {} ranks", m.kv_heads, p.tp));
+  }
+  if (m.ffn % p.tp != 0) {
+    ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp));
+  }
+  const long long per_step = static_cast<long long>(p.dp) * p.microbatch_size;
+  if (p.global_batch % per_step != 0) {
+    ctx.fail("parallel.global_batch",
+             fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
+                         p.microbatch_size, per_step));
+  }
+}
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& text, const std::string& file) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into a line and column.
+    const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i < at; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string reason = e.what();
+    if (const auto colon = reason.find(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
+    throw ConfigError(fmt::format("{}:{}:{}: malformed JSON: {}", file, line, column, reason));
+  }
+}
+
+Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides) {
+  Context ctx{file, base_dir, {}, {}};
+  if (!doc.is_object()) ctx.fail("", "expected a JSON object with sections cluster, model, parallel, options");
+  expand_all(doc, ctx);
+  for (const std::string& o : overrides) apply_override(doc, o, ctx);
+  {
+    const Section top(doc, "", ctx);
+    top.free_text("description");
+  }
+  Scenario sc;
+  sc.file = file;
+  sc.cluster = read_cluster(doc, ctx);
+  sc.model = read_model(doc, ctx);
+  sc.plan = read_plan(doc, ctx);
+  sc.options = read_options(doc, ctx);
+  check_consistency(sc, ctx);
+  return sc;
+}
+
+Scenario load_file(const std::string& path, const std::vector<std::string>& overrides) {
+  const std::string text = read_text(path, "config file");
+  const std::string base = std::filesystem::path(path).parent_path().string();
+  return load_document(parse_json(text, path), path, base, overrides);
+}
+
+}  // namespace trainsim::config

@@ -1,0 +1,27 @@
+// Reading a config: JSON text -> presets expanded -> `--set` overrides applied
+// -> every key checked -> a Scenario. Any problem is a ConfigError whose
+// one-line message names the file, the JSON path and what was expected.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "config/scenario.hpp"
+
+namespace trainsim::config {
+
+// Loads `path` and applies `overrides` ("key.path=value", value as JSON or a
+// bare string) in order.
+Scenario load_file(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The same for a document already in memory; `file` is used in messages and
+// `base_dir` to resolve "*.json" references.
+Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides = {});
+
+// Parses JSON text; malformed text fails with file:line:column.
+nlohmann::json parse_json(const std::string& text, const std::string& file);
+
+}  // namespace trainsim::config

@@ -1,0 +1,63 @@
+#include "config/schema.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace trainsim::config {
+
+namespace {
+const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
+  static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
+      {"", {"description", "cluster", "model", "parallel", "options"}},
+      {"cluster", {"node", "nodes"}},
+      {"cluster.node",
+       {"name", "gpu", "gpus_per_node", "nvlink_gb_per_s", "nvlink_latency_us", "nvlink_bus_gb_per_s",
+        "nics_per_node", "nic_gbit_per_s", "nic_bus_gb_per_s", "nic_latency_us", "sources"}},
+      {"cluster.node.gpu",
+       {"name", "peak_tflops", "memory_gb", "hbm_tb_per_s", "hbm_achievable_tb_per_s", "gemm_tflops",
+        "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
+      {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
+      {"parallel", {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule"}},
+      {"options", {"strict_memory"}},
+  };
+  return s;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+const std::vector<std::string>* section_keys(std::string_view section) {
+  const auto it = sections().find(section);
+  return it == sections().end() ? nullptr : &it->second;
+}
+
+bool is_section(std::string_view path) { return sections().find(path) != sections().end(); }
+
+std::optional<std::string> closest(std::string_view key, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(key, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace trainsim::config

@@ -1,0 +1,77 @@
+#include "core/engine.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace trainsim::core {
+
+Engine::Engine(const TaskGraph& graph) : graph_(graph) {
+  if (!graph.finalized()) throw std::logic_error("Engine: TaskGraph not finalized");
+  const std::size_t n = graph.size();
+  waiting_on_.resize(n);
+  for (TaskId t = 0; t < n; ++t) waiting_on_[t] = graph.predecessors(t);
+  state_.assign(n, State::kWaiting);
+  timeline_.start.assign(n, Time::zero());
+  timeline_.end.assign(n, Time::zero());
+}
+
+ResourceId Engine::add_resource(Resource& resource) {
+  resources_.push_back(&resource);
+  generation_.push_back(0);
+  return static_cast<ResourceId>(resources_.size() - 1);
+}
+
+void Engine::add_observer(TaskObserver& observer) { observers_.push_back(&observer); }
+
+void Engine::schedule(ResourceId owner, Time at, std::uint64_t token) {
+  queue_.push(at < now_ ? now_ : at, owner, generation_[owner], token);
+}
+
+void Engine::start(TaskId task) {
+  state_[task] = State::kRunning;
+  timeline_.start[task] = now_;
+  for (TaskObserver* o : observers_) o->on_start(task, now_);
+}
+
+void Engine::finish(TaskId task) {
+  state_[task] = State::kDone;
+  timeline_.end[task] = now_;
+  if (now_ > timeline_.makespan) timeline_.makespan = now_;
+  ++finished_;
+  for (TaskObserver* o : observers_) o->on_finish(task, now_);
+  graph_.for_each_successor(task, [this](TaskId next) {
+    if (--waiting_on_[next] == 0) {
+      state_[next] = State::kReady;
+      resources_[graph_.task(next).resource]->on_ready(next, *this);
+    }
+  });
+}
+
+Timeline Engine::run() {
+  for (TaskId t = 0; t < graph_.size(); ++t) {
+    if (graph_.task(t).resource >= resources_.size()) {
+      throw std::runtime_error("Engine: task " + std::to_string(t) + " names resource " +
+                               std::to_string(graph_.task(t).resource) + ", which does not exist");
+    }
+  }
+  for (TaskId t = 0; t < graph_.size(); ++t) {
+    if (waiting_on_[t] == 0 && state_[t] == State::kWaiting) {
+      state_[t] = State::kReady;
+      resources_[graph_.task(t).resource]->on_ready(t, *this);
+    }
+  }
+  while (!queue_.empty()) {
+    const Event ev = queue_.pop();
+    if (ev.generation != generation_[ev.owner]) continue;  // cancelled
+    now_ = ev.time;
+    ++timeline_.events;
+    resources_[ev.owner]->on_event(ev.token, *this);
+  }
+  if (finished_ != graph_.size()) {
+    throw std::runtime_error("Engine: " + std::to_string(graph_.size() - finished_) +
+                             " tasks never ran (a dependency cycle or a stalled resource)");
+  }
+  return timeline_;
+}
+
+}  // namespace trainsim::core

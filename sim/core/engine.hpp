@@ -1,0 +1,82 @@
+// The engine loop: runs a TaskGraph over a set of resources.
+//
+// A task becomes ready when its last predecessor finishes; the engine then hands
+// it to its resource, which decides when it starts and when it ends by
+// scheduling events on the shared queue. Each resource keeps at most a few
+// pending events (the next completion on a stream or a link), never one per
+// waiting task, so the queue stays small.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/event_queue.hpp"
+#include "core/task_graph.hpp"
+#include "core/time.hpp"
+
+namespace trainsim::core {
+
+class Engine;
+
+class Resource {
+ public:
+  virtual ~Resource() = default;
+  // Every predecessor of `task` has finished.
+  virtual void on_ready(TaskId task, Engine& engine) = 0;
+  // An event this resource scheduled has come due (cancelled ones never arrive).
+  virtual void on_event(std::uint64_t token, Engine& engine) = 0;
+};
+
+// Watches tasks start and finish, e.g. to account memory.
+class TaskObserver {
+ public:
+  virtual ~TaskObserver() = default;
+  virtual void on_start(TaskId task, Time now) = 0;
+  virtual void on_finish(TaskId task, Time now) = 0;
+};
+
+struct Timeline {
+  std::vector<Time> start;
+  std::vector<Time> end;
+  Time makespan;
+  std::uint64_t events = 0;  // events delivered to resources
+};
+
+class Engine {
+ public:
+  explicit Engine(const TaskGraph& graph);
+
+  // Resource ids are handed out in call order; a task's `resource` field names one.
+  ResourceId add_resource(Resource& resource);
+  void add_observer(TaskObserver& observer);
+
+  // Runs until no event is left. Throws std::runtime_error if a task never ran
+  // (a dependency cycle or a task bound to a missing resource).
+  Timeline run();
+
+  // --- for resources ---
+  Time now() const { return now_; }
+  const TaskGraph& graph() const { return graph_; }
+  void schedule(ResourceId owner, Time at, std::uint64_t token);
+  // Drops every pending event of `owner` (lazily, by generation).
+  void cancel_pending(ResourceId owner) { ++generation_[owner]; }
+  void start(TaskId task);
+  void finish(TaskId task);
+  bool is_ready(TaskId task) const { return state_[task] == State::kReady; }
+
+ private:
+  enum class State : std::uint8_t { kWaiting, kReady, kRunning, kDone };
+
+  const TaskGraph& graph_;
+  EventQueue queue_;
+  std::vector<Resource*> resources_;
+  std::vector<std::uint32_t> generation_;
+  std::vector<TaskObserver*> observers_;
+  std::vector<std::uint32_t> waiting_on_;
+  std::vector<State> state_;
+  Timeline timeline_;
+  Time now_;
+  std::size_t finished_ = 0;
+};
+
+}  // namespace trainsim::core

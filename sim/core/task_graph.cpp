@@ -1,0 +1,34 @@
+#include "core/task_graph.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trainsim::core {
+
+TaskId TaskGraph::add(const Task& task) {
+  if (finalized_) throw std::logic_error("TaskGraph::add after finalize");
+  tasks_.push_back(task);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+void TaskGraph::add_edge(TaskId before, TaskId after) {
+  if (finalized_) throw std::logic_error("TaskGraph::add_edge after finalize");
+  if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
+    throw std::logic_error("TaskGraph::add_edge: bad task id");
+  }
+  edges_.emplace_back(before, after);
+}
+
+void TaskGraph::finalize() {
+  // Sorting fixes the order successors are visited in, so runs are reproducible.
+  std::sort(edges_.begin(), edges_.end());
+  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  in_degree_.assign(tasks_.size(), 0);
+  for (const auto& e : edges_) ++in_degree_[e.second];
+  graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
+  edges_.clear();
+  edges_.shrink_to_fit();
+  finalized_ = true;
+}
+
+}  // namespace trainsim::core

@@ -1,0 +1,61 @@
+// A directed acyclic graph of tasks, each bound to one resource of the engine.
+//
+// The core does not know what a task means: a resource reads `duration` (a
+// service time, e.g. a kernel on a stream) or `amount` and `route` (e.g. bytes
+// over a path of links) as it sees fit. The edges live in a Boost.Graph
+// compressed-sparse-row graph: built once, then walked in the hot loop.
+#pragma once
+
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/time.hpp"
+
+namespace trainsim::core {
+
+using TaskId = std::uint32_t;
+using ResourceId = std::uint32_t;
+
+struct Task {
+  ResourceId resource = 0;
+  Time duration;            // service time, for resources that use one
+  double amount = 0.0;      // work in the resource's own unit (bytes for links)
+  std::uint32_t route = 0;  // resource-specific index, e.g. a route of links
+};
+
+class TaskGraph {
+ public:
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
+
+  TaskId add(const Task& task);
+  // `before` must finish before `after` may start.
+  void add_edge(TaskId before, TaskId after);
+  // Builds the edge structure; call once after the last add/add_edge.
+  void finalize();
+
+  std::size_t size() const { return tasks_.size(); }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  Task& task(TaskId id) { return tasks_[id]; }
+  const Graph& graph() const { return graph_; }
+  std::uint32_t predecessors(TaskId id) const { return in_degree_[id]; }
+  bool finalized() const { return finalized_; }
+
+  // Calls f(successor) for each task that waits on `id`, in ascending id order.
+  template <class F>
+  void for_each_successor(TaskId id, F&& f) const {
+    for (auto [it, last] = boost::out_edges(static_cast<Graph::vertex_descriptor>(id), graph_); it != last; ++it) {
+      f(static_cast<TaskId>(boost::target(*it, graph_)));
+    }
+  }
+
+ private:
+  std::vector<Task> tasks_;
+  std::vector<std::pair<std::size_t, std::size_t>> edges_;
+  std::vector<std::uint32_t> in_degree_;
+  Graph graph_;
+  bool finalized_ = false;
+};
+
+}  // namespace trainsim::core

@@ -1,0 +1,32 @@
+// A cluster: identical nodes, each of `gpus_per_node` GPUs on an NVLink switch,
+// joined by one NIC per GPU into a network assumed non-blocking (the topology
+// graph with switches and oversubscription is a later refinement).
+#pragma once
+
+#include <string>
+
+#include "hw/gpu_spec.hpp"
+
+namespace trainsim::hw {
+
+struct NodeSpec {
+  std::string name;
+  GpuSpec gpu;
+  int gpus_per_node = 0;
+  double nvlink_gb_per_s = 0.0;      // per GPU, per direction (spec)
+  double nvlink_latency_us = 0.0;    // GPU to GPU through the switch
+  double nvlink_bus_gb_per_s = 0.0;  // NCCL's effective bus bandwidth inside a node
+  int nics_per_node = 0;
+  double nic_gbit_per_s = 0.0;       // line rate of one NIC (spec)
+  double nic_bus_gb_per_s = 0.0;     // bandwidth NCCL achieves through one NIC (measured)
+  double nic_latency_us = 0.0;       // NIC to NIC, end to end
+};
+
+struct ClusterSpec {
+  NodeSpec node;
+  int nodes = 0;
+  int gpus() const { return node.gpus_per_node * nodes; }
+  int node_of(int gpu) const { return gpu / node.gpus_per_node; }
+};
+
+}  // namespace trainsim::hw

@@ -1,0 +1,35 @@
+// Analytic (alpha-beta) cost of ring collectives, in the manner of NCCL's own
+// tuning model: time = base latency + steps x per-step latency
+//                      + bus-bytes / bus bandwidth,
+// taking the fastest of NCCL's three protocols (LL, LL128, Simple).
+#pragma once
+
+#include <vector>
+
+#include "core/time.hpp"
+#include "hw/cluster_spec.hpp"
+
+namespace trainsim::hw {
+
+enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather };
+
+// Where the members of a group sit.
+struct CollectiveGroup {
+  int ranks = 1;
+  int nodes = 1;           // distinct nodes spanned
+  int ranks_per_node = 1;  // members on the busiest node
+};
+
+// The group formed by these GPU ids.
+CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpus);
+
+// Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across
+// nodes, limited by the NICs the node's members can drive in parallel.
+double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
+
+// `bytes` is the buffer each rank contributes (all-reduce, reduce-scatter) or
+// receives in total (all-gather).
+core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group,
+                           const NodeSpec& node);
+
+}  // namespace trainsim::hw

@@ -1,0 +1,88 @@
+// Point-to-point transfers as flows over routes of links.
+//
+// A transfer first waits out its route's latency, then becomes a flow that
+// shares each link of its route with the other flows on it. Rates follow
+// max-min fairness, computed by progressive filling: raise every unfrozen
+// flow's rate together until some link is full, freeze the flows crossing it,
+// repeat. When a flow starts or ends only the flows that share links with it,
+// directly or through others, are re-solved, visited in a fixed order so that
+// results are reproducible.
+//
+// The network holds one pending completion event: the earliest projected finish
+// among active flows; it is cancelled and replaced whenever rates change.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+
+namespace trainsim::hw {
+
+using LinkId = std::uint32_t;
+
+struct Link {
+  std::string name;
+  double bytes_per_s = 0.0;
+  core::Time latency;
+};
+
+struct Route {
+  std::vector<LinkId> links;
+  core::Time latency;  // sum of the links' latencies
+};
+
+class FlowNetwork final : public core::Resource {
+ public:
+  LinkId add_link(Link link);
+  // Returns an index for Task::route.
+  std::uint32_t add_route(std::vector<LinkId> links);
+
+  void on_ready(core::TaskId task, core::Engine& engine) override;
+  void on_event(std::uint64_t token, core::Engine& engine) override;
+
+  // The network receives two kinds of events: route-latency expiries (one per
+  // transfer) and its single completion check, which is cancelled whenever rates
+  // change. They need separate engine owners so that cancelling the completion
+  // check leaves the latency timers alone.
+  void set_ids(core::ResourceId completion, core::ResourceId timers) {
+    completion_id_ = completion;
+    timer_id_ = timers;
+  }
+  const Link& link(LinkId id) const { return links_[id]; }
+  const Route& route(std::uint32_t id) const { return routes_[id]; }
+  std::size_t link_count() const { return links_.size(); }
+  // Current rate of the flow carrying `task`, bytes/s (0 if it is not flowing).
+  double rate_of(core::TaskId task) const;
+
+ private:
+  struct Flow {
+    core::TaskId task = 0;
+    std::uint32_t route = 0;
+    double remaining = 0.0;  // bytes
+    double rate = 0.0;       // bytes per picosecond
+    core::Time updated;      // when `remaining` was last brought up to date
+    core::Time finish;       // projected finish at the current rate
+    bool active = false;
+  };
+
+  void begin_flow(core::TaskId task, core::Engine& engine);
+  void resolve(std::vector<std::uint32_t> seed_links, core::Time now);
+  void reschedule(core::Engine& engine);
+
+  std::vector<Link> links_;
+  std::vector<Route> routes_;
+  std::vector<std::vector<std::uint32_t>> flows_on_link_;  // active flow slots per link
+  std::vector<Flow> flows_;                                // slots, reused
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<std::uint32_t> active_;  // active slots, in start order
+  core::ResourceId completion_id_ = 0;
+  core::ResourceId timer_id_ = 0;
+  // Scratch space for resolve(), kept to avoid allocating on every event.
+  std::vector<char> link_seen_, flow_seen_, frozen_;
+  std::vector<double> capacity_;
+  std::vector<std::uint32_t> unfrozen_;
+};
+
+}  // namespace trainsim::hw

@@ -1,0 +1,35 @@
+// What the simulator knows about one GPU model. Every number comes from a
+// preset in configs/hardware/gpus (with its source beside it) or from a config.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainsim::hw {
+
+// One measured point of a throughput curve: at this size, this many TFLOP/s.
+struct ThroughputPoint {
+  double size = 0.0;
+  double tflops = 0.0;
+};
+
+struct GpuSpec {
+  std::string name;
+  double peak_tflops = 0.0;   // dense BF16 tensor-core peak
+  double memory_gb = 0.0;     // HBM capacity, 10^9 bytes as the spec sheet states it
+  double hbm_tb_per_s = 0.0;  // spec-sheet HBM bandwidth
+  double hbm_achievable_tb_per_s = 0.0;  // measured for streaming kernels
+  // BF16 GEMM throughput by cube-root size (m*n*k)^(1/3), measured; ascending.
+  std::vector<ThroughputPoint> gemm_tflops;
+  double gemm_max_tflops = 0.0;  // best measured GEMM throughput; caps the curve
+  // Fused attention (forward + backward) throughput by sequence length; ascending.
+  std::vector<ThroughputPoint> attention_tflops;
+  double kernel_overhead_us = 0.0;  // added to every kernel
+
+  double memory_bytes() const { return memory_gb * 1e9; }
+};
+
+// Log-linear interpolation in size, clamped to the first and last points.
+double interpolate_tflops(const std::vector<ThroughputPoint>& curve, double size);
+
+}  // namespace trainsim::hw

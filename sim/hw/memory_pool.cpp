@@ -1,0 +1,52 @@
+#include "hw/memory_pool.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trainsim::hw {
+
+void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+  record(now);
+}
+
+void MemoryPool::release(std::int64_t bytes, core::Time now) {
+  in_use_ -= bytes;
+  if (in_use_ < 0) throw std::logic_error("memory pool '" + name_ + "' released more than it held");
+  record(now);
+}
+
+void MemoryPool::record(core::Time now) {
+  if (!timeline_.empty() && timeline_.back().time == now) {
+    timeline_.back().bytes_in_use = in_use_;
+  } else {
+    timeline_.push_back({now, in_use_});
+  }
+}
+
+std::uint32_t MemoryTracker::add_pool(MemoryPool pool) {
+  pools_.push_back(std::move(pool));
+  return static_cast<std::uint32_t>(pools_.size() - 1);
+}
+
+void MemoryTracker::set_effect(core::TaskId task, MemoryEffect effect) {
+  if (effect.pool >= pools_.size()) throw std::logic_error("memory effect names a missing pool");
+  if (effect_of_task_.size() <= task) effect_of_task_.resize(task + 1, -1);
+  effect_of_task_[task] = static_cast<std::int32_t>(effects_.size());
+  effects_.push_back(effect);
+}
+
+void MemoryTracker::on_start(core::TaskId task, core::Time now) {
+  if (task >= effect_of_task_.size() || effect_of_task_[task] < 0) return;
+  const MemoryEffect& e = effects_[effect_of_task_[task]];
+  if (e.allocate_at_start != 0) pools_[e.pool].allocate(e.allocate_at_start, now);
+}
+
+void MemoryTracker::on_finish(core::TaskId task, core::Time now) {
+  if (task >= effect_of_task_.size() || effect_of_task_[task] < 0) return;
+  const MemoryEffect& e = effects_[effect_of_task_[task]];
+  if (e.release_at_end != 0) pools_[e.pool].release(e.release_at_end, now);
+}
+
+}  // namespace trainsim::hw

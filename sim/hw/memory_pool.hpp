@@ -1,0 +1,70 @@
+// A GPU's memory: what is in use over time, its peak, and whether it ever
+// exceeded the capacity. Exceeding it is recorded (the report's OOM verdict),
+// never an error here: a what-if must still say how far over a plan goes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/engine.hpp"
+
+namespace trainsim::hw {
+
+struct MemorySample {
+  core::Time time;
+  std::int64_t bytes_in_use = 0;
+};
+
+class MemoryPool {
+ public:
+  MemoryPool(std::string name, std::int64_t capacity_bytes)
+      : name_(std::move(name)), capacity_(capacity_bytes) {}
+
+  void allocate(std::int64_t bytes, core::Time now);
+  void release(std::int64_t bytes, core::Time now);
+
+  const std::string& name() const { return name_; }
+  std::int64_t capacity() const { return capacity_; }
+  std::int64_t in_use() const { return in_use_; }
+  std::int64_t peak() const { return peak_; }
+  bool exceeded() const { return peak_ > capacity_; }
+  // One sample per instant at which the amount changed (the last value at that instant).
+  const std::vector<MemorySample>& timeline() const { return timeline_; }
+
+ private:
+  void record(core::Time now);
+
+  std::string name_;
+  std::int64_t capacity_;
+  std::int64_t in_use_ = 0;
+  std::int64_t peak_ = 0;
+  std::vector<MemorySample> timeline_;
+};
+
+// Memory effects carried by tasks: bytes taken from a pool when a task starts
+// and given back when it ends.
+struct MemoryEffect {
+  std::uint32_t pool = 0;
+  std::int64_t allocate_at_start = 0;
+  std::int64_t release_at_end = 0;
+};
+
+class MemoryTracker final : public core::TaskObserver {
+ public:
+  std::uint32_t add_pool(MemoryPool pool);
+  void set_effect(core::TaskId task, MemoryEffect effect);
+
+  void on_start(core::TaskId task, core::Time now) override;
+  void on_finish(core::TaskId task, core::Time now) override;
+
+  const std::vector<MemoryPool>& pools() const { return pools_; }
+  MemoryPool& pool(std::uint32_t i) { return pools_[i]; }
+
+ private:
+  std::vector<MemoryPool> pools_;
+  std::vector<std::int32_t> effect_of_task_;  // index into effects_, -1 for none
+  std::vector<MemoryEffect> effects_;
+};
+
+}  // namespace trainsim::hw

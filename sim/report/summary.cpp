@@ -1,0 +1,118 @@
+#include "report/summary.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace trainsim::report {
+
+Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
+  Summary s;
+  s.info = info;
+  const double t = sim.timeline.makespan.to_seconds();
+  s.iteration_time_s = t;
+  s.events = sim.timeline.events;
+  s.tasks = sim.graph.size();
+  if (t > 0.0) {
+    s.samples_per_s = info.global_batch / t;
+    s.tokens_per_s = s.samples_per_s * info.seq;
+    s.model_tflops_per_gpu = info.model_flops_per_iteration / t / info.gpus / 1e12;
+    s.mfu = info.peak_tflops > 0.0 ? s.model_tflops_per_gpu / info.peak_tflops : 0.0;
+  }
+  const int ranks = static_cast<int>(sim.gpu_of_rank.size());
+  std::vector<double> busy(ranks, 0.0);
+  for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    const double d = (sim.timeline.end[id] - sim.timeline.start[id]).to_seconds();
+    if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) busy[ti.rank] += d;
+    if (ti.kind == lower::TaskKind::kGradAllReduce) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
+  }
+  double bubble_sum = 0.0;
+  for (int r = 0; r < ranks; ++r) {
+    const hw::MemoryPool& pool = sim.memory.pools()[r];
+    StageSummary st;
+    st.rank = r;
+    st.gpu = sim.gpu_of_rank[r];
+    st.busy_s = busy[r];
+    st.bubble_fraction = t > 0.0 ? (t - busy[r]) / t : 0.0;
+    st.peak_memory_bytes = pool.peak();
+    st.oom = pool.exceeded();
+    bubble_sum += st.bubble_fraction;
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
+    s.memory_capacity_bytes = pool.capacity();
+    s.oom = s.oom || st.oom;
+    s.stages.push_back(st);
+  }
+  s.bubble_fraction = ranks > 0 ? bubble_sum / ranks : 0.0;
+  return s;
+}
+
+nlohmann::json to_json(const Summary& s) {
+  nlohmann::json j;
+  j["config"] = s.info.config;
+  j["model"] = s.info.model;
+  j["schedule"] = s.info.schedule;
+  j["plan"] = {{"tp", s.info.tp},
+               {"pp", s.info.pp},
+               {"dp", s.info.dp},
+               {"microbatch_size", s.info.microbatch_size},
+               {"global_batch", s.info.global_batch},
+               {"microbatches", s.info.microbatches}};
+  j["iteration_time_s"] = s.iteration_time_s;
+  j["tokens_per_s"] = s.tokens_per_s;
+  j["samples_per_s"] = s.samples_per_s;
+  j["model_tflops_per_gpu"] = s.model_tflops_per_gpu;
+  j["mfu"] = s.mfu;
+  j["bubble_fraction"] = s.bubble_fraction;
+  j["grad_all_reduce_s"] = s.grad_all_reduce_s;
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageSummary& st : s.stages) {
+    stages.push_back({{"rank", st.rank},
+                      {"gpu", st.gpu},
+                      {"bubble_fraction", st.bubble_fraction},
+                      {"peak_memory_bytes", st.peak_memory_bytes},
+                      {"oom", st.oom}});
+  }
+  j["stages"] = stages;
+  j["peak_memory_bytes"] = s.peak_memory_bytes;
+  j["memory_capacity_bytes"] = s.memory_capacity_bytes;
+  j["oom"] = s.oom;
+  j["gpus"] = s.info.gpus;
+  j["simulated_gpus"] = s.stages.size();
+  j["events"] = s.events;
+  j["sim_wall_s"] = s.info.sim_wall_s;
+  return j;
+}
+
+namespace {
+double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+}  // namespace
+
+std::string to_text(const Summary& s) {
+  std::string out;
+  auto line = [&](std::string_view key, const std::string& value) {
+    out += fmt::format("  {:<24}{}\n", key, value);
+  };
+  out += fmt::format("trainsim: {} — {} on {} GPUs\n", s.info.config, s.info.model, s.info.gpus);
+  line("plan", fmt::format("tp={} pp={} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}",
+                           s.info.tp, s.info.pp, s.info.dp, s.info.microbatch_size, s.info.microbatches,
+                           s.info.global_batch, s.info.schedule));
+  line("iteration time", fmt::format("{:.4f} s", s.iteration_time_s));
+  line("throughput", fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
+  line("model TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f}% of {:.1f} peak)", s.model_tflops_per_gpu,
+                                            100.0 * s.mfu, s.info.peak_tflops));
+  line("bubble fraction", fmt::format("{:.1f}% (mean over pipeline ranks)", 100.0 * s.bubble_fraction));
+  if (s.grad_all_reduce_s > 0.0) line("gradient all-reduce", fmt::format("{:.4f} s (not overlapped)", s.grad_all_reduce_s));
+  line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
+                                          gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
+  out += "  per pipeline rank:\n";
+  out += fmt::format("    {:>4} {:>6} {:>8} {:>12}\n", "rank", "GPU", "bubble", "peak GiB");
+  for (const StageSummary& st : s.stages) {
+    out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,
+                       gib(st.peak_memory_bytes), st.oom ? "  OOM" : "");
+  }
+  line("simulated", fmt::format("{} events, {} tasks, {} GPUs as representatives, in {:.3f} s wall", s.events,
+                                s.tasks, s.stages.size(), s.info.sim_wall_s));
+  return out;
+}
+
+}  // namespace trainsim::report

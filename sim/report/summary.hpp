@@ -1,0 +1,60 @@
+// The answer to a what-if: iteration time, throughput, utilisation, bubbles and
+// memory, as text for people and as JSON (stable keys) for machines.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "lower/simulation.hpp"
+
+namespace trainsim::report {
+
+// What the summary needs to know beyond the simulation itself.
+struct RunInfo {
+  std::string config;    // the config file, as given
+  std::string model;     // model name
+  std::string schedule;  // schedule name
+  int tp = 1, pp = 1, dp = 1;
+  int microbatch_size = 1;
+  int global_batch = 1;
+  int microbatches = 1;
+  int seq = 1;
+  int gpus = 1;
+  double peak_tflops = 0.0;  // per GPU
+  double model_flops_per_iteration = 0.0;
+  double sim_wall_s = 0.0;
+};
+
+struct StageSummary {
+  int rank = 0;
+  int gpu = 0;
+  double busy_s = 0.0;
+  double bubble_fraction = 0.0;
+  std::int64_t peak_memory_bytes = 0;
+  bool oom = false;
+};
+
+struct Summary {
+  RunInfo info;
+  double iteration_time_s = 0.0;
+  double tokens_per_s = 0.0;
+  double samples_per_s = 0.0;
+  double model_tflops_per_gpu = 0.0;
+  double mfu = 0.0;
+  double bubble_fraction = 0.0;  // mean over pipeline ranks
+  double grad_all_reduce_s = 0.0;  // longest data-parallel all-reduce
+  std::vector<StageSummary> stages;
+  std::int64_t peak_memory_bytes = 0;
+  std::int64_t memory_capacity_bytes = 0;
+  bool oom = false;
+  std::uint64_t events = 0;
+  std::size_t tasks = 0;
+};
+
+Summary summarize(const lower::Simulation& sim, const RunInfo& info);
+nlohmann::json to_json(const Summary& s);
+std::string to_text(const Summary& s);
+
+}  // namespace trainsim::report

@@ -1,0 +1,51 @@
+#include "workload/op_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainsim::workload {
+
+double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
+  // The curves are measured on square GEMMs; a rectangular one is placed at the
+  // cube root of its volume, which preserves the FLOP count.
+  const double size = std::cbrt(m * n * k);
+  double tflops = hw::interpolate_tflops(gpu.gemm_tflops, size);
+  if (gpu.gemm_max_tflops > 0.0) tflops = std::min(tflops, gpu.gemm_max_tflops);
+  return tflops * 1e12;
+}
+
+OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
+                 const hw::CollectiveGroup& tp_group) {
+  const hw::GpuSpec& gpu = node.gpu;
+  OpTiming t;
+  if (op.kind == OpKind::kTpAllReduce) {
+    const int count = pass == Pass::kForward     ? op.collectives_forward
+                      : pass == Pass::kInputGrad ? op.collectives_input_grad
+                                                 : 0;
+    if (count > 0) {
+      t.tp_comm_s = count * hw::collective_time(hw::CollectiveKind::kAllReduce, op.collective_bytes,
+                                                tp_group, node)
+                                .to_seconds();
+    }
+    return t;
+  }
+  const double flops = pass == Pass::kForward     ? op.flops_forward
+                       : pass == Pass::kInputGrad ? op.flops_input_grad
+                                                  : op.flops_weight_grad;
+  const double bytes = pass == Pass::kForward     ? op.bytes_forward
+                       : pass == Pass::kInputGrad ? op.bytes_input_grad
+                                                  : op.bytes_weight_grad;
+  if (flops <= 0.0 && bytes <= 0.0) return t;
+  double rate = 0.0;
+  if (op.kind == OpKind::kGemm) {
+    rate = gemm_flops_per_s(gpu, op.m, op.n, op.k);
+  } else if (op.kind == OpKind::kAttention) {
+    rate = hw::interpolate_tflops(gpu.attention_tflops, seq) * 1e12;
+  }
+  const double compute = flops > 0.0 && rate > 0.0 ? flops / rate : 0.0;
+  const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
+  t.compute_s = std::max(compute, memory) + gpu.kernel_overhead_us * 1e-6;
+  return t;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,28 @@
+// Durations of operations on one GPU: a roofline with measured efficiencies.
+//   time = max(FLOPs / achieved throughput, bytes / achieved HBM bandwidth)
+//          + per-kernel overhead
+// where the achieved GEMM throughput depends on the GEMM's size and the
+// attention throughput on the sequence length (curves in the GPU preset).
+#pragma once
+
+#include "hw/cluster_spec.hpp"
+#include "hw/collective.hpp"
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload {
+
+enum class Pass { kForward, kInputGrad, kWeightGrad };
+
+struct OpTiming {
+  double compute_s = 0.0;     // kernels on the compute stream
+  double tp_comm_s = 0.0;     // tensor-parallel collectives (blocking, same stream)
+};
+
+// Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM.
+double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
+
+// `seq` is the sequence length (for attention); `tp_group` the tensor group.
+OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
+                 const hw::CollectiveGroup& tp_group);
+
+}  // namespace trainsim::workload

@@ -1,0 +1,27 @@
+// The parallel plan: how the model is split over the GPUs.
+#pragma once
+
+#include <string>
+
+namespace trainsim::workload {
+
+struct Plan {
+  int tp = 1;  // tensor parallel
+  int pp = 1;  // pipeline parallel (stages)
+  int dp = 1;  // data parallel (replicas)
+  int microbatch_size = 1;
+  int global_batch = 1;
+  std::string schedule = "1f1b";
+
+  int gpus() const { return tp * pp * dp; }
+  // Micro-batches each pipeline runs per iteration.
+  int microbatches() const { return global_batch / (dp * microbatch_size); }
+  // GPU id of pipeline rank `stage`, data-parallel replica `replica`, tensor
+  // rank `tensor`. Megatron-LM's order: tensor ranks fastest, then replicas,
+  // then stages, so a tensor group shares a node.
+  int gpu_of(int stage, int replica = 0, int tensor = 0) const {
+    return (stage * dp + replica) * tp + tensor;
+  }
+};
+
+}  // namespace trainsim::workload

@@ -1,0 +1,102 @@
+#include "workload/stage_costs.hpp"
+
+#include <cmath>
+
+#include "hw/collective.hpp"
+#include "workload/op_cost.hpp"
+
+namespace trainsim::workload {
+
+namespace {
+
+struct PassTimes {
+  double forward = 0.0, input_grad = 0.0, weight_grad = 0.0;
+  double tp_forward = 0.0, tp_backward = 0.0;
+
+  void add(const std::vector<Op>& ops, double repeat, const hw::NodeSpec& node, double seq,
+           const hw::CollectiveGroup& tp_group) {
+    for (const Op& op : ops) {
+      const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group);
+      const OpTiming i = op_time(op, Pass::kInputGrad, node, seq, tp_group);
+      const OpTiming w = op_time(op, Pass::kWeightGrad, node, seq, tp_group);
+      forward += repeat * (f.compute_s + f.tp_comm_s);
+      input_grad += repeat * (i.compute_s + i.tp_comm_s);
+      weight_grad += repeat * (w.compute_s + w.tp_comm_s);
+      tp_forward += repeat * f.tp_comm_s;
+      tp_backward += repeat * i.tp_comm_s;
+    }
+  }
+};
+
+std::int64_t to_bytes(double b) { return static_cast<std::int64_t>(std::llround(b)); }
+
+}  // namespace
+
+double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp) {
+  const double s = model.seq, b = microbatch, h = model.hidden, a = model.heads, t = tp;
+  return s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+}
+
+StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
+  const hw::NodeSpec& node = cluster.node;
+  const int stages = plan.pp;
+  const int layers_per_stage = model.layers / stages;
+  const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
+  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp);
+  const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp);
+  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp);
+  const bool tied = model.arch == Arch::kGpt;
+
+  StageCosts out;
+  out.model_flops_per_iteration = model_flops(model, static_cast<double>(plan.global_batch));
+  for (int r = 0; r < stages; ++r) {
+    const bool first = r == 0;
+    const bool last = r == stages - 1;
+    std::vector<int> tp_gpus, dp_gpus;
+    for (int k = 0; k < plan.tp; ++k) tp_gpus.push_back(plan.gpu_of(r, 0, k));
+    for (int d = 0; d < plan.dp; ++d) dp_gpus.push_back(plan.gpu_of(r, d, 0));
+    const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
+    const hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_gpus);
+
+    PassTimes times;
+    times.add(layer, layers_per_stage, node, s, tp_group);
+    if (first) times.add(embedding, 1, node, s, tp_group);
+    if (last) times.add(head, 1, node, s, tp_group);
+
+    StageCost c;
+    c.forward = core::Time::seconds(times.forward);
+    c.input_grad = core::Time::seconds(times.input_grad);
+    c.weight_grad = core::Time::seconds(times.weight_grad);
+    c.tp_comm_forward = core::Time::seconds(times.tp_forward);
+    c.tp_comm_backward = core::Time::seconds(times.tp_backward);
+
+    double activations = layers_per_stage * layer_activation_bytes(model, plan.microbatch_size, plan.tp);
+    // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value)
+    // on the first stage; the final norm, output layer and loss on the last:
+    // 4*s*b*h/t * (1 + v/h).
+    if (first) activations += s * b * h;
+    if (last) activations += 4.0 * s * b * h / t * (1.0 + static_cast<double>(model.vocab) / h);
+    c.activation_bytes = to_bytes(activations);
+
+    double params = layers_per_stage * model.params_per_layer();
+    if (first) params += model.embedding_params();
+    if (last) params += model.head_params();
+    // With one stage a tied output layer reuses the input embedding; with more,
+    // the last stage keeps its own copy (as Megatron-LM does).
+    if (first && last && tied) params -= static_cast<double>(model.vocab) * h;
+    c.params = params / t;
+    c.model_state_bytes = to_bytes(kModelStateBytesPerParam * c.params);
+
+    c.send_forward_bytes = last ? 0.0 : b * s * h * kActivationBytes / t;
+    c.send_backward_bytes = first ? 0.0 : b * s * h * kActivationBytes / t;
+    c.grad_all_reduce = hw::collective_time(hw::CollectiveKind::kAllReduce, c.params * kActivationBytes,
+                                            dp_group, node);
+    c.optimizer_step = core::Time::seconds(c.params * kOptimizerBytesPerParam /
+                                               (node.gpu.hbm_achievable_tb_per_s * 1e12) +
+                                           node.gpu.kernel_overhead_us * 1e-6);
+    out.stages.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace trainsim::workload

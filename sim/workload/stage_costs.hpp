@@ -1,0 +1,55 @@
+// What each pipeline stage costs per micro-batch on the hardware at hand: the
+// durations of F, I and W, the activation memory a micro-batch holds between
+// its forward and its backward, the resident model state, the messages to the
+// neighbouring stages, and the end-of-iteration work (gradient all-reduce across
+// data-parallel replicas, optimizer step).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/time.hpp"
+#include "hw/cluster_spec.hpp"
+#include "workload/plan.hpp"
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload {
+
+struct StageCost {
+  core::Time forward;       // per micro-batch, including blocking TP collectives
+  core::Time input_grad;    // I: gradient w.r.t. inputs
+  core::Time weight_grad;   // W: gradient w.r.t. weights
+  core::Time tp_comm_forward;   // the TP collective part of `forward`
+  core::Time tp_comm_backward;  // the TP collective part of `input_grad`
+  std::int64_t activation_bytes = 0;   // held from F start until the backward ends
+  std::int64_t model_state_bytes = 0;  // weights, gradients, optimizer state
+  double params = 0.0;                 // parameters held per GPU
+  double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
+  double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU
+  core::Time grad_all_reduce;          // across data-parallel replicas
+  core::Time optimizer_step;
+
+  core::Time backward() const { return input_grad + weight_grad; }
+};
+
+struct StageCosts {
+  std::vector<StageCost> stages;
+  double model_flops_per_iteration = 0.0;  // whole cluster, no recompute
+};
+
+// Bytes of model state per parameter for mixed-precision Adam: FP16 weight and
+// gradient (2 + 2) plus FP32 master weight, momentum and variance (12)
+// (ZeRO, arXiv 1910.02054 §3.1).
+inline constexpr double kModelStateBytesPerParam = 16.0;
+// Adam's step reads FP32 weight, momentum, variance and the FP16 gradient
+// (12 + 2) and writes the three FP32 tensors and the FP16 weight (12 + 2).
+inline constexpr double kOptimizerBytesPerParam = 28.0;
+
+// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, tensor parallel without
+// sequence parallelism or recompute: bytes of activations one layer keeps for
+// one micro-batch on one tensor rank: s*b*h*(10 + 24/t + 5*a*s/(h*t)).
+double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp);
+
+StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster);
+
+}  // namespace trainsim::workload

@@ -1,0 +1,151 @@
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload {
+
+namespace {
+
+Op gemm(std::string name, double m, double k, double n, bool has_weights = true) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.k = k;
+  op.n = n;
+  const double flops = 2.0 * m * n * k;
+  const double bytes = (m * k + k * n + m * n) * kActivationBytes;
+  op.flops_forward = flops;
+  op.bytes_forward = bytes;
+  op.flops_input_grad = flops;  // dX = dY * W^T
+  op.bytes_input_grad = bytes;
+  if (has_weights) {
+    op.flops_weight_grad = flops;  // dW = X^T * dY
+    op.bytes_weight_grad = bytes;
+  }
+  return op;
+}
+
+// An element-wise kernel over `elements` values: forward reads and writes them,
+// backward reads the incoming gradient and the saved input and writes one.
+Op elementwise(std::string name, double elements, double bytes_per_value = kActivationBytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_forward = 2.0 * elements * bytes_per_value;
+  op.bytes_input_grad = 3.0 * elements * bytes_per_value;
+  return op;
+}
+
+Op tp_all_reduce(std::string name, double bytes, int forward, int input_grad) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kTpAllReduce;
+  op.collective_bytes = bytes;
+  op.collectives_forward = forward;
+  op.collectives_input_grad = input_grad;
+  return op;
+}
+
+}  // namespace
+
+double TransformerSpec::params_per_layer() const {
+  const double h = hidden;
+  const double kv = static_cast<double>(kv_heads) * head_dim();
+  const bool gpt = arch == Arch::kGpt;
+  const double attention = h * (h + 2.0 * kv) + h * h + (gpt ? (h + 2.0 * kv) + h : 0.0);
+  const double mlp = gpt ? 2.0 * h * ffn + ffn + h : 3.0 * h * ffn;
+  const double norms = gpt ? 4.0 * h : 2.0 * h;  // LayerNorm has a bias, RMSNorm does not
+  return attention + mlp + norms;
+}
+
+double TransformerSpec::embedding_params() const {
+  return static_cast<double>(vocab) * hidden + (arch == Arch::kGpt ? static_cast<double>(seq) * hidden : 0.0);
+}
+
+double TransformerSpec::head_params() const {
+  const double norm = arch == Arch::kGpt ? 2.0 * hidden : hidden;
+  return norm + static_cast<double>(vocab) * hidden;
+}
+
+double TransformerSpec::total_params() const {
+  const double tied = arch == Arch::kGpt ? static_cast<double>(vocab) * hidden : 0.0;
+  return layers * params_per_layer() + embedding_params() + head_params() - tied;
+}
+
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp) {
+  const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
+  const double tokens = b * s;
+  const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
+  const bool gpt = model.arch == Arch::kGpt;
+  std::vector<Op> ops;
+  // Norms, dropouts and residual adds run on the full hidden state on every
+  // tensor-parallel rank (no sequence parallelism).
+  ops.push_back(elementwise("input_norm", tokens * h));
+  ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
+  {
+    // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
+    // twice that backward, no weights.
+    Op att;
+    att.name = "attention";
+    att.kind = OpKind::kAttention;
+    att.flops_forward = 4.0 * b * s * s * h / t;
+    att.flops_input_grad = 2.0 * att.flops_forward;
+    att.bytes_forward = 4.0 * tokens * h / t * kActivationBytes;  // read Q, K, V, write O
+    att.bytes_input_grad = 2.0 * att.bytes_forward;
+    ops.push_back(att);
+  }
+  ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
+  ops.push_back(tp_all_reduce("attention_all_reduce", tokens * h * kActivationBytes, 1, 1));
+  ops.push_back(elementwise("attention_residual", tokens * h));
+  ops.push_back(elementwise("mlp_norm", tokens * h));
+  if (gpt) {
+    ops.push_back(gemm("mlp_up", tokens, h, f / t));
+    ops.push_back(elementwise("gelu", tokens * f / t));
+  } else {
+    ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
+    ops.push_back(elementwise("swiglu", 2.0 * tokens * f / t));
+  }
+  ops.push_back(gemm("mlp_down", tokens, f / t, h));
+  ops.push_back(tp_all_reduce("mlp_all_reduce", tokens * h * kActivationBytes, 1, 1));
+  ops.push_back(elementwise("mlp_residual", tokens * h));
+  return ops;
+}
+
+std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp) {
+  const double tokens = static_cast<double>(microbatch) * model.seq;
+  const double h = model.hidden;
+  std::vector<Op> ops;
+  // A gather of rows (plus positions for GPT); its weight gradient is a
+  // scatter-add of the same size. The vocabulary-parallel lookup ends in an
+  // all-reduce across tensor-parallel ranks.
+  Op lookup = elementwise("embedding_lookup", tokens * h);
+  lookup.bytes_input_grad = 0.0;  // nothing upstream needs a gradient
+  lookup.bytes_weight_grad = 3.0 * tokens * h * kActivationBytes;
+  ops.push_back(lookup);
+  if (tp > 1) ops.push_back(tp_all_reduce("embedding_all_reduce", tokens * h * kActivationBytes, 1, 0));
+  return ops;
+}
+
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp) {
+  const double tokens = static_cast<double>(microbatch) * model.seq;
+  const double h = model.hidden;
+  std::vector<Op> ops;
+  ops.push_back(elementwise("final_norm", tokens * h));
+  ops.push_back(gemm("logits", tokens, h, static_cast<double>(model.vocab) / tp));
+  // Softmax cross-entropy over the rank's vocabulary shard, in FP32.
+  ops.push_back(elementwise("cross_entropy", tokens * model.vocab / tp, 4.0));
+  if (tp > 1) ops.push_back(tp_all_reduce("head_input_grad_all_reduce", tokens * h * kActivationBytes, 0, 1));
+  return ops;
+}
+
+double model_flops(const TransformerSpec& model, double samples) {
+  auto sum = [](const std::vector<Op>& ops) {
+    double f = 0.0;
+    for (const Op& op : ops) f += op.flops_forward + op.flops_input_grad + op.flops_weight_grad;
+    return f;
+  };
+  // With tp = 1 the per-rank FLOPs are the whole model's.
+  return samples * (model.layers * sum(layer_ops(model, 1, 1)) + sum(embedding_ops(model, 1, 1)) +
+                    sum(head_ops(model, 1, 1)));
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,71 @@
+// A decoder-only transformer given by its shape, and its expansion into the
+// operations of one layer (and of the embedding and output head) for one
+// micro-batch on one tensor-parallel rank.
+//
+// FLOPs count a multiply-add as 2. Backward is split into I (gradient with
+// respect to the input, needed by the previous layer at once) and W (gradient
+// with respect to the weights, which can wait): for a GEMM both equal the
+// forward FLOPs, so B = I + W = 2F as usual.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::workload {
+
+enum class Arch {
+  kGpt,    // LayerNorm, GeLU MLP with biases, learned positions, tied embeddings
+  kLlama,  // RMSNorm, SwiGLU MLP without biases, rotary positions, untied embeddings
+};
+
+struct TransformerSpec {
+  std::string name;
+  Arch arch = Arch::kGpt;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // = heads unless grouped-query attention
+  int ffn = 0;
+  int seq = 0;
+  int vocab = 0;
+
+  int head_dim() const { return hidden / heads; }
+  double params_per_layer() const;
+  double embedding_params() const;  // input embedding (+ learned positions)
+  double head_params() const;       // final norm + output projection
+  double total_params() const;      // the model as a whole, counting tied weights once
+};
+
+enum class OpKind { kGemm, kAttention, kElementwise, kTpAllReduce };
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  // Per micro-batch, per tensor-parallel rank.
+  double flops_forward = 0.0;
+  double flops_input_grad = 0.0;
+  double flops_weight_grad = 0.0;
+  double bytes_forward = 0.0;  // HBM traffic
+  double bytes_input_grad = 0.0;
+  double bytes_weight_grad = 0.0;
+  // GEMM shape (m x k times k x n), for the efficiency curve.
+  double m = 0.0, n = 0.0, k = 0.0;
+  // Tensor-parallel all-reduces: buffer size and how many run in forward / input grad.
+  double collective_bytes = 0.0;
+  int collectives_forward = 0;
+  int collectives_input_grad = 0;
+};
+
+// Bytes of one BF16/FP16 value.
+inline constexpr double kActivationBytes = 2.0;
+
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp);
+std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp);
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp);
+
+// Model FLOPs of one training step over `samples` sequences, no recompute
+// (forward + both backward halves, every layer, embedding and head).
+double model_flops(const TransformerSpec& model, double samples);
+
+}  // namespace trainsim::workload

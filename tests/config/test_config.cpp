@@ -1,0 +1,190 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/load.hpp"
+#include "config/presets.hpp"
+
+using namespace trainsim::config;
+using nlohmann::json;
+
+namespace {
+
+json base() {
+  return json::parse(R"({
+    "cluster": {"node": "dgx-a100", "nodes": 1},
+    "model": "gpt-1.7b",
+    "parallel": {"tp": 2, "pp": 4, "dp": 1, "microbatch_size": 4, "global_batch": 64, "schedule": "1f1b"}
+  })");
+}
+
+// The message a document fails with ("" if it loads).
+std::string error_of(const json& doc, const std::vector<std::string>& overrides = {}) {
+  try {
+    load_document(doc, "test.json", ".", overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("the base document loads, with presets expanded") {
+  const Scenario s = load_document(base(), "test.json", ".");
+  CHECK(s.cluster.gpus() == 8);
+  CHECK(s.cluster.node.gpu.peak_tflops == 312);
+  CHECK(s.model.layers == 24);
+  CHECK(s.plan.microbatches() == 16);  // 64 / (1 x 4)
+  CHECK(s.options.strict_memory == false);
+}
+
+TEST_CASE("malformed JSON names the file, line and column") {
+  try {
+    parse_json("{\n  \"a\": 1,\n  }\n", "bad.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).rfind("bad.json:3:3: malformed JSON: ", 0) == 0);
+  }
+}
+
+TEST_CASE("a missing file is named") {
+  try {
+    load_file("/nonexistent/dir/x.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "/nonexistent/dir/x.json: cannot open config file: no such file");
+  }
+}
+
+TEST_CASE("an unknown key gets the closest known key suggested") {
+  json d = base();
+  d["parallel"]["tpp"] = 2;
+  CHECK(error_of(d).rfind("test.json: parallel.tpp: unknown key (did you mean \"tp\"?)", 0) == 0);
+  json top = base();
+  top["paralel"] = json::object();
+  CHECK(error_of(top).rfind("test.json: paralel: unknown key (did you mean \"parallel\"?)", 0) == 0);
+}
+
+TEST_CASE("a wrong type is named with what was expected") {
+  json d = base();
+  d["parallel"]["tp"] = "eight";
+  CHECK(error_of(d) == "test.json: parallel.tp: expected a positive integer, got \"eight\"");
+  json f = base();
+  f["parallel"]["pp"] = 2.5;
+  CHECK(error_of(f) == "test.json: parallel.pp: expected a positive integer, got 2.5");
+  json o = base();
+  o["options"] = {{"strict_memory", "yes"}};
+  CHECK(error_of(o) == "test.json: options.strict_memory: expected true or false, got \"yes\"");
+}
+
+TEST_CASE("zero GPUs is refused") {
+  json d = base();
+  d["cluster"]["nodes"] = 0;
+  CHECK(error_of(d) == "test.json: cluster.nodes: expected a positive integer, got 0");
+}
+
+TEST_CASE("tp x pp x dp must equal the cluster's GPU count") {
+  json d = base();
+  d["parallel"]["dp"] = 2;
+  CHECK(error_of(d) ==
+        "test.json: parallel: tp x pp x dp = 2 x 4 x 2 = 16, but the cluster has 8 GPUs (cluster.nodes = 1 x "
+        "cluster.node.gpus_per_node = 8)");
+}
+
+TEST_CASE("layers must divide across pipeline stages") {
+  // GPT 1.7B has 24 layers; 24 % 8 == 0 but with pp = 8 and tp = 1 it divides, so use 16 GPUs, pp = 16.
+  json d = base();
+  d["cluster"]["nodes"] = 2;
+  d["parallel"]["tp"] = 1;
+  d["parallel"]["pp"] = 16;
+  CHECK(error_of(d) == "test.json: parallel.pp: model.layers = 24 does not divide into pp = 16 stages");
+}
+
+TEST_CASE("heads must divide across tensor-parallel ranks") {
+  // 24 heads over tp = 16 (16 GPUs, pp = 1).
+  json d = base();
+  d["cluster"]["nodes"] = 2;
+  d["parallel"]["tp"] = 16;
+  d["parallel"]["pp"] = 1;
+  CHECK(error_of(d) == "test.json: parallel.tp: model.heads = 24 does not divide across tp = 16 ranks");
+}
+
+TEST_CASE("the global batch must be a multiple of dp x micro-batch size") {
+  json d = base();
+  d["parallel"]["global_batch"] = 66;
+  CHECK(error_of(d) ==
+        "test.json: parallel.global_batch: 66 is not a multiple of dp x microbatch_size = 1 x 4 = 4");
+}
+
+TEST_CASE("--set overrides a key, parsing the value as JSON or a bare word") {
+  const Scenario s = load_document(base(), "test.json", ".", {"parallel.schedule=gpipe", "parallel.microbatch_size=2"});
+  CHECK(s.plan.schedule == "gpipe");
+  CHECK(s.plan.microbatch_size == 2);
+  // Into a preset: the node's GPU memory.
+  const Scenario t = load_document(base(), "test.json", ".", {"cluster.node.gpu.memory_gb=40"});
+  CHECK(t.cluster.node.gpu.memory_gb == 40);
+  // A preset name replaces a whole section.
+  const Scenario u = load_document(base(), "test.json", ".", {"cluster.node=dgx-h100"});
+  CHECK(u.cluster.node.gpu.peak_tflops == 989.5);
+}
+
+TEST_CASE("--set of a path that does not exist is refused") {
+  CHECK(error_of(base(), {"parallel.foo=3"}) == "test.json: --set parallel.foo=3: no key \"foo\" in parallel");
+  CHECK(error_of(base(), {"parallel.tpp=3"}) ==
+        "test.json: --set parallel.tpp=3: no key \"tpp\" in parallel (did you mean parallel.tp?)");
+  CHECK(error_of(base(), {"parallel.tp.x=3"}) ==
+        "test.json: --set parallel.tp.x=3: parallel.tp is not a section, so parallel.tp.x does not exist");
+  CHECK(error_of(base(), {"parallel"}) == "test.json: --set parallel: expected key.path=value");
+}
+
+TEST_CASE("a bad value from --set says so") {
+  CHECK(error_of(base(), {"parallel.tp=abc"}) ==
+        "test.json: parallel.tp: expected a positive integer, got \"abc\" (from --set parallel.tp=abc)");
+}
+
+TEST_CASE("an unknown preset lists the known ones") {
+  json d = base();
+  d["model"] = "gpt-1.7";
+  const std::string e = error_of(d);
+  CHECK(e.rfind("test.json: model: unknown model preset \"gpt-1.7\" (did you mean \"gpt-1.7b\"?)", 0) == 0);
+}
+
+TEST_CASE("an unknown schedule is named with the known ones") {
+  CHECK(error_of(base(), {"parallel.schedule=1f1f"}).rfind(
+            "test.json: parallel.schedule: unknown schedule \"1f1f\" (did you mean \"1f1b\"?)", 0) == 0);
+}
+
+TEST_CASE("an error inside a preset says which preset") {
+  CHECK(error_of(base(), {"cluster.node.gpu.memory_gb=-1"}) ==
+        "test.json: cluster.node.gpu.memory_gb: expected a positive number, got -1 (from --set "
+        "cluster.node.gpu.memory_gb=-1)");
+}
+
+TEST_CASE("values may be given inline instead of a preset") {
+  json d = base();
+  d["model"] = {{"name", "tiny"}, {"layers", 4}, {"hidden", 256}, {"heads", 4}, {"ffn", 1024}, {"seq", 128},
+                {"vocab", 1000}};
+  const Scenario s = load_document(d, "test.json", ".");
+  CHECK(s.model.name == "tiny");
+  CHECK(s.model.kv_heads == 4);  // defaults to heads
+  d["model"].erase("seq");
+  CHECK(error_of(d) == "test.json: model.seq: is missing (expected a positive integer)");
+}
+
+TEST_CASE("every preset and example loads") {
+  for (const char* kind : {"gpu", "node", "model"}) CHECK(!preset_names(kind).empty());
+  for (const auto& entry : std::filesystem::directory_iterator(TRAINSIM_SOURCE_DIR "/configs/examples")) {
+    CAPTURE(entry.path().string());
+    CHECK_NOTHROW(load_file(entry.path().string()));
+  }
+  for (const auto& model : preset_names("model")) {
+    json d = base();
+    d["model"] = model;
+    d["parallel"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"global_batch", 8}};
+    CAPTURE(model);
+    CHECK(error_of(d) == "");
+  }
+}

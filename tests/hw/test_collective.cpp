@@ -1,0 +1,53 @@
+#include <doctest/doctest.h>
+
+#include "hw/collective.hpp"
+
+using namespace trainsim;
+
+namespace {
+hw::NodeSpec a100_node() {
+  hw::NodeSpec n;
+  n.gpus_per_node = 8;
+  n.nvlink_bus_gb_per_s = 240;
+  n.nics_per_node = 8;
+  n.nic_bus_gb_per_s = 24;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("ring all-reduce inside one node") {
+  // 8 ranks, 1 GiB: bus bytes = 2 * 7/8 * 2^30 = 1.8790e9 B.
+  // Simple: 8.4 us + 14 steps * 3.4 us = 56.0 us, plus 1.8790e9 / 240e9 = 7.8293 ms -> 7.8853 ms.
+  // LL128 is slower: 40.6 us + 1.8790e9 / (240e9 * 120/128) = 8.3913 ms. So 7.8853 ms.
+  hw::ClusterSpec c{a100_node(), 1};
+  const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(g.nodes == 1);
+  const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 1073741824.0, g, c.node).to_seconds();
+  CHECK(t == doctest::Approx(7.8853e-3).epsilon(1e-4));
+}
+
+TEST_CASE("a small all-reduce picks the low-latency protocol") {
+  // 8 ranks, 8 KiB: LL = 6.6 + 14 * 0.6 = 15.0 us + 2*7/8*8192 / (240e9 * 0.5) = 0.12 us -> 15.12 us,
+  // below LL128 (40.6 us + ...) and Simple (56.0 us + ...).
+  hw::ClusterSpec c{a100_node(), 1};
+  const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
+  const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).to_seconds();
+  CHECK(t == doctest::Approx(15.12e-6).epsilon(1e-3));
+}
+
+TEST_CASE("a group of one GPU per node is bound by one NIC") {
+  // GPUs 0, 8, 16, 24 sit on 4 nodes: bus bandwidth = 1 NIC x 24 GB/s.
+  hw::ClusterSpec c{a100_node(), 4};
+  const auto g = hw::group_of(c, {0, 8, 16, 24});
+  CHECK(g.nodes == 4);
+  CHECK(g.ranks_per_node == 1);
+  CHECK(hw::ring_bus_bytes_per_s(c.node, g) == doctest::Approx(24e9));
+  // 4 ranks per node on 2 nodes: 4 NICs in parallel = 96 GB/s, below NVLink's 240.
+  const auto g2 = hw::group_of(c, {0, 1, 2, 3, 8, 9, 10, 11});
+  CHECK(hw::ring_bus_bytes_per_s(c.node, g2) == doctest::Approx(96e9));
+}
+
+TEST_CASE("one rank needs no collective") {
+  hw::ClusterSpec c{a100_node(), 1};
+  CHECK(hw::collective_time(hw::CollectiveKind::kAllReduce, 1e9, hw::group_of(c, {3}), c.node).ps() == 0);
+}

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include "core/engine.hpp"
+#include "hw/memory_pool.hpp"
+#include "hw/stream.hpp"
+
+using namespace trainsim;
+using core::Time;
+
+TEST_CASE("a stream runs in program order even when a later task is ready first") {
+  // Stream order: [a, b]. a waits for x (10 ps on another stream); b is ready
+  // at once but must wait for a: a runs 10..13, b runs 13..15.
+  core::TaskGraph g;
+  const auto x = g.add({1, Time::ps(10), 0.0, 0});
+  const auto a = g.add({0, Time::ps(3), 0.0, 0});
+  const auto b = g.add({0, Time::ps(2), 0.0, 0});
+  g.add_edge(x, a);
+  g.finalize();
+  hw::Stream s0({a, b});
+  hw::Stream s1({x});
+  core::Engine e(g);
+  s0.set_id(e.add_resource(s0));
+  s1.set_id(e.add_resource(s1));
+  const auto tl = e.run();
+  CHECK(tl.start[a].ps() == 10);
+  CHECK(tl.start[b].ps() == 13);
+  CHECK(tl.end[b].ps() == 15);
+}
+
+TEST_CASE("a memory pool records use, peak and overflow") {
+  // 30 + 50 = 80 at t=2 (peak), 80 - 30 = 50 at t=3; capacity 60 is exceeded.
+  hw::MemoryPool p("GPU 0", 60);
+  p.allocate(30, Time::ps(1));
+  p.allocate(50, Time::ps(2));
+  p.release(30, Time::ps(3));
+  CHECK(p.in_use() == 50);
+  CHECK(p.peak() == 80);
+  CHECK(p.exceeded());
+  REQUIRE(p.timeline().size() == 3);
+  CHECK(p.timeline()[1].bytes_in_use == 80);
+}
+
+TEST_CASE("changes at one instant keep one sample, with the last value") {
+  hw::MemoryPool p("GPU 0", 100);
+  p.allocate(10, Time::ps(5));
+  p.release(10, Time::ps(5));
+  p.allocate(20, Time::ps(5));
+  REQUIRE(p.timeline().size() == 1);
+  CHECK(p.timeline()[0].bytes_in_use == 20);
+  CHECK(p.peak() == 20);
+}
+
+TEST_CASE("the memory tracker applies task effects as tasks start and end") {
+  // Task 0 (4 ps) takes 100 B at start; task 1 (after it, 6 ps) frees it at its end (t = 10).
+  core::TaskGraph g;
+  g.add({0, Time::ps(4), 0.0, 0});
+  g.add({0, Time::ps(6), 0.0, 0});
+  g.add_edge(0, 1);
+  g.finalize();
+  hw::Stream s({0, 1});
+  hw::MemoryTracker mem;
+  mem.add_pool(hw::MemoryPool("GPU 0", 1000));
+  mem.set_effect(0, {0, 100, 0});
+  mem.set_effect(1, {0, 0, 100});
+  core::Engine e(g);
+  s.set_id(e.add_resource(s));
+  e.add_observer(mem);
+  e.run();
+  const auto& tl = mem.pools()[0].timeline();
+  REQUIRE(tl.size() == 2);
+  CHECK(tl[0].time.ps() == 0);
+  CHECK(tl[0].bytes_in_use == 100);
+  CHECK(tl[1].time.ps() == 10);
+  CHECK(tl[1].bytes_in_use == 0);
+}

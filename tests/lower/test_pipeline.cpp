@@ -1,0 +1,142 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "lower/simulation.hpp"
+#include "schedule/check.hpp"
+#include "schedule/registry.hpp"
+
+using namespace trainsim;
+using core::Time;
+
+namespace {
+
+hw::ClusterSpec cluster() {
+  hw::ClusterSpec c;
+  c.nodes = 2;
+  c.node.gpus_per_node = 8;
+  c.node.nvlink_gb_per_s = 100;  // 100 B/ns
+  c.node.nvlink_latency_us = 1.0;
+  c.node.nic_gbit_per_s = 80;  // 10 GB/s = 10 B/ns
+  c.node.nic_latency_us = 2.0;
+  c.node.gpu.memory_gb = 80;
+  return c;
+}
+
+// Every stage: F and B as given, A bytes of activations per micro-batch, no
+// communication, no end-of-iteration work.
+workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation) {
+  workload::StageCosts costs;
+  for (int s = 0; s < stages; ++s) {
+    workload::StageCost c;
+    c.forward = f;
+    c.input_grad = b;
+    c.activation_bytes = activation;
+    costs.stages.push_back(c);
+  }
+  return costs;
+}
+
+std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
+                                            const workload::StageCosts& costs, std::vector<int> gpus = {}) {
+  const schedule::Shape shape = schedule::Shape::linear(p, m);
+  const schedule::Program program = schedule::find_schedule(schedule)->program(shape);
+  schedule::check(program, shape);
+  if (gpus.empty()) {
+    for (int r = 0; r < p; ++r) gpus.push_back(r);
+  }
+  auto sim = lower::lower(program, shape, costs, cluster(), gpus);
+  lower::run(*sim);
+  return sim;
+}
+
+}  // namespace
+
+TEST_CASE("uniform costs: GPipe and 1F1B take (m + p - 1)(F + B)") {
+  // With equal F and B everywhere and free communication, both schedules finish
+  // in m + p - 1 slots of F and B each (the pipeline fills and drains once).
+  const Time F = Time::ps(3000), B = Time::ps(5000);
+  for (const char* name : {"gpipe", "1f1b"}) {
+    for (int p : {1, 2, 4, 8}) {
+      for (int m : {1, 3, 8, 16}) {
+        CAPTURE(name);
+        CAPTURE(p);
+        CAPTURE(m);
+        const auto sim = simulate(name, p, m, uniform(p, F, B, 0));
+        CHECK(sim->timeline.makespan == (F + B) * (m + p - 1));
+      }
+    }
+  }
+}
+
+TEST_CASE("uniform costs: each rank idles (p - 1)(F + B) of the iteration") {
+  // Busy m(F + B) out of (m + p - 1)(F + B): bubble = (p - 1) / (m + p - 1) on every rank.
+  const Time F = Time::ps(1000), B = Time::ps(2000);
+  const int p = 4, m = 8;
+  const auto sim = simulate("1f1b", p, m, uniform(p, F, B, 0));
+  for (int r = 0; r < p; ++r) {
+    Time busy;
+    for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
+      if (sim->info[id].rank == r && sim->info[id].kind == lower::TaskKind::kCompute) {
+        busy += sim->timeline.end[id] - sim->timeline.start[id];
+      }
+    }
+    CHECK(busy == (F + B) * m);
+  }
+}
+
+TEST_CASE("peak activations: 1F1B holds min(p - r, m) micro-batches, GPipe holds m") {
+  const Time F = Time::ps(1000), B = Time::ps(2000);
+  const std::int64_t A = 1000;
+  for (int p : {2, 4, 8}) {
+    for (int m : {1, 3, 8, 16}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const auto one = simulate("1f1b", p, m, uniform(p, F, B, A));
+      const auto gp = simulate("gpipe", p, m, uniform(p, F, B, A));
+      for (int r = 0; r < p; ++r) {
+        CHECK(one->memory.pools()[r].peak() == A * std::min(p - r, m));
+        CHECK(gp->memory.pools()[r].peak() == A * m);
+      }
+    }
+  }
+}
+
+TEST_CASE("a transfer between stages costs latency plus bytes over bandwidth") {
+  // p = 2, m = 1, ranks on GPUs 0 and 1 of one node (NVLink: 1 us, 100 B/ns).
+  // 1e6 bytes each way: 1 us + 1e6 / 100 ns = 11 us per transfer.
+  // Makespan = F + 11 + F + B + 11 + B with F = 10 us, B = 20 us: 82 us.
+  workload::StageCosts costs = uniform(2, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].send_forward_bytes = 1e6;
+  costs.stages[1].send_backward_bytes = 1e6;
+  const auto sim = simulate("1f1b", 2, 1, costs, {0, 1});
+  CHECK(sim->timeline.makespan == Time::microseconds(82));
+}
+
+TEST_CASE("across nodes a transfer takes the NICs") {
+  // Same as above with the ranks on GPUs 0 and 8 (different nodes): 2 us + 1e6 / 10 ns = 102 us
+  // per transfer; makespan = 10 + 102 + 10 + 20 + 102 + 20 = 264 us.
+  workload::StageCosts costs = uniform(2, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].send_forward_bytes = 1e6;
+  costs.stages[1].send_backward_bytes = 1e6;
+  const auto sim = simulate("gpipe", 2, 1, costs, {0, 8});
+  CHECK(sim->timeline.makespan == Time::microseconds(264));
+}
+
+TEST_CASE("the gradient all-reduce and optimizer step end the iteration") {
+  // p = 1, m = 2: F B F B = 2 * 30 us, then all-reduce 5 us, then optimizer 7 us: 72 us.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].grad_all_reduce = Time::microseconds(5);
+  costs.stages[0].optimizer_step = Time::microseconds(7);
+  const auto sim = simulate("1f1b", 1, 2, costs);
+  CHECK(sim->timeline.makespan == Time::microseconds(72));
+}
+
+TEST_CASE("model state is resident from the start") {
+  workload::StageCosts costs = uniform(2, Time::ps(10), Time::ps(20), 100);
+  costs.stages[0].model_state_bytes = 5000;
+  const auto sim = simulate("gpipe", 2, 4, costs);
+  // Stage 0: 5000 + 4 micro-batches x 100 = 5400.
+  CHECK(sim->memory.pools()[0].peak() == 5400);
+  CHECK(sim->memory.pools()[0].timeline().front().bytes_in_use >= 5000);
+}

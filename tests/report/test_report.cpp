@@ -1,0 +1,133 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "config/load.hpp"
+#include "lower/simulation.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/summary.hpp"
+#include "schedule/check.hpp"
+#include "schedule/registry.hpp"
+#include "workload/stage_costs.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+struct Run {
+  config::Scenario scenario;
+  std::unique_ptr<lower::Simulation> sim;
+};
+
+// The default example, end to end, with optional overrides.
+Run run_example(const std::vector<std::string>& overrides = {}) {
+  Run r;
+  r.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides);
+  const auto& plan = r.scenario.plan;
+  const auto costs = workload::stage_costs(r.scenario.model, plan, r.scenario.cluster);
+  const auto shape = schedule::Shape::linear(plan.pp, plan.microbatches());
+  const auto program = schedule::find_schedule(plan.schedule)->program(shape);
+  schedule::check(program, shape);
+  std::vector<int> gpus;
+  for (int s = 0; s < plan.pp; ++s) gpus.push_back(plan.gpu_of(s));
+  r.sim = lower::lower(program, shape, costs, r.scenario.cluster, gpus);
+  lower::run(*r.sim);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the trace parses, names every thread, and no thread has overlapping slices") {
+  const Run r = run_example();
+  const auto trace = nlohmann::json::parse(report::chrome_trace(*r.sim, r.scenario.cluster));
+  REQUIRE(trace.contains("traceEvents"));
+  std::set<std::pair<int, int>> named;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  int counters = 0, flows = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "thread_name") named.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+    if (ph == "X") {
+      slices[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+    }
+    if (ph == "C") ++counters;
+    if (ph == "s" || ph == "f") ++flows;
+  }
+  CHECK(!slices.empty());
+  CHECK(counters > 0);
+  CHECK(flows > 0);
+  for (auto& [thread, list] : slices) {
+    CAPTURE(thread.first);
+    CAPTURE(thread.second);
+    CHECK(named.count(thread) == 1);
+    std::sort(list.begin(), list.end());
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      // Times are exact to the picosecond; allow for the decimal round trip only.
+      CHECK(list[i].first >= list[i - 1].first + list[i - 1].second - 1e-6);
+    }
+  }
+}
+
+TEST_CASE("slices carry the action names of the schedule") {
+  const Run r = run_example();
+  const std::string trace = report::chrome_trace(*r.sim, r.scenario.cluster);
+  CHECK(trace.find("\"F mb3 s1\"") != std::string::npos);
+  CHECK(trace.find("\"B mb0 s3\"") != std::string::npos);
+  CHECK(trace.find("\"process_name\"") != std::string::npos);
+}
+
+TEST_CASE("the same config twice gives byte-identical trace and summary") {
+  const Run a = run_example();
+  const Run b = run_example();
+  CHECK(report::chrome_trace(*a.sim, a.scenario.cluster) == report::chrome_trace(*b.sim, b.scenario.cluster));
+  report::RunInfo info;
+  info.global_batch = 64;
+  info.seq = 2048;
+  info.gpus = 8;
+  info.peak_tflops = 312;
+  CHECK(report::to_json(report::summarize(*a.sim, info)).dump() ==
+        report::to_json(report::summarize(*b.sim, info)).dump());
+}
+
+TEST_CASE("the summary's figures follow from the timeline") {
+  const Run r = run_example();
+  report::RunInfo info;
+  info.global_batch = 64;
+  info.seq = 2048;
+  info.gpus = 8;
+  info.peak_tflops = 312;
+  info.model_flops_per_iteration = 1e15;
+  const report::Summary s = report::summarize(*r.sim, info);
+  const double t = r.sim->timeline.makespan.to_seconds();
+  CHECK(s.iteration_time_s == t);
+  CHECK(s.samples_per_s == doctest::Approx(64 / t));
+  CHECK(s.tokens_per_s == doctest::Approx(64 * 2048 / t));
+  // 1e15 FLOPs / t / 8 GPUs, in TFLOP/s; MFU is that over 312.
+  CHECK(s.model_tflops_per_gpu == doctest::Approx(1e15 / t / 8 / 1e12));
+  CHECK(s.mfu == doctest::Approx(s.model_tflops_per_gpu / 312));
+  REQUIRE(s.stages.size() == 4);
+  double mean = 0;
+  for (const auto& st : s.stages) mean += st.bubble_fraction / 4;
+  CHECK(s.bubble_fraction == doctest::Approx(mean));
+  // 1F1B: rank 0 holds the most activations.
+  CHECK(s.peak_memory_bytes == s.stages[0].peak_memory_bytes);
+  const auto j = report::to_json(s);
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "samples_per_s", "model_tflops_per_gpu", "mfu",
+                          "bubble_fraction", "stages", "peak_memory_bytes", "oom", "gpus", "events", "sim_wall_s"}) {
+    CHECK_MESSAGE(j.contains(key), key);
+  }
+  CHECK(j["stages"][0].contains("bubble_fraction"));
+  CHECK(j["stages"][0].contains("peak_memory_bytes"));
+}
+
+TEST_CASE("a plan that does not fit is reported as out of memory") {
+  // GPipe with 64 micro-batches of 1.7B on 4 stages holds far more than 80 GB.
+  const Run r = run_example({"parallel.schedule=gpipe", "parallel.global_batch=256"});
+  report::RunInfo info;
+  info.gpus = 8;
+  const report::Summary s = report::summarize(*r.sim, info);
+  CHECK(s.oom);
+  CHECK(s.peak_memory_bytes > s.memory_capacity_bytes);
+}

@@ -1,0 +1,81 @@
+#include <doctest/doctest.h>
+
+#include "workload/transformer.hpp"
+
+using namespace trainsim::workload;
+
+namespace {
+TransformerSpec gpt3() {
+  TransformerSpec m;
+  m.name = "GPT-3 175B";
+  m.arch = Arch::kGpt;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn = 4 * 12288;
+  m.seq = 2048;
+  m.vocab = 51200;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("model FLOPs match Korthikanti et al. eq. 7") {
+  // 72 B L s h^2 (1 + s/(6h) + V/(12 h L)) per iteration of B sequences, no recompute.
+  const TransformerSpec m = gpt3();
+  const double B = 1536, L = m.layers, s = m.seq, h = m.hidden, V = m.vocab;
+  const double expected = 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+  CHECK(model_flops(m, B) == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("parameter count matches Narayanan et al. eq. 2 plus the final LayerNorm") {
+  // P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)); eq. 2 leaves out the final
+  // LayerNorm's 2h parameters, which we count.
+  const TransformerSpec m = gpt3();
+  const double l = m.layers, h = m.hidden, V = m.vocab, s = m.seq;
+  const double eq2 = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+  CHECK(m.total_params() == doctest::Approx(eq2 + 2 * h).epsilon(1e-12));
+  CHECK(m.total_params() == doctest::Approx(174.6e9).epsilon(1e-3));
+}
+
+TEST_CASE("tensor parallelism splits the GEMMs and adds two all-reduces each way") {
+  const TransformerSpec m = gpt3();
+  double f1 = 0, f8 = 0;
+  int ar_forward = 0, ar_backward = 0;
+  for (const Op& op : layer_ops(m, 1, 1)) f1 += op.flops_forward;
+  for (const Op& op : layer_ops(m, 1, 8)) {
+    f8 += op.flops_forward;
+    ar_forward += op.collectives_forward;
+    ar_backward += op.collectives_input_grad;
+  }
+  // Every FLOP of a layer sits in GEMMs or attention, both split 8 ways.
+  CHECK(f8 == doctest::Approx(f1 / 8).epsilon(1e-12));
+  CHECK(ar_forward == 2);
+  CHECK(ar_backward == 2);
+}
+
+TEST_CASE("backward splits into I and W, and B = 2F for a GEMM") {
+  for (const Op& op : layer_ops(gpt3(), 2, 4)) {
+    if (op.kind != OpKind::kGemm) continue;
+    CHECK(op.flops_input_grad == op.flops_forward);
+    CHECK(op.flops_weight_grad == op.flops_forward);
+  }
+}
+
+TEST_CASE("Llama layers use grouped-query attention and a SwiGLU MLP") {
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 80;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.ffn = 28672;
+  m.seq = 4096;
+  m.vocab = 32000;
+  // Attention: q and o are h x h, k and v are h x (8 * 128): 2h^2 + 2 * 8192 * 1024.
+  // MLP: 3 h ffn. Norms: 2h (RMSNorm, no bias).
+  const double h = 8192;
+  CHECK(m.params_per_layer() == doctest::Approx(2 * h * h + 2 * h * 1024 + 3 * h * 28672 + 2 * h));
+  // Llama-2 70B: about 69.0e9 parameters.
+  CHECK(m.total_params() == doctest::Approx(68.98e9).epsilon(2e-3));
+}
