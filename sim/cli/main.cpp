@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
       "Tells how long one iteration takes under a parallel plan, where GPUs sit idle,\n"
       "and how much memory each GPU needs."};
   app.require_subcommand(1);
+  app.fallthrough();  // --log-level may also follow the subcommand
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Logging on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))

@@ -110,8 +110,8 @@ std::string to_text(const Summary& s) {
     out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,
                        gib(st.peak_memory_bytes), st.oom ? "  OOM" : "");
   }
-  line("simulated", fmt::format("{} events, {} tasks, {} GPUs as representatives, in {:.3f} s wall", s.events,
-                                s.tasks, s.stages.size(), s.info.sim_wall_s));
+  line("simulated", fmt::format("{} events, {} tasks, {} GPUs standing for all {}, in {:.2f} ms wall", s.events,
+                                s.tasks, s.stages.size(), s.info.gpus, s.info.sim_wall_s * 1e3));
   return out;
 }
 
