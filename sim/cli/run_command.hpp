@@ -25,6 +25,7 @@ enum ExitCode : int {
   kBadProgram = 3,
   kOutOfMemory = 4,
   kOutputError = 5,
+  kSimulationError = 6,
 };
 
 void add_run_command(CLI::App& app, RunArgs& args);

@@ -19,6 +19,18 @@ namespace {
 
 using nlohmann::json;
 
+// Bounds on config values (see Section): far beyond any real hardware or
+// model, close enough that nothing derived from them overflows.
+constexpr double kMinRate = 1e-3;       // TFLOP/s, TB/s, GB/s, Gb/s
+constexpr double kMaxTflops = 1e5;
+constexpr double kMaxBandwidth = 1e6;   // GB/s or Gb/s
+constexpr double kMaxTbPerS = 1e3;
+constexpr double kMaxMemoryGb = 1e5;
+constexpr double kMaxMicroseconds = 1e6;
+constexpr int kMaxCount = 10'000'000;    // parallel degrees, nodes, batch sizes
+constexpr int kMaxModelDim = 10'000'000;  // layers, hidden, heads, ffn, seq, vocab
+constexpr long long kMaxGpus = 10'000'000;
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -32,7 +44,7 @@ std::string child(const std::string& path, const std::string& key) { return path
 
 // Short rendering of a value for messages.
 std::string show(const json& v) {
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
 }
@@ -46,7 +58,7 @@ struct Context {
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     std::string msg = fmt::format("{}: {}: {}", file, path.empty() ? "(top level)" : path, what);
     // Name the --set or preset the value came from, looking at the path and its parents.
-    for (std::string p = path;; p = p.substr(0, p.rfind('.'))) {
+    for (std::string p = path.substr(0, path.find('['));; p = p.substr(0, p.rfind('.'))) {
       if (auto it = set_by.find(p); it != set_by.end()) {
         msg += " (from --set " + it->second + ")";
         break;
@@ -62,13 +74,13 @@ struct Context {
 };
 
 std::string read_text(const std::string& path, const std::string& what_for) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    const bool exists = std::filesystem::exists(path, ec);
-    throw ConfigError(fmt::format("{}: cannot open {}: {}", path, what_for,
-                                  exists ? "permission denied or not a file" : "no such file"));
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw ConfigError(fmt::format("{}: cannot open {}: no such file", path, what_for));
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(fmt::format("{}: cannot open {}: it is a directory", path, what_for));
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open {}: permission denied", path, what_for));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -116,6 +128,11 @@ void expand_all(json& doc, Context& ctx) {
 }
 
 void apply_override(json& doc, const std::string& text, Context& ctx) {
+  try {
+    (void)json(text).dump();  // throws on bytes that are not UTF-8
+  } catch (const json::type_error&) {
+    throw ConfigError(fmt::format("{}: --set {}: not valid UTF-8", ctx.file, show(json(text))));
+  }
   const std::size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw ConfigError(fmt::format("{}: --set {}: expected key.path=value", ctx.file, text));
@@ -148,7 +165,9 @@ void apply_override(json& doc, const std::string& text, Context& ctx) {
   json value;
   try {
     value = json::parse(raw);
-  } catch (const json::parse_error&) {
+  } catch (const json::out_of_range&) {
+    throw ConfigError(fmt::format("{}: --set {}: the number is out of range", ctx.file, text));
+  } catch (const json::exception&) {
     value = raw;  // a bare word, e.g. --set parallel.schedule=gpipe
   }
   json* v = &doc;
@@ -202,15 +221,21 @@ class Section {
     return (*obj_)[key];
   }
 
-  int positive_int(const std::string& key) const { return integer(required(key, "a positive integer"), key, 1); }
-  int positive_int_or(const std::string& key, int fallback) const {
-    return has(key) ? integer((*obj_)[key], key, 1) : fallback;
+  // Upper bounds keep every derived quantity (times in picoseconds, bytes)
+  // far from overflow; they are orders of magnitude above any real system.
+  int positive_int(const std::string& key, int max) const {
+    return integer(required(key, "a positive integer"), key, max);
   }
-  double positive_number(const std::string& key) const {
-    return number(required(key, "a positive number"), key, false);
+  int positive_int_or(const std::string& key, int fallback, int max) const {
+    return has(key) ? integer((*obj_)[key], key, max) : fallback;
   }
-  double non_negative_number(const std::string& key) const {
-    return number(required(key, "a number >= 0"), key, true);
+  // A number in [min, max], min > 0.
+  double positive_number(const std::string& key, double min, double max) const {
+    return number(required(key, "a positive number"), key, min, max);
+  }
+  // A number in [0, max].
+  double non_negative_number(const std::string& key, double max) const {
+    return number(required(key, "a number >= 0"), key, 0.0, max);
   }
   std::string string(const std::string& key) const {
     const json& v = required(key, "a string");
@@ -236,8 +261,9 @@ class Section {
       const json& p = v[i];
       const std::string where = fmt::format("{}[{}]", path(key), i);
       if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() || !(p[0].get<double>() > 0) ||
-          !(p[1].get<double>() > 0)) {
-        ctx_.fail(where, "expected [size, TFLOP/s], both positive numbers, got " + show(p));
+          !(p[1].get<double>() >= kMinRate) || p[0].get<double>() > 1e9 || p[1].get<double>() > kMaxTflops) {
+        ctx_.fail(where, fmt::format("expected [size, TFLOP/s] with size in (0, 1e9] and TFLOP/s from {:g} to {:g}, got {}",
+                                     kMinRate, kMaxTflops, show(p)));
       }
       if (!out.empty() && !(p[0].get<double>() > out.back().size)) ctx_.fail(where, "sizes must ascend");
       out.push_back({p[0].get<double>(), p[1].get<double>()});
@@ -251,19 +277,21 @@ class Section {
   }
 
  private:
-  int integer(const json& v, const std::string& key, int min) const {
+  int integer(const json& v, const std::string& key, int max) const {
     const bool whole = v.is_number_integer() ||
                        (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-    if (!whole || v.get<double>() < min || v.get<double>() > std::numeric_limits<int>::max()) {
-      ctx_.fail(path(key), fmt::format("expected {}, got {}", min == 1 ? "a positive integer" : "an integer", show(v)));
-    }
+    if (!whole || v.get<double>() < 1) ctx_.fail(path(key), "expected a positive integer, got " + show(v));
+    if (v.get<double>() > max) ctx_.fail(path(key), fmt::format("expected at most {}, got {}", max, show(v)));
     return static_cast<int>(v.get<double>());
   }
-  double number(const json& v, const std::string& key, bool zero_ok) const {
+  double number(const json& v, const std::string& key, double min, double max) const {
+    const bool zero_ok = min == 0.0;
     if (!v.is_number() || v.get<double>() < 0.0 || (!zero_ok && v.get<double>() == 0.0)) {
       ctx_.fail(path(key), fmt::format("expected {}, got {}", zero_ok ? "a number >= 0" : "a positive number", show(v)));
     }
-    return v.get<double>();
+    const double x = v.get<double>();
+    if (x < min || x > max) ctx_.fail(path(key), fmt::format("expected a number from {:g} to {:g}, got {}", min, max, show(v)));
+    return x;
   }
 
   std::string path_;
@@ -275,14 +303,14 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   const Section s(doc, "cluster.node.gpu", ctx);
   hw::GpuSpec g;
   g.name = s.string_or("name", "custom GPU");
-  g.peak_tflops = s.positive_number("peak_tflops");
-  g.memory_gb = s.positive_number("memory_gb");
-  g.hbm_tb_per_s = s.positive_number("hbm_tb_per_s");
-  g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s");
+  g.peak_tflops = s.positive_number("peak_tflops", kMinRate, kMaxTflops);
+  g.memory_gb = s.positive_number("memory_gb", 1e-3, kMaxMemoryGb);
+  g.hbm_tb_per_s = s.positive_number("hbm_tb_per_s", kMinRate, kMaxTbPerS);
+  g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s", kMinRate, kMaxTbPerS);
   g.gemm_tflops = s.curve("gemm_tflops");
-  g.gemm_max_tflops = s.positive_number("gemm_max_tflops");
+  g.gemm_max_tflops = s.positive_number("gemm_max_tflops", kMinRate, kMaxTflops);
   g.attention_tflops = s.curve("attention_tflops");
-  g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us");
+  g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us", kMaxMicroseconds);
   s.free_text("sources");
   if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
     ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");
@@ -294,19 +322,24 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   const Section c(doc, "cluster", ctx);
   const Section n(doc, "cluster.node", ctx);
   hw::ClusterSpec cluster;
-  cluster.nodes = c.positive_int("nodes");
+  cluster.nodes = c.positive_int("nodes", kMaxCount);
   hw::NodeSpec& node = cluster.node;
   node.name = n.string_or("name", "custom node");
   node.gpu = read_gpu(doc, ctx);
-  node.gpus_per_node = n.positive_int("gpus_per_node");
-  node.nvlink_gb_per_s = n.positive_number("nvlink_gb_per_s");
-  node.nvlink_latency_us = n.non_negative_number("nvlink_latency_us");
-  node.nvlink_bus_gb_per_s = n.positive_number("nvlink_bus_gb_per_s");
-  node.nics_per_node = n.positive_int("nics_per_node");
-  node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s");
-  node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s");
-  node.nic_latency_us = n.non_negative_number("nic_latency_us");
+  node.gpus_per_node = n.positive_int("gpus_per_node", 1024);
+  node.nvlink_gb_per_s = n.positive_number("nvlink_gb_per_s", kMinRate, kMaxBandwidth);
+  node.nvlink_latency_us = n.non_negative_number("nvlink_latency_us", kMaxMicroseconds);
+  node.nvlink_bus_gb_per_s = n.positive_number("nvlink_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  node.nics_per_node = n.positive_int("nics_per_node", 1024);
+  node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
+  node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
   n.free_text("sources");
+  const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
+  if (gpus > kMaxGpus) {
+    ctx.fail("cluster.nodes", fmt::format("{} nodes x {} GPUs = {} GPUs, more than the {} supported", cluster.nodes,
+                                          node.gpus_per_node, gpus, kMaxGpus));
+  }
   return cluster;
 }
 
@@ -322,13 +355,13 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   } else {
     ctx.fail(s.path("arch"), "expected \"gpt\" or \"llama\", got " + show(json(arch)));
   }
-  m.layers = s.positive_int("layers");
-  m.hidden = s.positive_int("hidden");
-  m.heads = s.positive_int("heads");
-  m.kv_heads = s.positive_int_or("kv_heads", m.heads);
-  m.ffn = s.positive_int("ffn");
-  m.seq = s.positive_int("seq");
-  m.vocab = s.positive_int("vocab");
+  m.layers = s.positive_int("layers", kMaxModelDim);
+  m.hidden = s.positive_int("hidden", kMaxModelDim);
+  m.heads = s.positive_int("heads", kMaxModelDim);
+  m.kv_heads = s.positive_int_or("kv_heads", m.heads, kMaxModelDim);
+  m.ffn = s.positive_int("ffn", kMaxModelDim);
+  m.seq = s.positive_int("seq", kMaxModelDim);
+  m.vocab = s.positive_int("vocab", kMaxModelDim);
   s.free_text("source");
   if (m.hidden % m.heads != 0) {
     ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads));
@@ -342,11 +375,11 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
 workload::Plan read_plan(const json& doc, const Context& ctx) {
   const Section s(doc, "parallel", ctx);
   workload::Plan p;
-  p.tp = s.positive_int_or("tp", 1);
-  p.pp = s.positive_int_or("pp", 1);
-  p.dp = s.positive_int_or("dp", 1);
-  p.microbatch_size = s.positive_int_or("microbatch_size", 1);
-  p.global_batch = s.positive_int("global_batch");
+  p.tp = s.positive_int_or("tp", 1, kMaxCount);
+  p.pp = s.positive_int_or("pp", 1, kMaxCount);
+  p.dp = s.positive_int_or("dp", 1, kMaxCount);
+  p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
+  p.global_batch = s.positive_int("global_batch", 1'000'000'000);
   p.schedule = s.string_or("schedule", "1f1b");
   if (schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
@@ -402,8 +435,44 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
 }  // namespace
 
 nlohmann::json parse_json(const std::string& text, const std::string& file) {
+  // JSON allows an object to repeat a key (the last wins); a config that does
+  // so is almost always a mistake, so it is refused, naming the key's path.
+  struct Frame {
+    bool object = false;
+    std::string key;
+    std::vector<std::string> seen;
+  };
+  std::vector<Frame> frames;
+  auto path = [&frames] {
+    std::string p;
+    for (const Frame& f : frames) {
+      if (f.object && !f.key.empty()) p = child(p, f.key);
+    }
+    return p;
+  };
+  const json::parser_callback_t on_event = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start: frames.push_back({true, {}, {}}); break;
+      case json::parse_event_t::array_start: frames.push_back({false, {}, {}}); break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames.back();
+        f.key = parsed.get<std::string>();
+        if (std::find(f.seen.begin(), f.seen.end(), f.key) != f.seen.end()) {
+          throw ConfigError(fmt::format("{}: {}: duplicate key (each key may appear once in an object)", file, path()));
+        }
+        f.seen.push_back(f.key);
+        break;
+      }
+      case json::parse_event_t::value: break;
+    }
+    return true;
+  };
   try {
-    return json::parse(text);
+    return json::parse(text, on_event);
   } catch (const json::parse_error& e) {
     // Turn the byte offset into a line and column.
     const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
@@ -419,6 +488,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
     std::string reason = e.what();
     if (const auto colon = reason.find(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
     throw ConfigError(fmt::format("{}:{}:{}: malformed JSON: {}", file, line, column, reason));
+  } catch (const json::exception& e) {
+    // e.g. a number too large for a double
+    std::string reason = e.what();
+    if (const auto bracket = reason.find("] "); bracket != std::string::npos) reason = reason.substr(bracket + 2);
+    throw ConfigError(fmt::format("{}: malformed JSON: {}", file, reason));
   }
 }
 

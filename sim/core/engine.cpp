@@ -24,7 +24,8 @@ ResourceId Engine::add_resource(Resource& resource) {
 void Engine::add_observer(TaskObserver& observer) { observers_.push_back(&observer); }
 
 void Engine::schedule(ResourceId owner, Time at, std::uint64_t token) {
-  queue_.push(at < now_ ? now_ : at, owner, generation_[owner], token);
+  if (at < now_) throw std::logic_error("Engine::schedule: an event in the past");
+  queue_.push(at, owner, generation_[owner], token);
 }
 
 void Engine::start(TaskId task) {

@@ -9,6 +9,8 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace trainsim::core {
 
@@ -18,11 +20,17 @@ class Time {
   static constexpr Time ps(std::int64_t picoseconds) { return Time(picoseconds); }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(std::numeric_limits<std::int64_t>::max()); }
-  // Rounds to the nearest picosecond; negative or NaN durations are a caller bug
-  // and clamp to zero so that time never runs backwards.
+  // Durations are kept below 2^62 ps (about 53 days) so that adding a few of
+  // them cannot wrap; sums past 2^63 ps (about 106 days) are refused too.
+  static constexpr std::int64_t kLimitPs = std::int64_t{1} << 62;
+
+  // Rounds to the nearest picosecond; negative or NaN durations clamp to zero so
+  // that time never runs backwards. Throws std::overflow_error past kLimitPs.
   static Time seconds(double s) {
     if (!(s > 0.0)) return Time(0);
-    return Time(static_cast<std::int64_t>(std::llround(s * 1e12)));
+    const double ps = s * 1e12;
+    if (!(ps < static_cast<double>(kLimitPs))) throw std::overflow_error(too_long(s));
+    return Time(static_cast<std::int64_t>(std::llround(ps)));
   }
   static Time microseconds(double us) { return seconds(us * 1e-6); }
 
@@ -31,20 +39,28 @@ class Time {
   constexpr double to_microseconds() const { return static_cast<double>(ps_) * 1e-6; }
 
   constexpr auto operator<=>(const Time&) const = default;
-  constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
-  constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) {
-    ps_ += o.ps_;
-    return *this;
+  Time operator+(Time o) const {
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(ps_, o.ps_, &sum)) throw std::overflow_error(too_long(to_seconds() + o.to_seconds()));
+    return Time(sum);
   }
+  constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
+  Time& operator+=(Time o) { return *this = *this + o; }
   constexpr Time& operator-=(Time o) {
     ps_ -= o.ps_;
     return *this;
   }
-  constexpr Time operator*(std::int64_t k) const { return Time(ps_ * k); }
+  Time operator*(std::int64_t k) const {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(ps_, k, &product)) throw std::overflow_error(too_long(to_seconds() * k));
+    return Time(product);
+  }
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  static std::string too_long(double s) {
+    return "simulated time overflows: " + std::to_string(s) + " s is beyond the range of the simulator's clock (53 days for one duration, 106 days in all)";
+  }
   std::int64_t ps_ = 0;
 };
 

@@ -25,6 +25,7 @@ struct NodeSpec {
 struct ClusterSpec {
   NodeSpec node;
   int nodes = 0;
+  // The loader caps nodes x gpus_per_node well inside int.
   int gpus() const { return node.gpus_per_node * nodes; }
   int node_of(int gpu) const { return gpu / node.gpus_per_node; }
 };

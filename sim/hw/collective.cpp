@@ -8,21 +8,22 @@ namespace trainsim::hw {
 
 namespace {
 
-// NCCL's ring latency constants in microseconds, from its tuning model
-// (NVIDIA/nccl src/graph/tuning.cc, see HARDWARE-FACTS.md §4 "NCCL latency
-// model"). `efficiency` is the share of each line that carries data, fixed by
-// the protocol's wire format: LL sends 4 data bytes per 8-byte line with its
-// flag, LL128 sends 120 data bytes per 128-byte line, Simple sends data only.
+// NCCL's ring model (NVIDIA/nccl src/graph/tuning.cc; constants also in
+// HARDWARE-FACTS.md §4): per protocol a base latency, a latency per step over
+// NVLink and per step over the network, in microseconds, and the share of the
+// bus bandwidth the protocol reaches: LL 0.5; LL128 0.92, or 0.7 with a single
+// rank per node; Simple all of it.
 struct Protocol {
   double base_us;
   double nvlink_step_us;
   double network_step_us;
-  double efficiency;
+  double bandwidth_share;
+  double bandwidth_share_one_per_node;
 };
 constexpr Protocol kProtocols[] = {
-    {6.6, 0.6, 2.7, 0.5},             // LL
-    {14.0, 1.9, 4.0, 120.0 / 128.0},  // LL128
-    {8.4, 3.4, 14.0, 1.0},            // Simple
+    {6.6, 0.6, 2.7, 0.5, 0.5},     // LL
+    {14.0, 1.9, 4.0, 0.92, 0.7},   // LL128
+    {8.4, 3.4, 14.0, 1.0, 1.0},    // Simple
 };
 
 }  // namespace
@@ -52,14 +53,20 @@ core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGr
   const int n = group.ranks;
   if (n <= 1 || !(bytes > 0.0)) return core::Time::zero();
   const bool all_reduce = kind == CollectiveKind::kAllReduce;
-  const int steps = all_reduce ? 2 * (n - 1) : n - 1;
-  const double bus_bytes = bytes * (all_reduce ? 2.0 : 1.0) * (n - 1) / n;
+  // A ring over n ranks takes n - 1 steps (twice for an all-reduce), of which
+  // nodes - 1 (twice) cross the network.
+  const int rounds = all_reduce ? 2 : 1;
+  const int steps = rounds * (n - 1);
+  const int network_steps = rounds * (group.nodes - 1);
+  const double bus_bytes = bytes * rounds * (n - 1) / n;
   const double bus_bw = ring_bus_bytes_per_s(node, group);
+  const bool one_per_node = group.ranks_per_node < 2;
   double best = std::numeric_limits<double>::infinity();
   for (const Protocol& p : kProtocols) {
-    const double step_us = group.nodes > 1 ? p.network_step_us : p.nvlink_step_us;
-    const double t = (p.base_us + steps * step_us) * 1e-6 + bus_bytes / (bus_bw * p.efficiency);
-    best = std::min(best, t);
+    const double latency_us =
+        p.base_us + (steps - network_steps) * p.nvlink_step_us + network_steps * p.network_step_us;
+    const double share = one_per_node ? p.bandwidth_share_one_per_node : p.bandwidth_share;
+    best = std::min(best, latency_us * 1e-6 + bus_bytes / (bus_bw * share));
   }
   return core::Time::seconds(best);
 }

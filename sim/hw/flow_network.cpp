@@ -12,6 +12,14 @@ namespace {
 // completion check.
 constexpr std::uint64_t kCompletion = 1;
 std::uint64_t latency_token(core::TaskId t) { return static_cast<std::uint64_t>(t) << 1; }
+
+// std::push_heap builds a max-heap; this order puts the earliest (finish, slot) on top.
+struct Later {
+  template <class D>
+  bool operator()(const D& a, const D& b) const {
+    return a.finish > b.finish || (a.finish == b.finish && a.slot > b.slot);
+  }
+};
 }  // namespace
 
 LinkId FlowNetwork::add_link(Link link) {
@@ -32,18 +40,11 @@ std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links) {
   return static_cast<std::uint32_t>(routes_.size() - 1);
 }
 
-double FlowNetwork::rate_of(core::TaskId task) const {
-  for (std::uint32_t s : active_) {
-    if (flows_[s].task == task) return flows_[s].rate * 1e12;
-  }
-  return 0.0;
-}
-
 void FlowNetwork::on_ready(core::TaskId task, core::Engine& engine) {
   engine.start(task);
   const core::Task& t = engine.graph().task(task);
   if (t.route >= routes_.size()) throw std::runtime_error("transfer names a missing route");
-  // Latency first (an event per transfer start is fine: it is not a waiting list).
+  // Latency first (an event per transfer start: a timer, not a waiting list).
   engine.schedule(timer_id_, engine.now() + routes_[t.route].latency, latency_token(task));
 }
 
@@ -52,24 +53,21 @@ void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
     begin_flow(static_cast<core::TaskId>(token >> 1), engine);
     return;
   }
+  scheduled_ = core::Time::max();
   const core::Time now = engine.now();
   std::vector<std::uint32_t> done;
-  for (std::uint32_t s : active_) {
-    if (flows_[s].finish <= now) done.push_back(s);
+  while (!due_.empty() && (stale(due_.front()) || due_.front().finish <= now)) {
+    const Due d = due_.front();
+    std::pop_heap(due_.begin(), due_.end(), Later{});
+    due_.pop_back();
+    if (!stale(d)) done.push_back(d.slot);
   }
-  std::vector<std::uint32_t> touched;
+  std::vector<LinkId> touched;
   for (std::uint32_t s : done) {
-    Flow& f = flows_[s];
-    f.active = false;
-    for (LinkId l : routes_[f.route].links) {
-      auto& on = flows_on_link_[l];
-      on.erase(std::find(on.begin(), on.end(), s));
-      touched.push_back(l);
-    }
-    active_.erase(std::find(active_.begin(), active_.end(), s));
-    free_slots_.push_back(s);
+    for (LinkId l : routes_[flows_[s].route].links) touched.push_back(l);
+    end_flow(s);
   }
-  resolve(std::move(touched), now);
+  resolve(touched, now);
   reschedule(engine);
   for (std::uint32_t s : done) engine.finish(flows_[s].task);
 }
@@ -90,52 +88,84 @@ void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
     flows_.emplace_back();
   }
   Flow& f = flows_[slot];
-  f = Flow{task, t.route, t.amount, 0.0, engine.now(), core::Time::max(), true};
+  f.task = task;
+  f.route = t.route;
+  f.remaining = t.amount;
+  f.rate = 0.0;
+  f.updated = engine.now();
+  f.finish = core::Time::max();
+  ++f.version;
+  f.active = true;
+  f.active_index = static_cast<std::uint32_t>(active_.size());
   active_.push_back(slot);
   for (LinkId l : route.links) flows_on_link_[l].push_back(slot);
   resolve(route.links, engine.now());
   reschedule(engine);
 }
 
-void FlowNetwork::resolve(std::vector<std::uint32_t> seed_links, core::Time now) {
+void FlowNetwork::end_flow(std::uint32_t slot) {
+  Flow& f = flows_[slot];
+  f.active = false;
+  ++f.version;
+  for (LinkId l : routes_[f.route].links) {
+    auto& on = flows_on_link_[l];
+    on.erase(std::find(on.begin(), on.end(), slot));
+  }
+  const std::uint32_t moved = active_.back();
+  active_[f.active_index] = moved;
+  flows_[moved].active_index = f.active_index;
+  active_.pop_back();
+  free_slots_.push_back(slot);
+}
+
+bool FlowNetwork::stale(const Due& d) const {
+  const Flow& f = flows_[d.slot];
+  return !f.active || f.version != d.version;
+}
+
+void FlowNetwork::push_due(std::uint32_t slot) {
+  const Flow& f = flows_[slot];
+  due_.push_back({f.finish, slot, f.version});
+  std::push_heap(due_.begin(), due_.end(), Later{});
+}
+
+void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now) {
   // Gather the component of links and flows reachable from the seed links.
   link_seen_.resize(links_.size(), 0);
   flow_seen_.resize(flows_.size(), 0);
-  auto& link_seen = link_seen_;
-  auto& flow_seen = flow_seen_;
-  std::vector<std::uint32_t> comp_links;
-  std::vector<std::uint32_t> comp_flows;
-  std::vector<std::uint32_t> stack;
+  comp_links_.clear();
+  comp_flows_.clear();
+  stack_.clear();
   for (LinkId l : seed_links) {
-    if (!link_seen[l]) {
-      link_seen[l] = 1;
-      stack.push_back(l);
+    if (!link_seen_[l]) {
+      link_seen_[l] = 1;
+      stack_.push_back(l);
     }
   }
-  while (!stack.empty()) {
-    const LinkId l = stack.back();
-    stack.pop_back();
-    comp_links.push_back(l);
+  while (!stack_.empty()) {
+    const LinkId l = stack_.back();
+    stack_.pop_back();
+    comp_links_.push_back(l);
     for (std::uint32_t s : flows_on_link_[l]) {
-      if (flow_seen[s]) continue;
-      flow_seen[s] = 1;
-      comp_flows.push_back(s);
+      if (flow_seen_[s]) continue;
+      flow_seen_[s] = 1;
+      comp_flows_.push_back(s);
       for (LinkId l2 : routes_[flows_[s].route].links) {
-        if (!link_seen[l2]) {
-          link_seen[l2] = 1;
-          stack.push_back(l2);
+        if (!link_seen_[l2]) {
+          link_seen_[l2] = 1;
+          stack_.push_back(l2);
         }
       }
     }
   }
-  for (std::uint32_t l : comp_links) link_seen[l] = 0;
-  for (std::uint32_t s : comp_flows) flow_seen[s] = 0;
-  if (comp_flows.empty()) return;
-  std::sort(comp_links.begin(), comp_links.end());
-  std::sort(comp_flows.begin(), comp_flows.end());
+  for (LinkId l : comp_links_) link_seen_[l] = 0;
+  for (std::uint32_t s : comp_flows_) flow_seen_[s] = 0;
+  if (comp_flows_.empty()) return;
+  std::sort(comp_links_.begin(), comp_links_.end());
+  std::sort(comp_flows_.begin(), comp_flows_.end());
 
   // Bring every affected flow's remaining bytes up to now at its old rate.
-  for (std::uint32_t s : comp_flows) {
+  for (std::uint32_t s : comp_flows_) {
     Flow& f = flows_[s];
     f.remaining -= f.rate * static_cast<double>((now - f.updated).ps());
     if (f.remaining < 0.0) f.remaining = 0.0;
@@ -146,53 +176,70 @@ void FlowNetwork::resolve(std::vector<std::uint32_t> seed_links, core::Time now)
   capacity_.resize(links_.size(), 0.0);
   unfrozen_.resize(links_.size(), 0);
   frozen_.resize(flows_.size(), 0);
-  auto& capacity = capacity_;
-  auto& unfrozen = unfrozen_;
-  auto& frozen = frozen_;
-  for (LinkId l : comp_links) {
-    capacity[l] = links_[l].bytes_per_s * 1e-12;
-    unfrozen[l] = static_cast<std::uint32_t>(flows_on_link_[l].size());
+  for (LinkId l : comp_links_) {
+    capacity_[l] = links_[l].bytes_per_s * 1e-12;
+    unfrozen_[l] = static_cast<std::uint32_t>(flows_on_link_[l].size());
   }
-  std::size_t left = comp_flows.size();
+  std::size_t left = comp_flows_.size();
   while (left > 0) {
     LinkId bottleneck = 0;
     double share = std::numeric_limits<double>::infinity();
-    for (LinkId l : comp_links) {
-      if (unfrozen[l] == 0) continue;
-      const double s = capacity[l] / unfrozen[l];
+    for (LinkId l : comp_links_) {
+      if (unfrozen_[l] == 0) continue;
+      const double s = capacity_[l] / unfrozen_[l];
       if (s < share) {
         share = s;
         bottleneck = l;
       }
     }
     for (std::uint32_t s : flows_on_link_[bottleneck]) {
-      if (frozen[s]) continue;
-      frozen[s] = 1;
+      if (frozen_[s]) continue;
+      frozen_[s] = 1;
       --left;
       flows_[s].rate = share;
       for (LinkId l2 : routes_[flows_[s].route].links) {
-        capacity[l2] = std::max(0.0, capacity[l2] - share);
-        --unfrozen[l2];
+        capacity_[l2] = std::max(0.0, capacity_[l2] - share);
+        --unfrozen_[l2];
       }
     }
   }
 
-  for (std::uint32_t s : comp_flows) {
-    frozen[s] = 0;
+  for (std::uint32_t s : comp_flows_) {
+    frozen_[s] = 0;
     Flow& f = flows_[s];
+    ++f.version;
     if (!(f.rate > 0.0)) {
       f.finish = core::Time::max();  // starved; re-solved when a neighbour ends
       continue;
     }
     const double ps = std::ceil(f.remaining / f.rate);
+    if (!(ps < static_cast<double>(core::Time::kLimitPs))) {
+      throw std::overflow_error("a transfer of " + std::to_string(f.remaining) +
+                                " bytes would take longer than the 53 days one duration may last");
+    }
     f.finish = now + core::Time::ps(static_cast<std::int64_t>(ps));
+    push_due(s);
   }
 }
 
 void FlowNetwork::reschedule(core::Engine& engine) {
+  while (!due_.empty() && stale(due_.front())) {
+    std::pop_heap(due_.begin(), due_.end(), Later{});
+    due_.pop_back();
+  }
+  // Stale entries pile up when rates change often; rebuild from the live flows.
+  if (due_.size() > 64 && due_.size() > 4 * active_.size()) {
+    due_.clear();
+    std::vector<std::uint32_t> live(active_);
+    std::sort(live.begin(), live.end());
+    for (std::uint32_t s : live) {
+      if (flows_[s].finish != core::Time::max()) push_due(s);
+    }
+  }
+  const core::Time earliest = due_.empty() ? core::Time::max() : due_.front().finish;
+  if (earliest == scheduled_) return;
   engine.cancel_pending(completion_id_);
-  core::Time earliest = core::Time::max();
-  for (std::uint32_t s : active_) earliest = std::min(earliest, flows_[s].finish);
+  scheduled_ = earliest;
   if (earliest != core::Time::max()) engine.schedule(completion_id_, earliest, kCompletion);
 }
 

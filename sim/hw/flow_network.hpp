@@ -8,8 +8,10 @@
 // directly or through others, are re-solved, visited in a fixed order so that
 // results are reproducible.
 //
-// The network holds one pending completion event: the earliest projected finish
-// among active flows; it is cancelled and replaced whenever rates change.
+// Projected finish times sit in a min-heap (stale entries are skipped by a
+// version stamp), and the network keeps one pending completion event in the
+// engine: the earliest finish. It is moved only when that earliest finish
+// changes.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +45,9 @@ class FlowNetwork final : public core::Resource {
   void on_event(std::uint64_t token, core::Engine& engine) override;
 
   // The network receives two kinds of events: route-latency expiries (one per
-  // transfer) and its single completion check, which is cancelled whenever rates
-  // change. They need separate engine owners so that cancelling the completion
-  // check leaves the latency timers alone.
+  // transfer) and its single completion check, which is cancelled whenever the
+  // earliest finish moves. They need separate engine owners so that cancelling
+  // the completion check leaves the latency timers alone.
   void set_ids(core::ResourceId completion, core::ResourceId timers) {
     completion_id_ = completion;
     timer_id_ = timers;
@@ -53,8 +55,6 @@ class FlowNetwork final : public core::Resource {
   const Link& link(LinkId id) const { return links_[id]; }
   const Route& route(std::uint32_t id) const { return routes_[id]; }
   std::size_t link_count() const { return links_.size(); }
-  // Current rate of the flow carrying `task`, bytes/s (0 if it is not flowing).
-  double rate_of(core::TaskId task) const;
 
  private:
   struct Flow {
@@ -64,11 +64,21 @@ class FlowNetwork final : public core::Resource {
     double rate = 0.0;       // bytes per picosecond
     core::Time updated;      // when `remaining` was last brought up to date
     core::Time finish;       // projected finish at the current rate
+    std::uint32_t version = 0;
+    std::uint32_t active_index = 0;  // position in active_
     bool active = false;
+  };
+  struct Due {
+    core::Time finish;
+    std::uint32_t slot;
+    std::uint32_t version;
   };
 
   void begin_flow(core::TaskId task, core::Engine& engine);
-  void resolve(std::vector<std::uint32_t> seed_links, core::Time now);
+  void end_flow(std::uint32_t slot);
+  void resolve(const std::vector<LinkId>& seed_links, core::Time now);
+  void push_due(std::uint32_t slot);
+  bool stale(const Due& d) const;
   void reschedule(core::Engine& engine);
 
   std::vector<Link> links_;
@@ -76,13 +86,16 @@ class FlowNetwork final : public core::Resource {
   std::vector<std::vector<std::uint32_t>> flows_on_link_;  // active flow slots per link
   std::vector<Flow> flows_;                                // slots, reused
   std::vector<std::uint32_t> free_slots_;
-  std::vector<std::uint32_t> active_;  // active slots, in start order
+  std::vector<std::uint32_t> active_;  // active slots, any order
+  std::vector<Due> due_;               // min-heap on (finish, slot)
+  core::Time scheduled_ = core::Time::max();  // time of the pending completion event
   core::ResourceId completion_id_ = 0;
   core::ResourceId timer_id_ = 0;
   // Scratch space for resolve(), kept to avoid allocating on every event.
   std::vector<char> link_seen_, flow_seen_, frozen_;
   std::vector<double> capacity_;
   std::vector<std::uint32_t> unfrozen_;
+  std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
 };
 
 }  // namespace trainsim::hw

@@ -1,7 +1,9 @@
 // The links of a cluster, registered in a FlowNetwork, and the route between
 // any two GPUs: inside a node, the sender's NVLink port then the receiver's;
-// across nodes, the sender's NIC then the receiver's (the network between them
-// is non-blocking). Routes are built on first use and cached per pair.
+// across nodes, the NIC the sender uses then the NIC the receiver uses (the
+// network between NICs is taken as non-blocking). With fewer NICs than GPUs in
+// a node, neighbouring GPUs share a NIC: GPU l of a node uses NIC
+// l * nics_per_node / gpus_per_node. Routes are built on first use and cached.
 #pragma once
 
 #include <map>
@@ -15,19 +17,22 @@ namespace trainsim::hw {
 
 class Topology {
  public:
-  // Registers links for `gpus` (the GPUs that take part) in `network`.
+  // Registers the links of `gpus` (the GPUs that take part) in `network`.
   Topology(const ClusterSpec& cluster, const std::vector<int>& gpus, FlowNetwork& network);
 
   // Route index for Task::route, from GPU `from` to GPU `to`.
   std::uint32_t route(int from, int to);
 
  private:
-  struct Ports {
-    LinkId nvlink_out, nvlink_in, nic_out, nic_in;
+  struct Port {
+    LinkId out, in;
   };
+  std::pair<int, int> nic_of(int gpu) const;  // (node, NIC index)
+
   const ClusterSpec& cluster_;
   FlowNetwork& network_;
-  std::map<int, Ports> ports_;
+  std::map<int, Port> nvlink_;                // by GPU
+  std::map<std::pair<int, int>, Port> nics_;  // by (node, NIC)
   std::map<std::pair<int, int>, std::uint32_t> routes_;
 };
 

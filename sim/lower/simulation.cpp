@@ -1,8 +1,10 @@
 #include "lower/simulation.hpp"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "hw/topology.hpp"
 #include "schedule/check.hpp"
@@ -11,18 +13,27 @@ namespace trainsim::lower {
 
 namespace {
 
+using schedule::Action;
+using schedule::Op;
+
 core::ResourceId stream_id(int rank, StreamKind kind) {
   return static_cast<core::ResourceId>(rank * kStreamsPerRank + static_cast<int>(kind));
 }
 
-core::Time compute_duration(const schedule::Action& a, const workload::StageCost& c) {
+core::Time compute_duration(const Action& a, const workload::StageCost& c) {
   switch (a.op) {
-    case schedule::Op::kForward: return c.forward;
-    case schedule::Op::kBackward: return c.backward();
-    case schedule::Op::kInputGrad: return c.input_grad;
-    case schedule::Op::kWeightGrad: return c.weight_grad;
+    case Op::kForward: return c.forward;
+    case Op::kBackward: return c.backward();
+    case Op::kInputGrad: return c.input_grad;
+    case Op::kWeightGrad: return c.weight_grad;
+    default: return core::Time::zero();
   }
-  return core::Time::zero();
+}
+
+// The send a receive waits for: RECV_F(s, mb) <- SEND_F(s - 1, mb); RECV_B(s, mb) <- SEND_B(s + 1, mb).
+std::tuple<Op, int, int> matching_send(const Action& recv) {
+  if (recv.op == Op::kRecvF) return {Op::kSendF, recv.stage - 1, recv.microbatch};
+  return {Op::kSendB, recv.stage + 1, recv.microbatch};
 }
 
 }  // namespace
@@ -38,88 +49,126 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
 
   auto sim = std::make_unique<Simulation>();
   sim->gpu_of_rank = gpu_of_rank;
-  const core::ResourceId network_id = static_cast<core::ResourceId>(shape.ranks * kStreamsPerRank);
+  const auto network_id = static_cast<core::ResourceId>(shape.ranks * kStreamsPerRank);
   hw::Topology topology(cluster, gpu_of_rank, sim->network);
-
   for (int r = 0; r < shape.ranks; ++r) {
     sim->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(gpu_of_rank[r]),
                                         static_cast<std::int64_t>(cluster.node.gpu.memory_bytes())));
   }
 
-  auto add_task = [&](const core::Task& task, const TaskInfo& info) {
+  auto add_task = [&](core::Task task, const TaskInfo& info) {
     const core::TaskId id = sim->graph.add(task);
     sim->info.push_back(info);
     return id;
   };
+  auto stream_task = [](int rank, StreamKind kind, core::Time duration) {
+    core::Task t;
+    t.resource = stream_id(rank, kind);
+    t.duration = duration;
+    return t;
+  };
 
-  // Compute actions, in each rank's issue order.
-  std::vector<std::vector<core::TaskId>> compute_order(shape.ranks);
-  std::vector<std::vector<core::TaskId>> comm_order(shape.ranks);
-  std::vector<std::vector<core::TaskId>> task_of(shape.ranks);
-  for (int r = 0; r < shape.ranks; ++r) {
-    for (const schedule::Action& a : program.ranks[r]) {
-      const workload::StageCost& c = costs.stages[a.stage];
-      core::Task t;
-      t.resource = stream_id(r, StreamKind::kCompute);
-      t.duration = compute_duration(a, c);
-      const core::TaskId id = add_task(t, {TaskKind::kCompute, a, r, -1, false});
-      task_of[r].push_back(id);
-      compute_order[r].push_back(id);
-    }
-  }
-
-  // Data dependencies; crossing ranks, they become transfers on the network.
+  // Pass 1: a task for every action that has one of its own. An action may
+  // become a chain of tasks (REDUCE_GRAD: data-parallel all-reduce, then the
+  // embedding all-reduce): what it waits for enters at the first, what waits
+  // for it leaves from the last.
+  std::vector<std::vector<std::optional<core::TaskId>>> task_of(shape.ranks);  // the last task
+  std::map<std::pair<int, int>, core::TaskId> first_task_of;  // where it differs from the last
+  std::vector<std::vector<core::TaskId>> compute_order(shape.ranks), comm_order(shape.ranks);
+  std::map<std::tuple<Op, int, int>, schedule::ActionRef> sends;
+  std::vector<std::optional<core::TaskId>> dp_reduce_of_stage(shape.stages), embedding_sync_of_stage(shape.stages);
   std::vector<std::pair<core::TaskId, core::TaskId>> edges;
-  for (const schedule::Dependency& d : schedule::dependencies(program, shape)) {
-    const core::TaskId before = task_of[d.before.rank][d.before.index];
-    const core::TaskId after = task_of[d.after.rank][d.after.index];
-    const schedule::Action& producer = program.ranks[d.before.rank][d.before.index];
-    const workload::StageCost& c = costs.stages[producer.stage];
-    const double bytes = d.kind == schedule::EdgeKind::kActivation ? c.send_forward_bytes
-                         : d.kind == schedule::EdgeKind::kGradient ? c.send_backward_bytes
-                                                                   : 0.0;
-    if (d.before.rank == d.after.rank || bytes <= 0.0) {
-      edges.emplace_back(before, after);
-      continue;
+  // Transfers between each (sender, receiver) pair, in issue order.
+  std::map<std::pair<int, int>, core::TaskId> last_transfer;
+
+  for (int r = 0; r < shape.ranks; ++r) {
+    const auto& actions = program.ranks[r];
+    task_of[r].resize(actions.size());
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      const Action& a = actions[k];
+      const TaskInfo info{TaskKind::kCompute, a, r, -1};
+      if (schedule::is_compute(a.op)) {
+        const core::TaskId id = add_task(stream_task(r, StreamKind::kCompute, compute_duration(a, costs.stages[a.stage])), info);
+        task_of[r][k] = id;
+        compute_order[r].push_back(id);
+      } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
+        sends[{a.op, a.stage, a.microbatch}] = {r, static_cast<int>(k)};
+        const workload::StageCost& c = costs.stages[a.stage];
+        const double bytes = a.op == Op::kSendF ? c.send_forward_bytes : c.send_backward_bytes;
+        if (bytes <= 0.0) continue;  // nothing to move: the consumer waits on the producer directly
+        const int peer = shape.stage_rank[a.op == Op::kSendF ? a.stage + 1 : a.stage - 1];
+        core::Task t;
+        t.resource = network_id;
+        t.amount = bytes;
+        t.route = topology.route(gpu_of_rank[r], gpu_of_rank[peer]);
+        const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, r, peer});
+        task_of[r][k] = id;
+        if (auto it = last_transfer.find({r, peer}); it != last_transfer.end()) edges.emplace_back(it->second, id);
+        last_transfer[{r, peer}] = id;
+      } else if (a.op == Op::kReduceGrad) {
+        const workload::StageCost& c = costs.stages[a.stage];
+        core::TaskId id = add_task(stream_task(r, StreamKind::kComm, c.grad_all_reduce), {TaskKind::kGradAllReduce, a, r, -1});
+        comm_order[r].push_back(id);
+        dp_reduce_of_stage[a.stage] = id;
+        if (c.embedding_grad_all_reduce > core::Time::zero()) {
+          const core::TaskId sync =
+              add_task(stream_task(r, StreamKind::kComm, c.embedding_grad_all_reduce), {TaskKind::kEmbeddingAllReduce, a, r, -1});
+          edges.emplace_back(id, sync);
+          comm_order[r].push_back(sync);
+          embedding_sync_of_stage[a.stage] = sync;
+          first_task_of[{r, static_cast<int>(k)}] = id;
+          id = sync;
+        }
+        task_of[r][k] = id;
+      } else if (a.op == Op::kOptimizer) {
+        core::Time step;
+        for (int s = 0; s < shape.stages; ++s) {
+          if (shape.stage_rank[s] == r) step += costs.stages[s].optimizer_step;
+        }
+        const core::TaskId id = add_task(stream_task(r, StreamKind::kCompute, step), {TaskKind::kOptimizer, a, r, -1});
+        task_of[r][k] = id;
+        compute_order[r].push_back(id);
+      }
     }
-    core::Task t;
-    t.resource = network_id;
-    t.amount = bytes;
-    t.route = topology.route(gpu_of_rank[d.before.rank], gpu_of_rank[d.after.rank]);
-    const core::TaskId x = add_task(
-        t, {TaskKind::kTransfer, producer, d.before.rank, d.after.rank, d.kind == schedule::EdgeKind::kGradient});
-    edges.emplace_back(before, x);
-    edges.emplace_back(x, after);
   }
 
-  // End of iteration: gradient all-reduce on the comm stream once the rank's
-  // last backward is done, then the optimizer step.
-  for (int r = 0; r < shape.ranks; ++r) {
-    core::Time all_reduce, optimizer;
-    std::map<int, bool> seen;
-    for (const schedule::Action& a : program.ranks[r]) {
-      if (seen[a.stage]) continue;
-      seen[a.stage] = true;
-      all_reduce += costs.stages[a.stage].grad_all_reduce;
-      optimizer += costs.stages[a.stage].optimizer_step;
+  // Pass 2: a receive and a transfer-less send stand for the task they wait on.
+  auto resolve = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
+    const Action& a = program.ranks[ref.rank][ref.index];
+    if (a.op == Op::kRecvF || a.op == Op::kRecvB) {
+      const schedule::ActionRef send = sends.at(matching_send(a));
+      ref = send;
     }
-    core::TaskId last = compute_order[r].empty() ? 0 : compute_order[r].back();
-    const bool has_last = !compute_order[r].empty();
-    if (all_reduce > core::Time::zero()) {
-      core::Task t;
-      t.resource = stream_id(r, StreamKind::kComm);
-      t.duration = all_reduce;
-      const core::TaskId id = add_task(t, {TaskKind::kGradAllReduce, {}, r, -1, false});
-      if (has_last) edges.emplace_back(last, id);
-      comm_order[r].push_back(id);
-      last = id;
+    return task_of[ref.rank][ref.index];
+  };
+  // A zero-byte send has no task: its consumer depends on what the send depends on.
+  std::map<std::pair<int, int>, core::TaskId> producer_of_send;
+  const std::vector<schedule::Dependency> deps = schedule::dependencies(program, shape);
+  for (const schedule::Dependency& d : deps) {
+    const Action& after = program.ranks[d.after.rank][d.after.index];
+    if ((after.op == Op::kSendF || after.op == Op::kSendB) && !task_of[d.after.rank][d.after.index]) {
+      producer_of_send[{d.after.rank, d.after.index}] = *resolve(d.before);
     }
-    core::Task t;
-    t.resource = stream_id(r, StreamKind::kCompute);
-    t.duration = optimizer;
-    const core::TaskId id = add_task(t, {TaskKind::kOptimizer, {}, r, -1, false});
-    if (has_last || all_reduce > core::Time::zero()) edges.emplace_back(last, id);
-    compute_order[r].push_back(id);
+  }
+  for (const schedule::Dependency& d : deps) {
+    std::optional<core::TaskId> from = resolve(d.before);
+    std::optional<core::TaskId> to = resolve(d.after);
+    if (auto it = first_task_of.find({d.after.rank, d.after.index}); it != first_task_of.end()) to = it->second;
+    if (!from) {
+      schedule::ActionRef send = d.before;
+      const Action& a = program.ranks[send.rank][send.index];
+      if (a.op == Op::kRecvF || a.op == Op::kRecvB) send = sends.at(matching_send(a));
+      from = producer_of_send.at({send.rank, send.index});
+    }
+    if (!to || *from == *to) continue;
+    edges.emplace_back(*from, *to);
+  }
+
+  // A tied embedding's gradient all-reduce joins the first and the last stage.
+  const int last_stage = shape.stages - 1;
+  if (embedding_sync_of_stage[0] && embedding_sync_of_stage[last_stage] && last_stage > 0) {
+    edges.emplace_back(*dp_reduce_of_stage[0], *embedding_sync_of_stage[last_stage]);
+    edges.emplace_back(*dp_reduce_of_stage[last_stage], *embedding_sync_of_stage[0]);
   }
 
   for (const auto& [a, b] : edges) sim->graph.add_edge(a, b);
@@ -128,20 +177,18 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
   // Memory: model state is resident from the start; a micro-batch's activations
   // are taken when its F starts and given back when its backward ends.
   for (int r = 0; r < shape.ranks; ++r) {
-    std::map<int, bool> seen;
-    for (const schedule::Action& a : program.ranks[r]) {
-      if (seen[a.stage]) continue;
-      seen[a.stage] = true;
-      sim->memory.pool(r).allocate(costs.stages[a.stage].model_state_bytes, core::Time::zero());
+    for (int s = 0; s < shape.stages; ++s) {
+      if (shape.stage_rank[s] == r) sim->memory.pool(r).allocate(costs.stages[s].model_state_bytes, core::Time::zero());
     }
     for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
-      const schedule::Action& a = program.ranks[r][k];
+      const Action& a = program.ranks[r][k];
+      if (!schedule::is_compute(a.op)) continue;
       const std::int64_t bytes = costs.stages[a.stage].activation_bytes;
       hw::MemoryEffect e;
       e.pool = static_cast<std::uint32_t>(r);
-      if (a.op == schedule::Op::kForward) e.allocate_at_start = bytes;
-      if (a.op == schedule::Op::kBackward || a.op == schedule::Op::kWeightGrad) e.release_at_end = bytes;
-      if (e.allocate_at_start != 0 || e.release_at_end != 0) sim->memory.set_effect(task_of[r][k], e);
+      if (a.op == Op::kForward) e.allocate_at_start = bytes;
+      if (schedule::is_backward_end(a.op)) e.release_at_end = bytes;
+      if (e.allocate_at_start != 0 || e.release_at_end != 0) sim->memory.set_effect(*task_of[r][k], e);
     }
   }
 

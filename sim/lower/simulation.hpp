@@ -3,9 +3,20 @@
 // rank, a flow network for point-to-point transfers, a memory pool per GPU),
 // ready for the engine.
 //
+// What each action becomes:
+//   F, B, I, W     a task on the rank's compute stream, in program order
+//   SEND_F/SEND_B  a transfer on the network; transfers between one pair of
+//                  ranks go first-in first-out, as on an NCCL stream; the
+//                  compute stream does not wait for them
+//   RECV_F/RECV_B  nothing of its own: the consumer waits for the transfer
+//   REDUCE_GRAD    the stage's data-parallel gradient all-reduce on the
+//                  communication stream (then, for a stage holding a tied
+//                  embedding, its all-reduce with the other end of the pipeline)
+//   OPTIMIZER      the optimizer step of the rank's stages, on the compute stream
+//
 // One pipeline is simulated: tensor-parallel peers and data-parallel replicas
 // of a homogeneous cluster run the same program, so rank r stands for every GPU
-// of stage r, and the collectives they share are costed for the whole group.
+// of its stages, and the collectives they share are costed for the whole group.
 #pragma once
 
 #include <memory>
@@ -22,16 +33,15 @@
 
 namespace trainsim::lower {
 
-enum class TaskKind { kCompute, kTransfer, kGradAllReduce, kOptimizer };
+enum class TaskKind { kCompute, kTransfer, kGradAllReduce, kEmbeddingAllReduce, kOptimizer };
 enum class StreamKind { kCompute = 0, kComm = 1 };
 inline constexpr int kStreamsPerRank = 2;
 
 struct TaskInfo {
   TaskKind kind = TaskKind::kCompute;
-  schedule::Action action;  // compute: the action; transfer: the action that produced the data
+  schedule::Action action;  // the action the task comes from
   int rank = 0;             // the rank that runs it (the sender, for a transfer)
   int peer = -1;            // transfer: the receiving rank
-  bool gradient = false;    // transfer: a gradient (backward) rather than an activation
 };
 
 struct Simulation {
@@ -42,10 +52,6 @@ struct Simulation {
   hw::MemoryTracker memory;  // pool r belongs to rank r's GPU
   std::vector<int> gpu_of_rank;
   core::Timeline timeline;  // filled by run()
-
-  const hw::Stream& stream(int rank, StreamKind kind) const {
-    return *streams[static_cast<std::size_t>(rank) * kStreamsPerRank + static_cast<int>(kind)];
-  }
 };
 
 // `program` must have passed schedule::check.

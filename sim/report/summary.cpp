@@ -19,13 +19,16 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.mfu = info.peak_tflops > 0.0 ? s.model_tflops_per_gpu / info.peak_tflops : 0.0;
   }
   const int ranks = static_cast<int>(sim.gpu_of_rank.size());
-  std::vector<double> busy(ranks, 0.0);
+  std::vector<double> busy(ranks, 0.0), reducing(ranks, 0.0);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     const double d = (sim.timeline.end[id] - sim.timeline.start[id]).to_seconds();
     if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) busy[ti.rank] += d;
-    if (ti.kind == lower::TaskKind::kGradAllReduce) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
+    if (ti.kind == lower::TaskKind::kGradAllReduce || ti.kind == lower::TaskKind::kEmbeddingAllReduce) {
+      reducing[ti.rank] += d;
+    }
   }
+  for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
   double bubble_sum = 0.0;
   for (int r = 0; r < ranks; ++r) {
     const hw::MemoryPool& pool = sim.memory.pools()[r];

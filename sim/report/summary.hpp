@@ -44,7 +44,7 @@ struct Summary {
   double model_tflops_per_gpu = 0.0;
   double mfu = 0.0;
   double bubble_fraction = 0.0;  // mean over pipeline ranks
-  double grad_all_reduce_s = 0.0;  // longest data-parallel all-reduce
+  double grad_all_reduce_s = 0.0;  // most time a rank spends in gradient all-reduces
   std::vector<StageSummary> stages;
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;

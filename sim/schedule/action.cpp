@@ -2,18 +2,34 @@
 
 namespace trainsim::schedule {
 
-char op_letter(Op op) {
+bool is_compute(Op op) {
+  return op == Op::kForward || op == Op::kBackward || op == Op::kInputGrad || op == Op::kWeightGrad;
+}
+
+bool is_backward_end(Op op) { return op == Op::kBackward || op == Op::kWeightGrad; }
+
+std::string op_name(Op op) {
   switch (op) {
-    case Op::kForward: return 'F';
-    case Op::kBackward: return 'B';
-    case Op::kInputGrad: return 'I';
-    case Op::kWeightGrad: return 'W';
+    case Op::kForward: return "F";
+    case Op::kBackward: return "B";
+    case Op::kInputGrad: return "I";
+    case Op::kWeightGrad: return "W";
+    case Op::kSendF: return "SEND_F";
+    case Op::kRecvF: return "RECV_F";
+    case Op::kSendB: return "SEND_B";
+    case Op::kRecvB: return "RECV_B";
+    case Op::kReduceGrad: return "REDUCE_GRAD";
+    case Op::kOptimizer: return "OPTIMIZER";
   }
-  return '?';
+  return "?";
 }
 
 std::string to_string(const Action& a) {
-  return std::to_string(a.stage) + op_letter(a.op) + std::to_string(a.microbatch);
+  if (a.op == Op::kOptimizer) return "OPTIMIZER";
+  std::string s = std::to_string(a.stage);
+  s += op_name(a.op);
+  if (a.op != Op::kReduceGrad) s += std::to_string(a.microbatch);
+  return s;
 }
 
 Shape Shape::linear(int ranks, int microbatches) {

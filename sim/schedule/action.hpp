@@ -2,8 +2,12 @@
 // performs in order. It is pure order, no time: durations come later, when the
 // program is lowered onto costs and hardware.
 //
-// The vocabulary follows torch.distributed.pipelining, so an action prints as
-// `<stage><op><micro-batch>`, e.g. `0F0`, `1B3`, `2W3`.
+// The vocabulary follows torch.distributed.pipelining. Compute actions print as
+// `<stage><op><micro-batch>` (`0F0`, `1B3`, `2I3`, `2W3`); communication as
+// `<stage>SEND_F<mb>` and the like; `<stage>REDUCE_GRAD`; `OPTIMIZER`.
+//
+// Schedule plugins emit compute actions only; with_communication() (see
+// communication.hpp) adds the rest, as torch's lowering passes do.
 #pragma once
 
 #include <cstdint>
@@ -13,22 +17,29 @@
 namespace trainsim::schedule {
 
 enum class Op : std::uint8_t {
-  kForward,     // F
+  kForward,     // F: forward of (stage, micro-batch)
   kBackward,    // B: full backward (= I then W)
-  kInputGrad,   // I: backward w.r.t. inputs only
-  kWeightGrad,  // W: backward w.r.t. weights only
+  kInputGrad,   // I: backward w.r.t. the stage's input only
+  kWeightGrad,  // W: backward w.r.t. the stage's weights only
+  kSendF,       // SEND_F: send F's output of (stage, mb) on to stage + 1
+  kRecvF,       // RECV_F: receive the input of F of (stage, mb) from stage - 1
+  kSendB,       // SEND_B: send the input gradient of (stage, mb) back to stage - 1
+  kRecvB,       // RECV_B: receive the output gradient of (stage, mb) from stage + 1
+  kReduceGrad,  // REDUCE_GRAD: all-reduce the stage's weight gradients across replicas
+  kOptimizer,   // OPTIMIZER: the rank's optimizer step (stage and micro-batch unused)
 };
 
 struct Action {
   Op op = Op::kForward;
   int stage = 0;
-  int microbatch = 0;
+  int microbatch = 0;  // unused by REDUCE_GRAD and OPTIMIZER
   friend bool operator==(const Action&, const Action&) = default;
 };
 
-// `0F0`-style text of one action.
+bool is_compute(Op op);        // F, B, I, W
+bool is_backward_end(Op op);   // the action whose end completes a backward: B or W
+std::string op_name(Op op);    // "F", "SEND_F", "REDUCE_GRAD", ...
 std::string to_string(const Action& a);
-char op_letter(Op op);
 
 // What a schedule needs to know to lay out its program.
 struct Shape {

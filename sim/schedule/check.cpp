@@ -9,25 +9,31 @@ namespace trainsim::schedule {
 
 namespace {
 
-// Where each kind of action of one (stage, micro-batch) sits, if anywhere.
+std::string where(const Program& p, ActionRef a) {
+  return "rank " + std::to_string(a.rank) + ": " + to_string(p.ranks[a.rank][a.index]);
+}
+
+// Where each per-micro-batch action of one (stage, micro-batch) sits.
 struct Slots {
-  std::optional<ActionRef> f, b, i, w;
+  std::optional<ActionRef> f, b, i, w, send_f, recv_f, send_b, recv_b;
   std::optional<ActionRef>& of(Op op) {
     switch (op) {
       case Op::kForward: return f;
       case Op::kBackward: return b;
       case Op::kInputGrad: return i;
       case Op::kWeightGrad: return w;
+      case Op::kSendF: return send_f;
+      case Op::kRecvF: return recv_f;
+      case Op::kSendB: return send_b;
+      case Op::kRecvB: return recv_b;
+      default: return f;  // not per micro-batch; never asked
     }
-    return f;
   }
-  // The action whose end releases the gradient to the previous stage.
+  // The action whose end releases the gradient for the previous stage.
   const std::optional<ActionRef>& input_grad() const { return b ? b : i; }
+  // The action whose end completes the backward.
+  const std::optional<ActionRef>& backward_end() const { return b ? b : w; }
 };
-
-std::string where(const Program& p, ActionRef a) {
-  return "rank " + std::to_string(a.rank) + ": " + to_string(p.ranks[a.rank][a.index]);
-}
 
 }  // namespace
 
@@ -36,40 +42,108 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
     throw ProgramError("program has " + std::to_string(program.ranks.size()) + " ranks, shape has " +
                        std::to_string(shape.ranks));
   }
-  std::vector<Slots> slots(static_cast<std::size_t>(shape.stages) * shape.microbatches);
+  const int S = shape.stages, M = shape.microbatches;
+  std::vector<Slots> slots(static_cast<std::size_t>(S) * M);
+  auto slot = [&](int s, int mb) -> Slots& { return slots[static_cast<std::size_t>(s) * M + mb]; };
+  std::vector<std::optional<ActionRef>> reduce(S);
+  std::vector<std::optional<ActionRef>> optimizer(shape.ranks);
+
   for (int r = 0; r < shape.ranks; ++r) {
     for (int k = 0; k < static_cast<int>(program.ranks[r].size()); ++k) {
       const Action& a = program.ranks[r][k];
       const ActionRef ref{r, k};
-      if (a.stage < 0 || a.stage >= shape.stages || a.microbatch < 0 || a.microbatch >= shape.microbatches) {
-        throw ProgramError(where(program, ref) + " is outside " + std::to_string(shape.stages) + " stages x " +
-                           std::to_string(shape.microbatches) + " micro-batches");
+      if (a.op == Op::kOptimizer) {
+        if (optimizer[r]) throw ProgramError(where(program, ref) + " repeats " + where(program, *optimizer[r]));
+        optimizer[r] = ref;
+        continue;
+      }
+      if (a.stage < 0 || a.stage >= S) {
+        throw ProgramError(where(program, ref) + " names a stage outside 0.." + std::to_string(S - 1));
       }
       if (shape.stage_rank[a.stage] != r) {
         throw ProgramError(where(program, ref) + " but stage " + std::to_string(a.stage) + " is placed on rank " +
                            std::to_string(shape.stage_rank[a.stage]));
       }
-      auto& slot = slots[static_cast<std::size_t>(a.stage) * shape.microbatches + a.microbatch].of(a.op);
-      if (slot) throw ProgramError(where(program, ref) + " repeats " + where(program, *slot));
-      slot = ref;
+      if (a.op == Op::kReduceGrad) {
+        if (reduce[a.stage]) throw ProgramError(where(program, ref) + " repeats " + where(program, *reduce[a.stage]));
+        reduce[a.stage] = ref;
+        continue;
+      }
+      if (a.microbatch < 0 || a.microbatch >= M) {
+        throw ProgramError(where(program, ref) + " names a micro-batch outside 0.." + std::to_string(M - 1));
+      }
+      auto& s = slot(a.stage, a.microbatch).of(a.op);
+      if (s) throw ProgramError(where(program, ref) + " repeats " + where(program, *s));
+      s = ref;
     }
   }
+
   std::vector<Dependency> deps;
-  for (int s = 0; s < shape.stages; ++s) {
-    for (int mb = 0; mb < shape.microbatches; ++mb) {
-      const Slots& x = slots[static_cast<std::size_t>(s) * shape.microbatches + mb];
+  for (int s = 0; s < S; ++s) {
+    const int rank = shape.stage_rank[s];
+    for (int mb = 0; mb < M; ++mb) {
+      const Slots& x = slot(s, mb);
       const std::string name = "stage " + std::to_string(s) + " micro-batch " + std::to_string(mb);
       if (!x.f) throw ProgramError(name + " has no F");
       if (x.b && (x.i || x.w)) throw ProgramError(name + " has both B and an I/W split");
       if (!x.b && !(x.i && x.w)) throw ProgramError(name + " has no backward (B, or I and W)");
-      deps.push_back({*x.f, *x.input_grad(), EdgeKind::kLocal});
-      if (x.i) deps.push_back({*x.i, *x.w, EdgeKind::kLocal});
-      if (s + 1 < shape.stages) {
-        const Slots& next = slots[static_cast<std::size_t>(s + 1) * shape.microbatches + mb];
-        if (next.f) deps.push_back({*x.f, *next.f, EdgeKind::kActivation});
-        if (next.input_grad()) deps.push_back({*next.input_grad(), *x.input_grad(), EdgeKind::kGradient});
+      deps.push_back({*x.f, *x.input_grad()});
+      if (x.i) deps.push_back({*x.i, *x.w});
+      if (!reduce[s]) throw ProgramError("stage " + std::to_string(s) + " has no REDUCE_GRAD");
+      deps.push_back({*x.backward_end(), *reduce[s]});
+
+      // The boundary between stage s and s + 1.
+      const bool last = s + 1 == S;
+      const bool crosses = !last && shape.stage_rank[s + 1] != rank;
+      const Slots* next = last ? nullptr : &slot(s + 1, mb);
+      const std::string boundary = "stages " + std::to_string(s) + " and " + std::to_string(s + 1);
+      auto need = [&](const std::optional<ActionRef>& a, Op op, int stage) {
+        if (!a) {
+          throw ProgramError(boundary + " sit on different ranks, but rank " +
+                             std::to_string(shape.stage_rank[stage]) + " has no " + to_string({op, stage, mb}));
+        }
+      };
+      auto forbid = [&](const std::optional<ActionRef>& a) {
+        if (a) {
+          throw ProgramError(where(program, *a) + " has nothing to do: " +
+                             (last ? "no stage follows stage " + std::to_string(s)
+                                   : boundary + " share rank " + std::to_string(rank)));
+        }
+      };
+      if (!crosses) {
+        forbid(x.send_f);
+        forbid(x.recv_b);
+        if (next) {
+          forbid(next->recv_f);
+          forbid(next->send_b);
+          deps.push_back({*x.f, *next->f});
+          deps.push_back({*next->input_grad(), *x.input_grad()});
+        }
+        continue;
+      }
+      need(x.send_f, Op::kSendF, s);
+      need(next->recv_f, Op::kRecvF, s + 1);
+      need(next->send_b, Op::kSendB, s + 1);
+      need(x.recv_b, Op::kRecvB, s);
+      deps.push_back({*x.f, *x.send_f});
+      deps.push_back({*x.send_f, *next->recv_f});
+      deps.push_back({*next->recv_f, *next->f});
+      deps.push_back({*next->input_grad(), *next->send_b});
+      deps.push_back({*next->send_b, *x.recv_b});
+      deps.push_back({*x.recv_b, *x.input_grad()});
+    }
+    if (s == 0) {
+      // Stage 0 has no predecessor: nothing may be received for it or sent back from it.
+      for (int mb = 0; mb < M; ++mb) {
+        if (slot(0, mb).recv_f) throw ProgramError(where(program, *slot(0, mb).recv_f) + " has nothing to do: no stage precedes stage 0");
+        if (slot(0, mb).send_b) throw ProgramError(where(program, *slot(0, mb).send_b) + " has nothing to do: no stage precedes stage 0");
       }
     }
+  }
+  for (int s = 0; s < S; ++s) {
+    const int rank = shape.stage_rank[s];
+    if (!optimizer[rank]) throw ProgramError("rank " + std::to_string(rank) + " has no OPTIMIZER");
+    deps.push_back({*reduce[s], *optimizer[rank]});
   }
   return deps;
 }
@@ -86,9 +160,10 @@ void check(const Program& program, const Shape& shape) {
   Graph g(first_vertex.back());
   auto vertex = [&](ActionRef a) { return first_vertex[a.rank] + a.index; };
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    const int rank = static_cast<int>(r);
     for (int k = 0; k < static_cast<int>(program.ranks[r].size()); ++k) {
-      ref_of[vertex({static_cast<int>(r), k})] = {static_cast<int>(r), k};
-      if (k > 0) boost::add_edge(vertex({static_cast<int>(r), k - 1}), vertex({static_cast<int>(r), k}), g);
+      ref_of[vertex({rank, k})] = {rank, k};
+      if (k > 0) boost::add_edge(vertex({rank, k - 1}), vertex({rank, k}), g);
     }
   }
   for (const Dependency& d : deps) boost::add_edge(vertex(d.before), vertex(d.after), g);

@@ -37,12 +37,20 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
                                                   : op.bytes_weight_grad;
   if (flops <= 0.0 && bytes <= 0.0) return t;
   double rate = 0.0;
+  double work = flops;
   if (op.kind == OpKind::kGemm) {
     rate = gemm_flops_per_s(gpu, op.m, op.n, op.k);
   } else if (op.kind == OpKind::kAttention) {
+    // The attention curves are FlashAttention-2's causal forward+backward
+    // figures, which count FLOPs its own way: causal masking halves the score
+    // work, and backward is 2.5x forward (arXiv 2307.08691 §4.1). The time is
+    // that work at that rate; the model FLOPs (op.flops_*) stay Megatron's
+    // full-matrix count, used for MFU.
+    const double causal_forward = 0.5 * op.flops_forward;
+    work = pass == Pass::kForward ? causal_forward : pass == Pass::kInputGrad ? 2.5 * causal_forward : 0.0;
     rate = hw::interpolate_tflops(gpu.attention_tflops, seq) * 1e12;
   }
-  const double compute = flops > 0.0 && rate > 0.0 ? flops / rate : 0.0;
+  const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
   t.compute_s = std::max(compute, memory) + gpu.kernel_overhead_us * 1e-6;
   return t;

@@ -1,6 +1,8 @@
 #include "workload/stage_costs.hpp"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "hw/collective.hpp"
 #include "workload/op_cost.hpp"
@@ -28,7 +30,10 @@ struct PassTimes {
   }
 };
 
-std::int64_t to_bytes(double b) { return static_cast<std::int64_t>(std::llround(b)); }
+std::int64_t to_bytes(double b) {
+  if (!(b < 0x1p62)) throw std::overflow_error("a memory size of " + std::to_string(b) + " bytes is beyond what the simulator represents");
+  return static_cast<std::int64_t>(std::llround(b));
+}
 
 }  // namespace
 
@@ -91,6 +96,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.send_backward_bytes = first ? 0.0 : b * s * h * kActivationBytes / t;
     c.grad_all_reduce = hw::collective_time(hw::CollectiveKind::kAllReduce, c.params * kActivationBytes,
                                             dp_group, node);
+    if (tied && stages > 1 && (first || last)) {
+      const hw::CollectiveGroup ends =
+          hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(stages - 1)});
+      c.embedding_grad_all_reduce = hw::collective_time(
+          hw::CollectiveKind::kAllReduce, static_cast<double>(model.vocab) * h / t * kActivationBytes, ends, node);
+    }
     c.optimizer_step = core::Time::seconds(c.params * kOptimizerBytesPerParam /
                                                (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);

@@ -27,6 +27,10 @@ struct StageCost {
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU
   core::Time grad_all_reduce;          // across data-parallel replicas
+  // Tied input/output embeddings with pp > 1: the first and last stages each
+  // hold a copy and all-reduce its gradient between them (Megatron-LM's
+  // embedding group). Zero on other stages.
+  core::Time embedding_grad_all_reduce;
   core::Time optimizer_step;
 
   core::Time backward() const { return input_grad + weight_grad; }

@@ -18,7 +18,7 @@ hw::NodeSpec a100_node() {
 TEST_CASE("ring all-reduce inside one node") {
   // 8 ranks, 1 GiB: bus bytes = 2 * 7/8 * 2^30 = 1.8790e9 B.
   // Simple: 8.4 us + 14 steps * 3.4 us = 56.0 us, plus 1.8790e9 / 240e9 = 7.8293 ms -> 7.8853 ms.
-  // LL128 is slower: 40.6 us + 1.8790e9 / (240e9 * 120/128) = 8.3913 ms. So 7.8853 ms.
+  // LL128 is slower: 40.6 us + 1.8790e9 / (240e9 * 0.92) = 8.5101 ms. So 7.8853 ms.
   hw::ClusterSpec c{a100_node(), 1};
   const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(g.nodes == 1);
@@ -50,4 +50,30 @@ TEST_CASE("a group of one GPU per node is bound by one NIC") {
 TEST_CASE("one rank needs no collective") {
   hw::ClusterSpec c{a100_node(), 1};
   CHECK(hw::collective_time(hw::CollectiveKind::kAllReduce, 1e9, hw::group_of(c, {3}), c.node).ps() == 0);
+}
+
+TEST_CASE("across nodes only the boundary steps pay the network latency") {
+  // 16 ranks, 8 on each of 2 nodes, 8 KiB. Steps 2 * 15 = 30, of which
+  // 2 * (2 - 1) = 2 cross the network. Bus bandwidth: min(240, 8 NICs x 24) = 192 GB/s.
+  // LL: 6.6 + 28 * 0.6 + 2 * 2.7 = 28.8 us, plus 2 * 15/16 * 8192 / (192e9 * 0.5) = 0.16 us -> 28.96 us.
+  // LL128: 14 + 28 * 1.9 + 2 * 4 = 75.2 us; Simple: 8.4 + 28 * 3.4 + 2 * 14 = 131.6 us. So LL.
+  hw::ClusterSpec c{a100_node(), 2};
+  std::vector<int> gpus;
+  for (int g = 0; g < 16; ++g) gpus.push_back(g);
+  const auto g = hw::group_of(c, gpus);
+  CHECK(g.nodes == 2);
+  CHECK(g.ranks_per_node == 8);
+  const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).to_seconds();
+  CHECK(t == doctest::Approx(28.96e-6).epsilon(1e-3));
+}
+
+TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
+  // 2 ranks on 2 nodes, 64 MiB: steps 2, both across the network; bus bandwidth 24 GB/s;
+  // bus bytes = 2 * 1/2 * 2^26 = 6.711e7.
+  // Simple: 8.4 + 2 * 14 = 36.4 us + 6.711e7 / 24e9 = 2.7962 ms -> 2.8326 ms.
+  // LL128: 14 + 2 * 4 = 22 us + 6.711e7 / (24e9 * 0.7) = 3.9946 ms -> 4.0166 ms. So Simple.
+  hw::ClusterSpec c{a100_node(), 2};
+  const auto g = hw::group_of(c, {0, 8});
+  const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 67108864.0, g, c.node).to_seconds();
+  CHECK(t == doctest::Approx(2.8326e-3).epsilon(1e-4));
 }

@@ -4,6 +4,7 @@
 
 #include "lower/simulation.hpp"
 #include "schedule/check.hpp"
+#include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
 
 using namespace trainsim;
@@ -40,7 +41,8 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
 std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
                                             const workload::StageCosts& costs, std::vector<int> gpus = {}) {
   const schedule::Shape shape = schedule::Shape::linear(p, m);
-  const schedule::Program program = schedule::find_schedule(schedule)->program(shape);
+  const schedule::Program program =
+      schedule::with_communication(schedule::find_schedule(schedule)->program(shape), shape);
   schedule::check(program, shape);
   if (gpus.empty()) {
     for (int r = 0; r < p; ++r) gpus.push_back(r);
@@ -139,4 +141,44 @@ TEST_CASE("model state is resident from the start") {
   // Stage 0: 5000 + 4 micro-batches x 100 = 5400.
   CHECK(sim->memory.pools()[0].peak() == 5400);
   CHECK(sim->memory.pools()[0].timeline().front().bytes_in_use >= 5000);
+}
+
+TEST_CASE("transfers between two ranks go first-in first-out") {
+  // GPipe, p = 2, m = 2, F = 1 us, B = 2 us, 1e6 bytes each way over NVLink
+  // (1 us latency + 1e6 B / 100 B/ns = 10 us).
+  // Rank 0: F0 0..1, F1 1..2. Send 0: 1..12. Send 1 waits for send 0: 12..23
+  // (shared fairly instead, both would end at 22).
+  // Rank 1: F0 12..13, F1 23..24, B0 24..26, B1 26..28.
+  // Gradient sends: 26..37 and 37..48. Rank 0: B0 37..39, B1 48..50.
+  workload::StageCosts costs = uniform(2, Time::microseconds(1), Time::microseconds(2), 0);
+  costs.stages[0].send_forward_bytes = 1e6;
+  costs.stages[1].send_backward_bytes = 1e6;
+  const auto sim = simulate("gpipe", 2, 2, costs, {0, 1});
+  std::vector<core::TaskId> sends;
+  for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
+    if (sim->info[id].kind == lower::TaskKind::kTransfer && sim->info[id].rank == 0) sends.push_back(id);
+  }
+  REQUIRE(sends.size() == 2);
+  CHECK(sim->timeline.start[sends[0]] == Time::microseconds(1));
+  CHECK(sim->timeline.end[sends[0]] == Time::microseconds(12));
+  CHECK(sim->timeline.start[sends[1]] == Time::microseconds(12));
+  CHECK(sim->timeline.end[sends[1]] == Time::microseconds(23));
+  CHECK(sim->timeline.makespan == Time::microseconds(50));
+}
+
+TEST_CASE("a tied embedding's gradient all-reduce waits for both ends of the pipeline") {
+  // p = 2, m = 1, F = 10 us, B = 20 us, no transfer cost: rank 0 F 0..10,
+  // rank 1 F 10..20 and B 20..40, rank 0 B 40..60. The 5 us embedding
+  // all-reduce on each end starts when both ends are done (60) and ends at 65;
+  // the optimizer steps (0 us) follow.
+  workload::StageCosts costs = uniform(2, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].embedding_grad_all_reduce = Time::microseconds(5);
+  costs.stages[1].embedding_grad_all_reduce = Time::microseconds(5);
+  const auto sim = simulate("1f1b", 2, 1, costs);
+  for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
+    if (sim->info[id].kind == lower::TaskKind::kEmbeddingAllReduce) {
+      CHECK(sim->timeline.start[id] == Time::microseconds(60));
+    }
+  }
+  CHECK(sim->timeline.makespan == Time::microseconds(65));
 }

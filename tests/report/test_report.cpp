@@ -5,12 +5,9 @@
 #include <set>
 
 #include "config/load.hpp"
-#include "lower/simulation.hpp"
+#include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/summary.hpp"
-#include "schedule/check.hpp"
-#include "schedule/registry.hpp"
-#include "workload/stage_costs.hpp"
 
 using namespace trainsim;
 
@@ -18,22 +15,15 @@ namespace {
 
 struct Run {
   config::Scenario scenario;
-  std::unique_ptr<lower::Simulation> sim;
+  driver::WhatIf whatif;
+  const lower::Simulation& sim() const { return *whatif.sim; }
 };
 
 // The default example, end to end, with optional overrides.
 Run run_example(const std::vector<std::string>& overrides = {}) {
   Run r;
   r.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides);
-  const auto& plan = r.scenario.plan;
-  const auto costs = workload::stage_costs(r.scenario.model, plan, r.scenario.cluster);
-  const auto shape = schedule::Shape::linear(plan.pp, plan.microbatches());
-  const auto program = schedule::find_schedule(plan.schedule)->program(shape);
-  schedule::check(program, shape);
-  std::vector<int> gpus;
-  for (int s = 0; s < plan.pp; ++s) gpus.push_back(plan.gpu_of(s));
-  r.sim = lower::lower(program, shape, costs, r.scenario.cluster, gpus);
-  lower::run(*r.sim);
+  r.whatif = driver::simulate(r.scenario);
   return r;
 }
 
@@ -41,7 +31,7 @@ Run run_example(const std::vector<std::string>& overrides = {}) {
 
 TEST_CASE("the trace parses, names every thread, and no thread has overlapping slices") {
   const Run r = run_example();
-  const auto trace = nlohmann::json::parse(report::chrome_trace(*r.sim, r.scenario.cluster));
+  const auto trace = nlohmann::json::parse(report::chrome_trace(r.sim(), r.scenario.cluster));
   REQUIRE(trace.contains("traceEvents"));
   std::set<std::pair<int, int>> named;
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
@@ -72,7 +62,7 @@ TEST_CASE("the trace parses, names every thread, and no thread has overlapping s
 
 TEST_CASE("slices carry the action names of the schedule") {
   const Run r = run_example();
-  const std::string trace = report::chrome_trace(*r.sim, r.scenario.cluster);
+  const std::string trace = report::chrome_trace(r.sim(), r.scenario.cluster);
   CHECK(trace.find("\"F mb3 s1\"") != std::string::npos);
   CHECK(trace.find("\"B mb0 s3\"") != std::string::npos);
   CHECK(trace.find("\"process_name\"") != std::string::npos);
@@ -81,14 +71,14 @@ TEST_CASE("slices carry the action names of the schedule") {
 TEST_CASE("the same config twice gives byte-identical trace and summary") {
   const Run a = run_example();
   const Run b = run_example();
-  CHECK(report::chrome_trace(*a.sim, a.scenario.cluster) == report::chrome_trace(*b.sim, b.scenario.cluster));
+  CHECK(report::chrome_trace(a.sim(), a.scenario.cluster) == report::chrome_trace(b.sim(), b.scenario.cluster));
   report::RunInfo info;
   info.global_batch = 64;
   info.seq = 2048;
   info.gpus = 8;
   info.peak_tflops = 312;
-  CHECK(report::to_json(report::summarize(*a.sim, info)).dump() ==
-        report::to_json(report::summarize(*b.sim, info)).dump());
+  CHECK(report::to_json(report::summarize(a.sim(), info)).dump() ==
+        report::to_json(report::summarize(b.sim(), info)).dump());
 }
 
 TEST_CASE("the summary's figures follow from the timeline") {
@@ -99,8 +89,8 @@ TEST_CASE("the summary's figures follow from the timeline") {
   info.gpus = 8;
   info.peak_tflops = 312;
   info.model_flops_per_iteration = 1e15;
-  const report::Summary s = report::summarize(*r.sim, info);
-  const double t = r.sim->timeline.makespan.to_seconds();
+  const report::Summary s = report::summarize(r.sim(), info);
+  const double t = r.sim().timeline.makespan.to_seconds();
   CHECK(s.iteration_time_s == t);
   CHECK(s.samples_per_s == doctest::Approx(64 / t));
   CHECK(s.tokens_per_s == doctest::Approx(64 * 2048 / t));
@@ -127,7 +117,7 @@ TEST_CASE("a plan that does not fit is reported as out of memory") {
   const Run r = run_example({"parallel.schedule=gpipe", "parallel.global_batch=256"});
   report::RunInfo info;
   info.gpus = 8;
-  const report::Summary s = report::summarize(*r.sim, info);
+  const report::Summary s = report::summarize(r.sim(), info);
   CHECK(s.oom);
   CHECK(s.peak_memory_bytes > s.memory_capacity_bytes);
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "schedule/check.hpp"
+#include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
 
 using namespace trainsim::schedule;
@@ -50,7 +51,7 @@ TEST_CASE("every registered schedule passes the checks on assorted shapes") {
     for (int ranks : {1, 2, 3, 8}) {
       for (int m : {1, 2, 5, 16}) {
         const Shape shape = Shape::linear(ranks, m);
-        CHECK_NOTHROW(check(s->program(shape), shape));
+        CHECK_NOTHROW(check(with_communication(s->program(shape), shape), shape));
       }
     }
   }

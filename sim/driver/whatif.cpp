@@ -1,0 +1,61 @@
+#include "driver/whatif.hpp"
+
+#include <chrono>
+#include <spdlog/spdlog.h>
+
+#include "schedule/check.hpp"
+#include "schedule/communication.hpp"
+#include "schedule/registry.hpp"
+
+namespace trainsim::driver {
+
+WhatIf simulate(const config::Scenario& sc) {
+  const auto start = std::chrono::steady_clock::now();
+  const workload::Plan& plan = sc.plan;
+  WhatIf w;
+  w.costs = workload::stage_costs(sc.model, plan, sc.cluster);
+  for (std::size_t s = 0; s < w.costs.stages.size(); ++s) {
+    const auto& c = w.costs.stages[s];
+    spdlog::debug("stage {}: F {:.3f} ms, I {:.3f} ms, W {:.3f} ms, activations {:.3f} GiB/micro-batch", s,
+                  c.forward.to_seconds() * 1e3, c.input_grad.to_seconds() * 1e3, c.weight_grad.to_seconds() * 1e3,
+                  static_cast<double>(c.activation_bytes) / 1073741824.0);
+  }
+  w.shape = schedule::Shape::linear(plan.pp, plan.microbatches());
+  const schedule::Schedule* sched = schedule::find_schedule(plan.schedule);
+  if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
+  try {
+    w.program = schedule::with_communication(sched->program(w.shape), w.shape);
+  } catch (const std::invalid_argument& e) {
+    throw schedule::ProgramError(e.what());  // the plugin refused the shape
+  }
+  schedule::check(w.program, w.shape);
+  std::vector<int> gpu_of_rank;
+  for (int r = 0; r < plan.pp; ++r) gpu_of_rank.push_back(plan.gpu_of(r));
+  w.sim = lower::lower(w.program, w.shape, w.costs, sc.cluster, gpu_of_rank);
+  spdlog::info("lowered to {} tasks; simulating", w.sim->graph.size());
+  lower::run(*w.sim);
+  w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);
+  return w;
+}
+
+report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std::string& config_label) {
+  report::RunInfo info;
+  info.config = config_label;
+  info.model = sc.model.name;
+  info.schedule = sc.plan.schedule;
+  info.tp = sc.plan.tp;
+  info.pp = sc.plan.pp;
+  info.dp = sc.plan.dp;
+  info.microbatch_size = sc.plan.microbatch_size;
+  info.global_batch = sc.plan.global_batch;
+  info.microbatches = sc.plan.microbatches();
+  info.seq = sc.model.seq;
+  info.gpus = sc.cluster.gpus();
+  info.peak_tflops = sc.cluster.node.gpu.peak_tflops;
+  info.model_flops_per_iteration = w.costs.model_flops_per_iteration;
+  info.sim_wall_s = w.wall_s;
+  return report::summarize(*w.sim, info);
+}
+
+}  // namespace trainsim::driver

@@ -1,0 +1,32 @@
+// One what-if, start to end: a scenario's stage costs, its schedule's program
+// (with communication added and checked), lowered and simulated. The command
+// line and the tests call this; a sweep calls it once per plan.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/scenario.hpp"
+#include "lower/simulation.hpp"
+#include "report/summary.hpp"
+#include "schedule/action.hpp"
+#include "workload/stage_costs.hpp"
+
+namespace trainsim::driver {
+
+struct WhatIf {
+  workload::StageCosts costs;
+  schedule::Shape shape;
+  schedule::Program program;  // with communication
+  std::unique_ptr<lower::Simulation> sim;
+  double wall_s = 0.0;  // wall-clock time the costing, checks and simulation took
+};
+
+// Throws schedule::ProgramError when the schedule cannot run the plan, and
+// std::overflow_error when times or sizes leave the simulator's range.
+WhatIf simulate(const config::Scenario& scenario);
+
+// The summary of a simulated what-if; `config_label` names the config as the user gave it.
+report::Summary summarize(const config::Scenario& scenario, const WhatIf& whatif, const std::string& config_label);
+
+}  // namespace trainsim::driver
