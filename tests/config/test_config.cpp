@@ -188,3 +188,46 @@ TEST_CASE("every preset and example loads") {
     CHECK(error_of(d) == "");
   }
 }
+
+TEST_CASE("a key given twice in one object is refused") {
+  try {
+    parse_json(R"({"parallel": {"global_batch": 64, "global_batch": 65}})", "dup.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "dup.json: parallel.global_batch: duplicate key (each key may appear once in an object)");
+  }
+}
+
+TEST_CASE("a number too large for a double is malformed JSON") {
+  try {
+    parse_json(R"({"description": 1e400})", "big.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "big.json: malformed JSON: number overflow parsing '1e400'");
+  }
+}
+
+TEST_CASE("values far outside any real system are refused") {
+  CHECK(error_of(base(), {"cluster.node.gpu.memory_gb=1e10"}) ==
+        "test.json: cluster.node.gpu.memory_gb: expected a number from 0.001 to 100000, got 10000000000.0 (from --set "
+        "cluster.node.gpu.memory_gb=1e10)");
+  CHECK(error_of(base(), {"model.seq=2147483647"}) ==
+        "test.json: model.seq: expected at most 10000000, got 2147483647 (from --set model.seq=2147483647)");
+  CHECK(error_of(base(), {"cluster.nodes=9000000"}) ==
+        "test.json: cluster.nodes: 9000000 nodes x 8 GPUs = 72000000 GPUs, more than the 10000000 supported (from --set "
+        "cluster.nodes=9000000)");
+}
+
+TEST_CASE("--set of a number out of range, or of bytes that are not UTF-8, is refused") {
+  CHECK(error_of(base(), {"parallel.tp=1e400"}) == "test.json: --set parallel.tp=1e400: the number is out of range");
+  CHECK(error_of(base(), {"model.name=\xff"}) == "test.json: --set \"model.name=\xef\xbf\xbd\": not valid UTF-8");
+}
+
+TEST_CASE("a directory is not a config") {
+  try {
+    load_file(TRAINSIM_SOURCE_DIR "/configs");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == TRAINSIM_SOURCE_DIR "/configs: cannot open config file: it is a directory");
+  }
+}
