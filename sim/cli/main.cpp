@@ -54,13 +54,19 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%l] %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
 
-  if (schedules->parsed()) {
-    print_schedules();
-    return 0;
+  try {
+    if (schedules->parsed()) {
+      print_schedules();
+      return 0;
+    }
+    if (presets->parsed()) {
+      print_presets();
+      return 0;
+    }
+    return trainsim::cli::run_command(run_args);
+  } catch (const std::exception& e) {
+    // Anything the commands do not turn into a specific message (e.g. out of memory).
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
   }
-  if (presets->parsed()) {
-    print_presets();
-    return 0;
-  }
-  return trainsim::cli::run_command(run_args);
 }

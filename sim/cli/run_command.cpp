@@ -22,12 +22,13 @@ void add_run_command(CLI::App& app, RunArgs& args) {
                   "Override a config key for this run, e.g. --set parallel.schedule=gpipe --set parallel.pp=4 "
                   "(value as JSON, or a bare word for a string); repeatable");
   run->add_option("--trace", args.trace,
-                  "Write the timeline as Chrome Trace Event JSON to this file (open in ui.perfetto.dev)");
+                  "Write the timeline as Chrome Trace Event JSON to this file (open in ui.perfetto.dev)")
+      ->check([](const std::string& path) { return path.empty() ? std::string("needs a file name") : std::string(); });
   run->add_flag("--json", args.json, "Print the summary as one JSON object instead of text");
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
       "run the plan; 4 out of memory with options.strict_memory; 5 the trace could not be written; 6 the plan\n"
-      "is beyond what the simulator represents (e.g. an iteration longer than 53 days).");
+      "is beyond what the simulator represents (a duration over 53 days, an iteration over 106 days).");
 }
 
 int run_command(const RunArgs& args) {

@@ -73,11 +73,43 @@ struct Context {
   }
 };
 
+// JSON nested deeper than this is refused before parsing: no config needs
+// more than a handful of levels, and deep nesting would exhaust the stack.
+constexpr int kMaxNesting = 64;
+
+int max_nesting(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (ch == '\\') {
+        escaped = true;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '[' || ch == '{') deepest = std::max(deepest, ++depth);
+    if (ch == ']' || ch == '}') --depth;
+  }
+  return deepest;
+}
+
 std::string read_text(const std::string& path, const std::string& what_for) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw ConfigError(fmt::format("{}: cannot open {}: no such file", path, what_for));
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(fmt::format("{}: cannot open {}: it is a directory", path, what_for));
+  }
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ConfigError(fmt::format("{}: cannot open {}: not a regular file", path, what_for));
+  }
+  constexpr std::uintmax_t kMaxBytes = 64u << 20;
+  if (std::filesystem::file_size(path, ec) > kMaxBytes) {
+    throw ConfigError(fmt::format("{}: cannot open {}: larger than 64 MiB", path, what_for));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("{}: cannot open {}: permission denied", path, what_for));
@@ -161,6 +193,9 @@ void apply_override(json& doc, const std::string& text, Context& ctx) {
                                     near ? fmt::format(" (did you mean {}?)", child(section, *near)) : ""));
     }
     section = child(section, key);
+  }
+  if (max_nesting(raw) > kMaxNesting) {
+    throw ConfigError(fmt::format("{}: --set {}: nested deeper than {} levels", ctx.file, path, kMaxNesting));
   }
   json value;
   try {
@@ -270,9 +305,14 @@ class Section {
     }
     return out;
   }
+  // A string, or an object whose values are strings (notes such as `sources`).
   void free_text(const std::string& key) const {
-    if (has(key) && !(*obj_)[key].is_string() && !(*obj_)[key].is_object()) {
-      ctx_.fail(path(key), "expected text, got " + show((*obj_)[key]));
+    if (!has(key)) return;
+    const json& v = (*obj_)[key];
+    if (v.is_string()) return;
+    if (!v.is_object()) ctx_.fail(path(key), "expected text, got " + show(v));
+    for (const auto& [k, note] : v.items()) {
+      if (!note.is_string()) ctx_.fail(path(key) + "." + k, "expected text, got " + show(note));
     }
   }
 
@@ -314,6 +354,17 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   s.free_text("sources");
   if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
     ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");
+  }
+  // Measured throughput cannot beat the peak; a point that does is a typo.
+  if (g.gemm_max_tflops > g.peak_tflops) ctx.fail(s.path("gemm_max_tflops"), "cannot exceed peak_tflops");
+  for (const char* key : {"gemm_tflops", "attention_tflops"}) {
+    const auto& curve = std::string(key) == "gemm_tflops" ? g.gemm_tflops : g.attention_tflops;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      if (curve[i].tflops > g.peak_tflops) {
+        ctx.fail(fmt::format("{}[{}]", s.path(key), i),
+                 fmt::format("{} TFLOP/s exceeds peak_tflops = {}", curve[i].tflops, g.peak_tflops));
+      }
+    }
   }
   return g;
 }
@@ -430,6 +481,15 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
                          p.microbatch_size, per_step));
   }
+  // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
+  // size that simulates in seconds and fits in memory.
+  constexpr long long kMaxStageMicrobatches = 2'500'000;
+  const long long work = static_cast<long long>(p.pp) * (p.global_batch / per_step);
+  if (work > kMaxStageMicrobatches) {
+    ctx.fail("parallel", fmt::format("pp x micro-batches = {} x {} = {} is more than the {} the simulator takes "
+                                     "(raise parallel.microbatch_size or lower parallel.global_batch)",
+                                     p.pp, p.global_batch / per_step, work, kMaxStageMicrobatches));
+  }
 }
 
 }  // namespace
@@ -471,6 +531,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
     }
     return true;
   };
+  if (max_nesting(text) > kMaxNesting) {
+    throw ConfigError(fmt::format("{}: malformed JSON: nested deeper than {} levels", file, kMaxNesting));
+  }
   try {
     return json::parse(text, on_event);
   } catch (const json::parse_error& e) {

@@ -6,7 +6,9 @@
 namespace trainsim::hw {
 
 void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
-  in_use_ += bytes;
+  if (__builtin_add_overflow(in_use_, bytes, &in_use_) || in_use_ > (std::int64_t{1} << 62)) {
+    throw std::overflow_error("memory in use on " + name_ + " passes 2^62 bytes, beyond what the simulator represents");
+  }
   peak_ = std::max(peak_, in_use_);
   record(now);
 }

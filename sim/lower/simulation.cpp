@@ -68,6 +68,9 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
     return t;
   };
 
+  std::vector<std::vector<int>> stages_of_rank(shape.ranks);
+  for (int s = 0; s < shape.stages; ++s) stages_of_rank[shape.stage_rank[s]].push_back(s);
+
   // Pass 1: a task for every action that has one of its own. An action may
   // become a chain of tasks (REDUCE_GRAD: data-parallel all-reduce, then the
   // embedding all-reduce): what it waits for enters at the first, what waits
@@ -122,9 +125,7 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
         task_of[r][k] = id;
       } else if (a.op == Op::kOptimizer) {
         core::Time step;
-        for (int s = 0; s < shape.stages; ++s) {
-          if (shape.stage_rank[s] == r) step += costs.stages[s].optimizer_step;
-        }
+        for (int s : stages_of_rank[r]) step += costs.stages[s].optimizer_step;
         const core::TaskId id = add_task(stream_task(r, StreamKind::kCompute, step), {TaskKind::kOptimizer, a, r, -1});
         task_of[r][k] = id;
         compute_order[r].push_back(id);
@@ -177,9 +178,7 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
   // Memory: model state is resident from the start; a micro-batch's activations
   // are taken when its F starts and given back when its backward ends.
   for (int r = 0; r < shape.ranks; ++r) {
-    for (int s = 0; s < shape.stages; ++s) {
-      if (shape.stage_rank[s] == r) sim->memory.pool(r).allocate(costs.stages[s].model_state_bytes, core::Time::zero());
-    }
+    for (int s : stages_of_rank[r]) sim->memory.pool(r).allocate(costs.stages[s].model_state_bytes, core::Time::zero());
     for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
       const Action& a = program.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;

@@ -1,5 +1,6 @@
 #include "schedule/communication.hpp"
 
+#include <map>
 #include <string>
 
 #include "schedule/check.hpp"
@@ -19,7 +20,7 @@ Program with_communication(const Program& compute, const Shape& shape) {
   for (int r = 0; r < shape.ranks; ++r) {
     const auto& in = compute.ranks[r];
     // Where each stage's last backward-ending action sits, for its REDUCE_GRAD.
-    std::vector<int> last_backward(shape.stages, -1);
+    std::map<int, int> last_backward;  // stage -> index
     for (int k = 0; k < static_cast<int>(in.size()); ++k) {
       const Action& a = in[k];
       if (!is_compute(a.op)) {
@@ -32,6 +33,8 @@ Program with_communication(const Program& compute, const Shape& shape) {
       }
       if (is_backward_end(a.op)) last_backward[a.stage] = k;
     }
+    std::multimap<int, int> reduce_after;  // index -> stages whose REDUCE_GRAD follows it
+    for (const auto& [stage, index] : last_backward) reduce_after.emplace(index, stage);
     auto& actions = out.ranks[r];
     for (int k = 0; k < static_cast<int>(in.size()); ++k) {
       const Action& a = in[k];
@@ -42,9 +45,8 @@ Program with_communication(const Program& compute, const Shape& shape) {
       actions.push_back(a);
       if (a.op == Op::kForward && remote(r, s + 1)) actions.push_back({Op::kSendF, s, mb});
       if (input_grad && remote(r, s - 1)) actions.push_back({Op::kSendB, s, mb});
-      for (int st = 0; st < shape.stages; ++st) {
-        if (last_backward[st] == k) actions.push_back({Op::kReduceGrad, st, 0});
-      }
+      const auto [first, last] = reduce_after.equal_range(k);
+      for (auto it = first; it != last; ++it) actions.push_back({Op::kReduceGrad, it->second, 0});
     }
     actions.push_back({Op::kOptimizer, 0, 0});
   }

@@ -231,3 +231,45 @@ TEST_CASE("a directory is not a config") {
     CHECK(std::string(e.what()) == TRAINSIM_SOURCE_DIR "/configs: cannot open config file: it is a directory");
   }
 }
+
+TEST_CASE("JSON nested too deeply is refused before it is parsed") {
+  try {
+    parse_json(std::string(1000, '[') + std::string(1000, ']'), "deep.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "deep.json: malformed JSON: nested deeper than 64 levels");
+  }
+  CHECK(error_of(base(), {"description=" + std::string(100, '[') + std::string(100, ']')}) ==
+        "test.json: --set description: nested deeper than 64 levels");
+}
+
+TEST_CASE("a device or pipe is not a config") {
+  try {
+    load_file("/dev/null");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "/dev/null: cannot open config file: not a regular file");
+  }
+}
+
+TEST_CASE("measured throughput above the peak is refused") {
+  CHECK(error_of(base(), {"cluster.node.gpu.gemm_max_tflops=500"}) ==
+        "test.json: cluster.node.gpu.gemm_max_tflops: cannot exceed peak_tflops (from --set "
+        "cluster.node.gpu.gemm_max_tflops=500)");
+  CHECK(error_of(base(), {"cluster.node.gpu.attention_tflops=[[512, 99], [2048, 400]]"}) ==
+        "test.json: cluster.node.gpu.attention_tflops[1]: 400 TFLOP/s exceeds peak_tflops = 312 (from --set "
+        "cluster.node.gpu.attention_tflops=[[512, 99], [2048, 400]])");
+}
+
+TEST_CASE("notes must be text") {
+  CHECK(error_of(base(), {"cluster.node.gpu.sources={\"peak_tflops\": 5}"}) ==
+        "test.json: cluster.node.gpu.sources.peak_tflops: expected text, got 5 (from --set "
+        "cluster.node.gpu.sources={\"peak_tflops\": 5})");
+}
+
+TEST_CASE("a plan too large to simulate is refused up front") {
+  // pp 4 x (1e9 / 4) micro-batches = 1e9 (stage, micro-batch) pairs.
+  CHECK(error_of(base(), {"parallel.global_batch=1000000000"}) ==
+        "test.json: parallel: pp x micro-batches = 4 x 250000000 = 1000000000 is more than the 2500000 the simulator "
+        "takes (raise parallel.microbatch_size or lower parallel.global_batch)");
+}

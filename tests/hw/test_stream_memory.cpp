@@ -73,3 +73,9 @@ TEST_CASE("the memory tracker applies task effects as tasks start and end") {
   CHECK(tl[1].time.ps() == 10);
   CHECK(tl[1].bytes_in_use == 0);
 }
+
+TEST_CASE("memory beyond 2^62 bytes is an error, not a wrap-around") {
+  hw::MemoryPool p("GPU 0", 100);
+  p.allocate(std::int64_t{1} << 61, Time::ps(1));
+  CHECK_THROWS_AS(p.allocate((std::int64_t{1} << 61) + 1, Time::ps(2)), std::overflow_error);
+}
