@@ -432,6 +432,17 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);
   p.schedule = s.string_or("schedule", "1f1b");
+  const std::string recompute = s.string_or("recompute", "none");
+  if (recompute == "none") {
+    p.recompute = workload::Recompute::kNone;
+  } else if (recompute == "selective") {
+    p.recompute = workload::Recompute::kSelective;
+  } else if (recompute == "full") {
+    p.recompute = workload::Recompute::kFull;
+  } else {
+    ctx.fail(s.path("recompute"), "expected \"none\", \"selective\" or \"full\", got " + show(json(recompute)));
+  }
+  p.sequence_parallel = s.boolean_or("sequence_parallel", false);
   if (schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
     for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());

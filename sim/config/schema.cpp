@@ -18,7 +18,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
        {"name", "peak_tflops", "memory_gb", "hbm_tb_per_s", "hbm_achievable_tb_per_s", "gemm_tflops",
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
       {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
-      {"parallel", {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule"}},
+      {"parallel",
+       {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel"}},
       {"options", {"strict_memory"}},
   };
   return s;

@@ -54,6 +54,11 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.gpus = sc.cluster.gpus();
   info.peak_tflops = sc.cluster.node.gpu.peak_tflops;
   info.model_flops_per_iteration = w.costs.model_flops_per_iteration;
+  info.hardware_flops_per_iteration = w.costs.hardware_flops_per_iteration;
+  info.recompute = sc.plan.recompute == workload::Recompute::kFull        ? "full"
+                   : sc.plan.recompute == workload::Recompute::kSelective ? "selective"
+                                                                          : "none";
+  info.sequence_parallel = sc.plan.sequence_parallel;
   info.sim_wall_s = w.wall_s;
   return report::summarize(*w.sim, info);
 }

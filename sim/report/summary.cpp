@@ -17,6 +17,8 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.tokens_per_s = s.samples_per_s * info.seq;
     s.model_tflops_per_gpu = info.model_flops_per_iteration / t / info.gpus / 1e12;
     s.mfu = info.peak_tflops > 0.0 ? s.model_tflops_per_gpu / info.peak_tflops : 0.0;
+    s.hardware_tflops_per_gpu = info.hardware_flops_per_iteration / t / info.gpus / 1e12;
+    s.hfu = info.peak_tflops > 0.0 ? s.hardware_tflops_per_gpu / info.peak_tflops : 0.0;
   }
   const int ranks = static_cast<int>(sim.gpu_of_rank.size());
   std::vector<double> busy(ranks, 0.0), reducing(ranks, 0.0);
@@ -59,12 +61,16 @@ nlohmann::json to_json(const Summary& s) {
                {"dp", s.info.dp},
                {"microbatch_size", s.info.microbatch_size},
                {"global_batch", s.info.global_batch},
-               {"microbatches", s.info.microbatches}};
+               {"microbatches", s.info.microbatches},
+               {"recompute", s.info.recompute},
+               {"sequence_parallel", s.info.sequence_parallel}};
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
   j["samples_per_s"] = s.samples_per_s;
   j["model_tflops_per_gpu"] = s.model_tflops_per_gpu;
   j["mfu"] = s.mfu;
+  j["hardware_tflops_per_gpu"] = s.hardware_tflops_per_gpu;
+  j["hfu"] = s.hfu;
   j["bubble_fraction"] = s.bubble_fraction;
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
   nlohmann::json stages = nlohmann::json::array();
@@ -96,13 +102,19 @@ std::string to_text(const Summary& s) {
     out += fmt::format("  {:<24}{}\n", key, value);
   };
   out += fmt::format("trainsim: {} — {} on {} GPUs\n", s.info.config, s.info.model, s.info.gpus);
-  line("plan", fmt::format("tp={} pp={} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}",
+  line("plan", fmt::format("tp={} pp={} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
                            s.info.tp, s.info.pp, s.info.dp, s.info.microbatch_size, s.info.microbatches,
-                           s.info.global_batch, s.info.schedule));
+                           s.info.global_batch, s.info.schedule,
+                           s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
+                           s.info.sequence_parallel ? ", sequence parallel" : ""));
   line("iteration time", fmt::format("{:.4f} s", s.iteration_time_s));
   line("throughput", fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
   line("model TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f}% of {:.1f} peak)", s.model_tflops_per_gpu,
                                             100.0 * s.mfu, s.info.peak_tflops));
+  if (s.hardware_tflops_per_gpu > s.model_tflops_per_gpu * (1 + 1e-9)) {
+    line("with recomputation", fmt::format("{:.1f} hardware TFLOP/s per GPU (HFU {:.1f}%)", s.hardware_tflops_per_gpu,
+                                           100.0 * s.hfu));
+  }
   line("bubble fraction", fmt::format("{:.1f}% (mean over pipeline ranks)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) line("gradient all-reduce", fmt::format("{:.4f} s (not overlapped)", s.grad_all_reduce_s));
   line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),

@@ -24,6 +24,9 @@ struct RunInfo {
   int gpus = 1;
   double peak_tflops = 0.0;  // per GPU
   double model_flops_per_iteration = 0.0;
+  double hardware_flops_per_iteration = 0.0;  // with recomputed FLOPs
+  std::string recompute = "none";
+  bool sequence_parallel = false;
   double sim_wall_s = 0.0;
 };
 
@@ -43,6 +46,8 @@ struct Summary {
   double samples_per_s = 0.0;
   double model_tflops_per_gpu = 0.0;
   double mfu = 0.0;
+  double hardware_tflops_per_gpu = 0.0;  // counting recomputed FLOPs
+  double hfu = 0.0;
   double bubble_fraction = 0.0;  // mean over pipeline ranks
   double grad_all_reduce_s = 0.0;  // most time a rank spends in gradient all-reduces
   std::vector<StageSummary> stages;

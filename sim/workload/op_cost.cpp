@@ -18,14 +18,18 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
                  const hw::CollectiveGroup& tp_group) {
   const hw::GpuSpec& gpu = node.gpu;
   OpTiming t;
-  if (op.kind == OpKind::kTpAllReduce) {
+  if (op.kind == OpKind::kTpCollective) {
     const int count = pass == Pass::kForward     ? op.collectives_forward
                       : pass == Pass::kInputGrad ? op.collectives_input_grad
                                                  : 0;
     if (count > 0) {
-      t.tp_comm_s = count * hw::collective_time(hw::CollectiveKind::kAllReduce, op.collective_bytes,
-                                                tp_group, node)
-                                .to_seconds();
+      const double bytes = op.collective_bytes;
+      const double once =
+          op.sequence_parallel
+              ? hw::collective_time(hw::CollectiveKind::kReduceScatter, bytes, tp_group, node).to_seconds() +
+                    hw::collective_time(hw::CollectiveKind::kAllGather, bytes, tp_group, node).to_seconds()
+              : hw::collective_time(hw::CollectiveKind::kAllReduce, bytes, tp_group, node).to_seconds();
+      t.tp_comm_s = count * once;
     }
     return t;
   }

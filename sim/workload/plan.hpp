@@ -5,6 +5,13 @@
 
 namespace trainsim::workload {
 
+// Activation recomputation (Korthikanti et al. 2022, arXiv 2205.05198):
+//   none       keep every activation;
+//   selective  drop the attention core's (scores, softmax, dropout) and redo
+//              that part of the forward during backward;
+//   full       keep only each layer's input and redo the whole layer forward.
+enum class Recompute { kNone, kSelective, kFull };
+
 struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
@@ -12,6 +19,11 @@ struct Plan {
   int microbatch_size = 1;
   int global_batch = 1;
   std::string schedule = "1f1b";
+  Recompute recompute = Recompute::kNone;
+  // Sequence parallelism: the parts of a layer outside the tensor-parallel
+  // GEMMs (norms, dropouts) work on 1/tp of the sequence, and each TP
+  // all-reduce becomes a reduce-scatter plus an all-gather.
+  bool sequence_parallel = false;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.

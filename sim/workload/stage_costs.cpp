@@ -30,6 +30,31 @@ struct PassTimes {
   }
 };
 
+// Time to redo, during backward, the part of one layer's forward that the
+// recompute policy dropped: everything (full), or the attention core (selective).
+double recompute_time(const std::vector<Op>& layer, Recompute recompute, const hw::NodeSpec& node, double seq,
+                      const hw::CollectiveGroup& tp_group) {
+  double t = 0.0;
+  for (const Op& op : layer) {
+    if (recompute == Recompute::kNone) break;
+    if (recompute == Recompute::kSelective && op.kind != OpKind::kAttention) continue;
+    const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group);
+    t += f.compute_s + f.tp_comm_s;
+  }
+  return t;
+}
+
+// FLOPs recomputed per sequence, over the whole model.
+double recompute_flops(const TransformerSpec& model, Recompute recompute) {
+  double f = 0.0;
+  for (const Op& op : layer_ops(model, 1, 1)) {
+    if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.kind == OpKind::kAttention)) {
+      f += op.flops_forward;
+    }
+  }
+  return f * model.layers;
+}
+
 std::int64_t to_bytes(double b) {
   if (!(b < 0x1p62)) throw std::overflow_error("a memory size of " + std::to_string(b) + " bytes is beyond what the simulator represents");
   return static_cast<std::int64_t>(std::llround(b));
@@ -37,9 +62,17 @@ std::int64_t to_bytes(double b) {
 
 }  // namespace
 
-double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp) {
+double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
+                              bool sequence_parallel) {
   const double s = model.seq, b = microbatch, h = model.hidden, a = model.heads, t = tp;
-  return s * b * h * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  const double sbh = s * b * h;
+  const bool sp = sequence_parallel && tp > 1;
+  switch (recompute) {
+    case Recompute::kFull: return sp ? 2.0 * sbh / t : 2.0 * sbh;  // the layer's input only
+    case Recompute::kSelective: return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
+    case Recompute::kNone: break;
+  }
+  return sp ? sbh / t * (34.0 + 5.0 * a * s / h) : sbh * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
 }
 
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
@@ -47,13 +80,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const int stages = plan.pp;
   const int layers_per_stage = model.layers / stages;
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
-  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp);
-  const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp);
-  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp);
+  const bool sp = plan.sequence_parallel;
+  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp);
+  const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
+  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp);
   const bool tied = model.arch == Arch::kGpt;
 
   StageCosts out;
   out.model_flops_per_iteration = model_flops(model, static_cast<double>(plan.global_batch));
+  out.hardware_flops_per_iteration =
+      out.model_flops_per_iteration +
+      recompute_flops(model, plan.recompute) * static_cast<double>(plan.global_batch);
   for (int r = 0; r < stages; ++r) {
     const bool first = r == 0;
     const bool last = r == stages - 1;
@@ -67,6 +104,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     times.add(layer, layers_per_stage, node, s, tp_group);
     if (first) times.add(embedding, 1, node, s, tp_group);
     if (last) times.add(head, 1, node, s, tp_group);
+    // Recomputation runs just before the backward that needs it: part of I.
+    const double redo = layers_per_stage * recompute_time(layer, plan.recompute, node, s, tp_group);
+    times.input_grad += redo;
 
     StageCost c;
     c.forward = core::Time::seconds(times.forward);
@@ -75,11 +115,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.tp_comm_forward = core::Time::seconds(times.tp_forward);
     c.tp_comm_backward = core::Time::seconds(times.tp_backward);
 
-    double activations = layers_per_stage * layer_activation_bytes(model, plan.microbatch_size, plan.tp);
-    // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value)
-    // on the first stage; the final norm, output layer and loss on the last:
-    // 4*s*b*h/t * (1 + v/h).
-    if (first) activations += s * b * h;
+    double activations = layers_per_stage * layer_activation_bytes(model, plan.microbatch_size, plan.tp,
+                                                                   plan.recompute, sp);
+    // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
+    // split over tp with sequence parallelism) on the first stage; the final
+    // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
+    if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
     if (last) activations += 4.0 * s * b * h / t * (1.0 + static_cast<double>(model.vocab) / h);
     c.activation_bytes = to_bytes(activations);
 

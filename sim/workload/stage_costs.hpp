@@ -38,7 +38,8 @@ struct StageCost {
 
 struct StageCosts {
   std::vector<StageCost> stages;
-  double model_flops_per_iteration = 0.0;  // whole cluster, no recompute
+  double model_flops_per_iteration = 0.0;     // whole cluster, no recompute
+  double hardware_flops_per_iteration = 0.0;  // including recomputed FLOPs
 };
 
 // Bytes of model state per parameter for mixed-precision Adam: FP16 weight and
@@ -49,10 +50,14 @@ inline constexpr double kModelStateBytesPerParam = 16.0;
 // (12 + 2) and writes the three FP32 tensors and the FP16 weight (12 + 2).
 inline constexpr double kOptimizerBytesPerParam = 28.0;
 
-// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, tensor parallel without
-// sequence parallelism or recompute: bytes of activations one layer keeps for
-// one micro-batch on one tensor rank: s*b*h*(10 + 24/t + 5*a*s/(h*t)).
-double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp);
+// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
+// layer keeps for one micro-batch on one tensor rank.
+//                   tensor parallel                 + sequence parallel
+//   no recompute    s*b*h*(10 + 24/t + 5*a*s/(h*t))  s*b*h/t*(34 + 5*a*s/h)
+//   selective       s*b*h*(10 + 24/t)                34*s*b*h/t
+//   full            2*s*b*h                          2*s*b*h/t
+double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
+                              Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster);
 

@@ -35,13 +35,14 @@ Op elementwise(std::string name, double elements, double bytes_per_value = kActi
   return op;
 }
 
-Op tp_all_reduce(std::string name, double bytes, int forward, int input_grad) {
+Op tp_collective(std::string name, double bytes, int forward, int input_grad, bool sequence_parallel) {
   Op op;
   op.name = std::move(name);
-  op.kind = OpKind::kTpAllReduce;
+  op.kind = OpKind::kTpCollective;
   op.collective_bytes = bytes;
   op.collectives_forward = forward;
   op.collectives_input_grad = input_grad;
+  op.sequence_parallel = sequence_parallel;
   return op;
 }
 
@@ -71,15 +72,17 @@ double TransformerSpec::total_params() const {
   return layers * params_per_layer() + embedding_params() + head_params() - tied;
 }
 
-std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp) {
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
   const bool gpt = model.arch == Arch::kGpt;
-  std::vector<Op> ops;
+  const bool sp = sequence_parallel && tp > 1;
   // Norms, dropouts and residual adds run on the full hidden state on every
-  // tensor-parallel rank (no sequence parallelism).
-  ops.push_back(elementwise("input_norm", tokens * h));
+  // tensor-parallel rank, or on 1/tp of the tokens with sequence parallelism.
+  const double replicated = sp ? tokens * h / t : tokens * h;
+  std::vector<Op> ops;
+  ops.push_back(elementwise("input_norm", replicated));
   ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
   {
     // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
@@ -94,9 +97,9 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp) 
     ops.push_back(att);
   }
   ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
-  ops.push_back(tp_all_reduce("attention_all_reduce", tokens * h * kActivationBytes, 1, 1));
-  ops.push_back(elementwise("attention_residual", tokens * h));
-  ops.push_back(elementwise("mlp_norm", tokens * h));
+  ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  ops.push_back(elementwise("attention_residual", replicated));
+  ops.push_back(elementwise("mlp_norm", replicated));
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
     ops.push_back(elementwise("gelu", tokens * f / t));
@@ -105,12 +108,12 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp) 
     ops.push_back(elementwise("swiglu", 2.0 * tokens * f / t));
   }
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
-  ops.push_back(tp_all_reduce("mlp_all_reduce", tokens * h * kActivationBytes, 1, 1));
-  ops.push_back(elementwise("mlp_residual", tokens * h));
+  ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  ops.push_back(elementwise("mlp_residual", replicated));
   return ops;
 }
 
-std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp) {
+std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel) {
   const double tokens = static_cast<double>(microbatch) * model.seq;
   const double h = model.hidden;
   std::vector<Op> ops;
@@ -121,19 +124,23 @@ std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int 
   lookup.bytes_input_grad = 0.0;  // nothing upstream needs a gradient
   lookup.bytes_weight_grad = 3.0 * tokens * h * kActivationBytes;
   ops.push_back(lookup);
-  if (tp > 1) ops.push_back(tp_all_reduce("embedding_all_reduce", tokens * h * kActivationBytes, 1, 0));
+  if (tp > 1) {
+    ops.push_back(tp_collective("embedding_tp_collective", tokens * h * kActivationBytes, 1, 0, sequence_parallel));
+  }
   return ops;
 }
 
-std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp) {
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel) {
   const double tokens = static_cast<double>(microbatch) * model.seq;
   const double h = model.hidden;
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", tokens * h));
+  ops.push_back(elementwise("final_norm", sequence_parallel && tp > 1 ? tokens * h / tp : tokens * h));
   ops.push_back(gemm("logits", tokens, h, static_cast<double>(model.vocab) / tp));
   // Softmax cross-entropy over the rank's vocabulary shard, in FP32.
   ops.push_back(elementwise("cross_entropy", tokens * model.vocab / tp, 4.0));
-  if (tp > 1) ops.push_back(tp_all_reduce("head_input_grad_all_reduce", tokens * h * kActivationBytes, 0, 1));
+  if (tp > 1) {
+    ops.push_back(tp_collective("head_tp_collective", tokens * h * kActivationBytes, 0, 1, sequence_parallel));
+  }
   return ops;
 }
 

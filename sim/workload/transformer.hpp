@@ -37,7 +37,7 @@ struct TransformerSpec {
   double total_params() const;      // the model as a whole, counting tied weights once
 };
 
-enum class OpKind { kGemm, kAttention, kElementwise, kTpAllReduce };
+enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective };
 
 struct Op {
   std::string name;
@@ -51,18 +51,23 @@ struct Op {
   double bytes_weight_grad = 0.0;
   // GEMM shape (m x k times k x n), for the efficiency curve.
   double m = 0.0, n = 0.0, k = 0.0;
-  // Tensor-parallel all-reduces: buffer size and how many run in forward / input grad.
+  // Tensor-parallel collectives: the full buffer's size and how many run in
+  // forward / input grad. Each is an all-reduce, or with sequence parallelism a
+  // reduce-scatter and an all-gather of that buffer.
   double collective_bytes = 0.0;
   int collectives_forward = 0;
   int collectives_input_grad = 0;
+  bool sequence_parallel = false;
 };
 
 // Bytes of one BF16/FP16 value.
 inline constexpr double kActivationBytes = 2.0;
 
-std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp);
-std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp);
-std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp);
+// `sequence_parallel`: norms and dropouts on 1/tp of the tokens, TP
+// all-reduces as reduce-scatter + all-gather (Korthikanti et al. §4.2.2).
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
+std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 
 // Model FLOPs of one training step over `samples` sequences, no recompute
 // (forward + both backward halves, every layer, embedding and head).

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "hw/collective.hpp"
 #include "hw/gpu_spec.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/stage_costs.hpp"
@@ -107,4 +108,90 @@ TEST_CASE("costs grow with the work") {
   // B = I + W, and W is non-zero for a stage of GEMMs.
   CHECK(one.stages[0].weight_grad.ps() > 0);
   CHECK(one.stages[0].backward() == one.stages[0].input_grad + one.stages[0].weight_grad);
+}
+
+TEST_CASE("activation memory per layer for each recompute and sequence-parallel choice (Korthikanti Table 2)") {
+  // s = 1024, b = 2, h = 1024, a = 16, t = 2; sbh = 2^21.
+  const TransformerSpec m = small_gpt();
+  const double sbh = 2097152.0;
+  // none:              sbh (10 + 24/2 + 5*16*1024/(1024*2)) = 62 sbh
+  // none + SP:         sbh/2 (34 + 5*16*1024/1024) = 57 sbh
+  // selective:         sbh (10 + 12) = 22 sbh
+  // selective + SP:    34 sbh / 2 = 17 sbh
+  // full:              2 sbh;  full + SP: sbh
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, false) == doctest::Approx(62 * sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, true) == doctest::Approx(57 * sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, false) == doctest::Approx(22 * sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, true) == doctest::Approx(17 * sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, false) == doctest::Approx(2 * sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, true) == doctest::Approx(sbh));
+  // Sequence parallelism needs tp > 1 to split anything: with t = 1 both columns agree.
+  CHECK(layer_activation_bytes(m, 2, 1, Recompute::kSelective, true) ==
+        doctest::Approx(layer_activation_bytes(m, 2, 1, Recompute::kSelective, false)));
+}
+
+TEST_CASE("full recompute adds the layers' forward to I; selective adds the attention core's") {
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.pp = 2;
+  p.tp = 2;
+  p.dp = 1;
+  p.global_batch = 4;
+  const StageCosts none = stage_costs(m, p, cluster(1));
+  p.recompute = Recompute::kFull;
+  const StageCosts full = stage_costs(m, p, cluster(1));
+  p.recompute = Recompute::kSelective;
+  const StageCosts selective = stage_costs(m, p, cluster(1));
+  // Stage 1 (last) holds 4 layers + the head; the head's forward is not redone,
+  // so the extra I is 4 x (stage 1's F - head F) = F(stage 1) - F(head) ... computed
+  // here from the op list directly.
+  double layer_forward = 0.0, attention_forward = 0.0;
+  const auto tp_group = hw::group_of(cluster(1), {2, 3});  // stage 1's tensor group (GPUs 2, 3)
+  for (const Op& op : layer_ops(m, 1, 2)) {
+    const OpTiming t = op_time(op, Pass::kForward, cluster(1).node, m.seq, tp_group);
+    layer_forward += t.compute_s + t.tp_comm_s;
+    if (op.kind == OpKind::kAttention) attention_forward += t.compute_s;
+  }
+  CHECK((full.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
+        doctest::Approx(4 * layer_forward).epsilon(1e-6));
+  CHECK((selective.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
+        doctest::Approx(4 * attention_forward).epsilon(1e-6));
+  CHECK(full.stages[1].forward == none.stages[1].forward);
+  CHECK(full.stages[1].weight_grad == none.stages[1].weight_grad);
+}
+
+TEST_CASE("hardware FLOPs count the recomputed forward; model FLOPs do not") {
+  // Full recompute redoes each layer's forward once: per sequence, layers x
+  // (layer forward FLOPs) on top of the model FLOPs. For GPT: 24 s h^2 (1 + s/(6h)) per layer.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.global_batch = 3;
+  p.recompute = Recompute::kFull;
+  const StageCosts c = stage_costs(m, p, cluster(1));
+  const double s = m.seq, h = m.hidden;
+  const double layer_forward = 24 * s * h * h * (1 + s / (6 * h));
+  CHECK(c.hardware_flops_per_iteration - c.model_flops_per_iteration ==
+        doctest::Approx(3 * m.layers * layer_forward).epsilon(1e-9));
+}
+
+TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter and an all-gather") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(1);
+  const auto tp_group = hw::group_of(c, {0, 1, 2, 3});
+  const double bytes = 1.0 * m.seq * m.hidden * kActivationBytes;
+  const double expected =
+      hw::collective_time(hw::CollectiveKind::kReduceScatter, bytes, tp_group, c.node).to_seconds() +
+      hw::collective_time(hw::CollectiveKind::kAllGather, bytes, tp_group, c.node).to_seconds();
+  int collectives = 0;
+  for (const Op& op : layer_ops(m, 1, 4, true)) {
+    if (op.kind == OpKind::kElementwise) {
+      // Norms and residuals work on 1/4 of the tokens: forward bytes = 2 x s h / 4 x 2 B.
+      if (op.name == "input_norm") CHECK(op.bytes_forward == doctest::Approx(2.0 * m.seq * m.hidden / 4 * 2));
+      continue;
+    }
+    if (op.kind != OpKind::kTpCollective) continue;
+    ++collectives;
+    CHECK(op_time(op, Pass::kForward, c.node, m.seq, tp_group).tp_comm_s == doctest::Approx(expected));
+  }
+  CHECK(collectives == 2);
 }
