@@ -443,6 +443,14 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     ctx.fail(s.path("recompute"), "expected \"none\", \"selective\" or \"full\", got " + show(json(recompute)));
   }
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
+  if (s.has("zero_stage")) {
+    const json& z = s.required("zero_stage", "0, 1 or 2");
+    if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 2) {
+      ctx.fail(s.path("zero_stage"), "expected 0, 1 or 2 (ZeRO-3 is not modelled yet), got " + show(z));
+    }
+    p.zero_stage = z.get<int>();
+  }
+  if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1e-3, 1e6);
   if (schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
     for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());

@@ -19,7 +19,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
       {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
       {"parallel",
-       {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel"}},
+       {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel",
+        "zero_stage", "grad_bucket_mib"}},
       {"options", {"strict_memory"}},
   };
   return s;

@@ -59,6 +59,17 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
                    : sc.plan.recompute == workload::Recompute::kSelective ? "selective"
                                                                           : "none";
   info.sequence_parallel = sc.plan.sequence_parallel;
+  info.zero_stage = sc.plan.zero_stage;
+  info.tp_comm_s.assign(w.shape.ranks, 0.0);
+  for (int r = 0; r < w.shape.ranks; ++r) {
+    for (const schedule::Action& a : w.program.ranks[r]) {
+      const workload::StageCost& c = w.costs.stages[a.stage];
+      if (a.op == schedule::Op::kForward) info.tp_comm_s[r] += c.tp_comm_forward.to_seconds();
+      if (a.op == schedule::Op::kBackward || a.op == schedule::Op::kInputGrad) {
+        info.tp_comm_s[r] += c.tp_comm_backward.to_seconds();
+      }
+    }
+  }
   info.sim_wall_s = w.wall_s;
   return report::summarize(*w.sim, info);
 }

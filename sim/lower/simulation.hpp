@@ -4,15 +4,19 @@
 // ready for the engine.
 //
 // What each action becomes:
-//   F, B, I, W     a task on the rank's compute stream, in program order
+//   F, B, I, W     a task on the rank's compute stream, in program order; a
+//                  stage's last backward is cut into one part per gradient bucket
 //   SEND_F/SEND_B  a transfer on the network; transfers between one pair of
 //                  ranks go first-in first-out, as on an NCCL stream; the
 //                  compute stream does not wait for them
 //   RECV_F/RECV_B  nothing of its own: the consumer waits for the transfer
-//   REDUCE_GRAD    the stage's data-parallel gradient all-reduce on the
-//                  communication stream (then, for a stage holding a tied
-//                  embedding, its all-reduce with the other end of the pipeline)
-//   OPTIMIZER      the optimizer step of the rank's stages, on the compute stream
+//   REDUCE_GRAD    the stage's gradient reduction across data-parallel replicas,
+//                  one collective per bucket on the communication stream, each
+//                  starting when its part of the backward ends (then, for a stage
+//                  holding a tied embedding, its all-reduce with the other end
+//                  of the pipeline)
+//   OPTIMIZER      the optimizer step of the rank's stages, on the compute
+//                  stream (then, under ZeRO-1/2, the parameter all-gather)
 //
 // One pipeline is simulated: tensor-parallel peers and data-parallel replicas
 // of a homogeneous cluster run the same program, so rank r stands for every GPU
@@ -33,7 +37,7 @@
 
 namespace trainsim::lower {
 
-enum class TaskKind { kCompute, kTransfer, kGradAllReduce, kEmbeddingAllReduce, kOptimizer };
+enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather };
 enum class StreamKind { kCompute = 0, kComm = 1 };
 inline constexpr int kStreamsPerRank = 2;
 
@@ -42,6 +46,8 @@ struct TaskInfo {
   schedule::Action action;  // the action the task comes from
   int rank = 0;             // the rank that runs it (the sender, for a transfer)
   int peer = -1;            // transfer: the receiving rank
+  int part = 0;             // a compute action cut by gradient bucket, or a bucket's reduction:
+  int parts = 1;            //   which piece of how many
 };
 
 struct Simulation {

@@ -19,16 +19,18 @@ std::string us(core::Time t) {
 
 std::string task_name(const lower::TaskInfo& ti) {
   const schedule::Action& a = ti.action;
+  const std::string part = ti.parts > 1 ? fmt::format(" [{}/{}]", ti.part + 1, ti.parts) : "";
   switch (ti.kind) {
     case lower::TaskKind::kCompute:
-      return fmt::format("{} mb{} s{}", schedule::op_name(a.op), a.microbatch, a.stage);
+      return fmt::format("{} mb{} s{}{}", schedule::op_name(a.op), a.microbatch, a.stage, part);
     case lower::TaskKind::kTransfer:
       return a.op == schedule::Op::kSendF
                  ? fmt::format("send act mb{} s{}->s{}", a.microbatch, a.stage, a.stage + 1)
                  : fmt::format("send grad mb{} s{}->s{}", a.microbatch, a.stage, a.stage - 1);
-    case lower::TaskKind::kGradAllReduce: return fmt::format("grad all-reduce s{} (dp)", a.stage);
+    case lower::TaskKind::kGradReduce: return fmt::format("grad reduce s{} (dp){}", a.stage, part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
+    case lower::TaskKind::kParamAllGather: return fmt::format("param all-gather s{} (dp)", a.stage);
   }
   return "?";
 }
@@ -39,8 +41,9 @@ const char* category(lower::TaskKind k) {
   switch (k) {
     case lower::TaskKind::kCompute:
     case lower::TaskKind::kTransfer: return "pipeline";
-    case lower::TaskKind::kGradAllReduce:
-    case lower::TaskKind::kEmbeddingAllReduce: return "collective";
+    case lower::TaskKind::kGradReduce:
+    case lower::TaskKind::kEmbeddingAllReduce:
+    case lower::TaskKind::kParamAllGather: return "collective";
     case lower::TaskKind::kOptimizer: return "optimizer";
   }
   return "other";
@@ -77,8 +80,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     const lower::TaskInfo& ti = sim.info[id];
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
-      case lower::TaskKind::kGradAllReduce:
-      case lower::TaskKind::kEmbeddingAllReduce: return tid_of(ti.rank, kCommThread);
+      case lower::TaskKind::kGradReduce:
+      case lower::TaskKind::kEmbeddingAllReduce:
+      case lower::TaskKind::kParamAllGather: return tid_of(ti.rank, kCommThread);
       default: return tid_of(ti.rank, kComputeThread);
     }
   };
@@ -115,7 +119,8 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     const core::Time start = sim.timeline.start[id], end = sim.timeline.end[id];
-    const bool collective = ti.kind == lower::TaskKind::kGradAllReduce || ti.kind == lower::TaskKind::kEmbeddingAllReduce;
+    const bool collective = ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kEmbeddingAllReduce ||
+                            ti.kind == lower::TaskKind::kParamAllGather;
     if (collective && end == start) continue;
     std::string args;
     if (ti.kind == lower::TaskKind::kCompute) {

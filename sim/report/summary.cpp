@@ -5,6 +5,40 @@
 
 namespace trainsim::report {
 
+namespace {
+
+using Interval = std::pair<core::Time, core::Time>;
+
+// Total length of `spans` (any order, may overlap) not covered by `busy`
+// (sorted, disjoint).
+double uncovered_s(std::vector<Interval> spans, const std::vector<Interval>& busy) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0.0;
+  core::Time reach = core::Time::zero();  // spans are merged by skipping what was counted
+  std::size_t b = 0;
+  for (auto [start, end] : spans) {
+    if (start < reach) start = reach;
+    if (end <= start) continue;
+    reach = end;
+    // Walk the busy intervals that overlap [start, end).
+    while (b < busy.size() && busy[b].second <= start) ++b;
+    core::Time at = start;
+    for (std::size_t k = b; k < busy.size() && busy[k].first < end; ++k) {
+      if (busy[k].first > at) total += (busy[k].first - at).to_seconds();
+      if (busy[k].second > at) at = busy[k].second;
+    }
+    if (end > at) total += (end - at).to_seconds();
+  }
+  return total;
+}
+
+bool is_dp(lower::TaskKind k) {
+  return k == lower::TaskKind::kGradReduce || k == lower::TaskKind::kEmbeddingAllReduce ||
+         k == lower::TaskKind::kParamAllGather;
+}
+
+}  // namespace
+
 Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   Summary s;
   s.info = info;
@@ -22,13 +56,20 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   }
   const int ranks = static_cast<int>(sim.gpu_of_rank.size());
   std::vector<double> busy(ranks, 0.0), reducing(ranks, 0.0);
+  std::vector<std::vector<Interval>> busy_spans(ranks), dp_spans(ranks), arriving(ranks);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
-    const double d = (sim.timeline.end[id] - sim.timeline.start[id]).to_seconds();
-    if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) busy[ti.rank] += d;
-    if (ti.kind == lower::TaskKind::kGradAllReduce || ti.kind == lower::TaskKind::kEmbeddingAllReduce) {
-      reducing[ti.rank] += d;
+    const Interval span{sim.timeline.start[id], sim.timeline.end[id]};
+    const double d = (span.second - span.first).to_seconds();
+    if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) {
+      busy[ti.rank] += d;
+      if (d > 0.0) busy_spans[ti.rank].push_back(span);
     }
+    if (is_dp(ti.kind)) {
+      reducing[ti.rank] += d;
+      dp_spans[ti.rank].push_back(span);
+    }
+    if (ti.kind == lower::TaskKind::kTransfer) arriving[ti.peer].push_back(span);
   }
   for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
   double bubble_sum = 0.0;
@@ -41,6 +82,13 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     st.bubble_fraction = t > 0.0 ? (t - busy[r]) / t : 0.0;
     st.peak_memory_bytes = pool.peak();
     st.oom = pool.exceeded();
+    std::sort(busy_spans[r].begin(), busy_spans[r].end());
+    st.exposed.tp = r < static_cast<int>(info.tp_comm_s.size()) ? info.tp_comm_s[r] : 0.0;
+    st.exposed.pp = uncovered_s(arriving[r], busy_spans[r]);
+    st.exposed.dp = uncovered_s(dp_spans[r], busy_spans[r]);
+    s.exposed.tp = std::max(s.exposed.tp, st.exposed.tp);
+    s.exposed.pp = std::max(s.exposed.pp, st.exposed.pp);
+    s.exposed.dp = std::max(s.exposed.dp, st.exposed.dp);
     bubble_sum += st.bubble_fraction;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
     s.memory_capacity_bytes = pool.capacity();
@@ -63,6 +111,7 @@ nlohmann::json to_json(const Summary& s) {
                {"global_batch", s.info.global_batch},
                {"microbatches", s.info.microbatches},
                {"recompute", s.info.recompute},
+               {"zero_stage", s.info.zero_stage},
                {"sequence_parallel", s.info.sequence_parallel}};
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
@@ -73,13 +122,16 @@ nlohmann::json to_json(const Summary& s) {
   j["hfu"] = s.hfu;
   j["bubble_fraction"] = s.bubble_fraction;
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
+  auto exposed = [](const ExposedComm& e) { return nlohmann::json{{"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}}; };
+  j["exposed_comm_s"] = exposed(s.exposed);
   nlohmann::json stages = nlohmann::json::array();
   for (const StageSummary& st : s.stages) {
     stages.push_back({{"rank", st.rank},
                       {"gpu", st.gpu},
                       {"bubble_fraction", st.bubble_fraction},
                       {"peak_memory_bytes", st.peak_memory_bytes},
-                      {"oom", st.oom}});
+                      {"oom", st.oom},
+                      {"exposed_comm_s", exposed(st.exposed)}});
   }
   j["stages"] = stages;
   j["peak_memory_bytes"] = s.peak_memory_bytes;
@@ -116,7 +168,11 @@ std::string to_text(const Summary& s) {
                                            100.0 * s.hfu));
   }
   line("bubble fraction", fmt::format("{:.1f}% (mean over pipeline ranks)", 100.0 * s.bubble_fraction));
-  if (s.grad_all_reduce_s > 0.0) line("gradient all-reduce", fmt::format("{:.4f} s (not overlapped)", s.grad_all_reduce_s));
+  if (s.grad_all_reduce_s > 0.0) {
+    line("gradient reduction", fmt::format("{:.4f} s on the busiest rank's communication stream", s.grad_all_reduce_s));
+  }
+  line("exposed communication", fmt::format("tp {:.4f} s, pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
+                                            s.exposed.pp, s.exposed.dp));
   line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
                                           gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
   out += "  per pipeline rank:\n";

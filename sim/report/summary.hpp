@@ -26,8 +26,19 @@ struct RunInfo {
   double model_flops_per_iteration = 0.0;
   double hardware_flops_per_iteration = 0.0;  // with recomputed FLOPs
   std::string recompute = "none";
+  int zero_stage = 0;
+  // Per pipeline rank: time its compute stream spends in tensor-parallel
+  // collectives (they block it, so all of it is exposed).
+  std::vector<double> tp_comm_s;
   bool sequence_parallel = false;
   double sim_wall_s = 0.0;
+};
+
+// Communication time during which the compute stream had nothing to do.
+struct ExposedComm {
+  double tp = 0.0;  // tensor-parallel collectives (blocking)
+  double pp = 0.0;  // waiting for pipeline transfers to arrive
+  double dp = 0.0;  // data-parallel gradient reduction and parameter gathering
 };
 
 struct StageSummary {
@@ -37,6 +48,7 @@ struct StageSummary {
   double bubble_fraction = 0.0;
   std::int64_t peak_memory_bytes = 0;
   bool oom = false;
+  ExposedComm exposed;
 };
 
 struct Summary {
@@ -49,7 +61,8 @@ struct Summary {
   double hardware_tflops_per_gpu = 0.0;  // counting recomputed FLOPs
   double hfu = 0.0;
   double bubble_fraction = 0.0;  // mean over pipeline ranks
-  double grad_all_reduce_s = 0.0;  // most time a rank spends in gradient all-reduces
+  double grad_all_reduce_s = 0.0;  // most time a rank spends in data-parallel collectives
+  ExposedComm exposed;             // the most over ranks, kind by kind
   std::vector<StageSummary> stages;
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;

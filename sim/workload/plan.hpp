@@ -24,6 +24,14 @@ struct Plan {
   // GEMMs (norms, dropouts) work on 1/tp of the sequence, and each TP
   // all-reduce becomes a reduce-scatter plus an all-gather.
   bool sequence_parallel = false;
+  // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
+  // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
+  // gradients. Gradients are then reduce-scattered instead of all-reduced, and
+  // the updated parameters all-gathered after the optimizer step.
+  int zero_stage = 0;
+  // Gradients are reduced in buckets of this many MiB, each as soon as the
+  // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
+  double grad_bucket_mib = 25.0;
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.

@@ -1,5 +1,6 @@
 #include "workload/stage_costs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,15 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   return sp ? sbh / t * (34.0 + 5.0 * a * s / h) : sbh * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
 }
 
+double model_state_bytes_per_param(int zero_stage, int dp) {
+  const double d = dp;
+  switch (zero_stage) {
+    case 1: return 4.0 + 12.0 / d;
+    case 2: return 2.0 + 14.0 / d;
+    default: return kModelStateBytesPerParam;
+  }
+}
+
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.pp;
@@ -131,19 +141,31 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // the last stage keeps its own copy (as Megatron-LM does).
     if (first && last && tied) params -= static_cast<double>(model.vocab) * h;
     c.params = params / t;
-    c.model_state_bytes = to_bytes(kModelStateBytesPerParam * c.params);
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp) * c.params);
 
     c.send_forward_bytes = last ? 0.0 : b * s * h * kActivationBytes / t;
     c.send_backward_bytes = first ? 0.0 : b * s * h * kActivationBytes / t;
-    c.grad_all_reduce = hw::collective_time(hw::CollectiveKind::kAllReduce, c.params * kActivationBytes,
-                                            dp_group, node);
+    // Gradient buckets, in the order backward fills them.
+    const double grad_bytes = c.params * kActivationBytes;
+    const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
+    const auto buckets = plan.dp > 1 ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes))) : 1;
+    const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
+    for (std::size_t k = 0; k < buckets; ++k) {
+      const double bytes = plan.dp > 1 ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes) : 0.0;
+      c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
+      c.grad_bucket_reduce.push_back(hw::collective_time(reduce, bytes, dp_group, node));
+    }
+    if (plan.zero_stage >= 1) {
+      c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node);
+    }
     if (tied && stages > 1 && (first || last)) {
       const hw::CollectiveGroup ends =
           hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(stages - 1)});
       c.embedding_grad_all_reduce = hw::collective_time(
           hw::CollectiveKind::kAllReduce, static_cast<double>(model.vocab) * h / t * kActivationBytes, ends, node);
     }
-    c.optimizer_step = core::Time::seconds(c.params * kOptimizerBytesPerParam /
+    const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
+    c.optimizer_step = core::Time::seconds(updated * kOptimizerBytesPerParam /
                                                (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);
     out.stages.push_back(c);

@@ -26,7 +26,13 @@ struct StageCost {
   double params = 0.0;                 // parameters held per GPU
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU
-  core::Time grad_all_reduce;          // across data-parallel replicas
+  // Gradient reduction across data-parallel replicas, bucket by bucket in the
+  // order the backward produces them: each bucket's share of the stage's
+  // gradients and the time of its collective (all-reduce; reduce-scatter under
+  // ZeRO-1/2). One zero-time bucket when there is a single replica.
+  std::vector<double> grad_bucket_share;
+  std::vector<core::Time> grad_bucket_reduce;
+  core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
   // Tied input/output embeddings with pp > 1: the first and last stages each
   // hold a copy and all-reduce its gradient between them (Megatron-LM's
   // embedding group). Zero on other stages.
@@ -34,6 +40,11 @@ struct StageCost {
   core::Time optimizer_step;
 
   core::Time backward() const { return input_grad + weight_grad; }
+  core::Time grad_reduce() const {
+    core::Time t;
+    for (core::Time b : grad_bucket_reduce) t += b;
+    return t;
+  }
 };
 
 struct StageCosts {
@@ -43,11 +54,16 @@ struct StageCosts {
 };
 
 // Bytes of model state per parameter for mixed-precision Adam: FP16 weight and
-// gradient (2 + 2) plus FP32 master weight, momentum and variance (12)
+// gradient (2 + 2) plus FP32 master weight, momentum and variance (K = 12)
 // (ZeRO, arXiv 1910.02054 §3.1).
 inline constexpr double kModelStateBytesPerParam = 16.0;
+
+// Per GPU, per parameter of its model shard, under ZeRO stage 0-2 over `dp`
+// replicas (ZeRO §5.1): 16; 4 + 12/dp; 2 + 14/dp.
+double model_state_bytes_per_param(int zero_stage, int dp);
 // Adam's step reads FP32 weight, momentum, variance and the FP16 gradient
 // (12 + 2) and writes the three FP32 tensors and the FP16 weight (12 + 2).
+// Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
 inline constexpr double kOptimizerBytesPerParam = 28.0;
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one

@@ -128,7 +128,8 @@ TEST_CASE("across nodes a transfer takes the NICs") {
 TEST_CASE("the gradient all-reduce and optimizer step end the iteration") {
   // p = 1, m = 2: F B F B = 2 * 30 us, then all-reduce 5 us, then optimizer 7 us: 72 us.
   workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
-  costs.stages[0].grad_all_reduce = Time::microseconds(5);
+  costs.stages[0].grad_bucket_share = {1.0};
+  costs.stages[0].grad_bucket_reduce = {Time::microseconds(5)};
   costs.stages[0].optimizer_step = Time::microseconds(7);
   const auto sim = simulate("1f1b", 1, 2, costs);
   CHECK(sim->timeline.makespan == Time::microseconds(72));
@@ -181,4 +182,26 @@ TEST_CASE("a tied embedding's gradient all-reduce waits for both ends of the pip
     }
   }
   CHECK(sim->timeline.makespan == Time::microseconds(65));
+}
+
+TEST_CASE("gradient buckets start as soon as their part of the last backward ends") {
+  // p = 1, m = 1: F 0..10 us, B 10..40 us cut in 3 equal parts ending at 20, 30, 40.
+  // Bucket reductions of 5 us each: 20..25, 30..35, 40..45; optimizer 2 us at 45..47;
+  // then a 7 us parameter all-gather (ZeRO-1/2): 47..54.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(30), 0);
+  costs.stages[0].grad_bucket_share = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+  costs.stages[0].grad_bucket_reduce = {Time::microseconds(5), Time::microseconds(5), Time::microseconds(5)};
+  costs.stages[0].optimizer_step = Time::microseconds(2);
+  costs.stages[0].param_all_gather = Time::microseconds(7);
+  const auto sim = simulate("1f1b", 1, 1, costs);
+  std::vector<Time> bucket_starts;
+  for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
+    if (sim->info[id].kind == lower::TaskKind::kGradReduce) bucket_starts.push_back(sim->timeline.start[id]);
+  }
+  REQUIRE(bucket_starts.size() == 3);
+  // Thirds of 30 us round to the picosecond; compare in microseconds.
+  CHECK(bucket_starts[0].to_microseconds() == doctest::Approx(20));
+  CHECK(bucket_starts[1].to_microseconds() == doctest::Approx(30));
+  CHECK(bucket_starts[2].to_microseconds() == doctest::Approx(40));
+  CHECK(sim->timeline.makespan == Time::microseconds(54));
 }

@@ -121,3 +121,21 @@ TEST_CASE("a plan that does not fit is reported as out of memory") {
   CHECK(s.oom);
   CHECK(s.peak_memory_bytes > s.memory_capacity_bytes);
 }
+
+TEST_CASE("exposed communication is the time the compute stream waits on it") {
+  // The default example with dp = 1: no data-parallel time is exposed but the
+  // tied-embedding all-reduce of the first and last stages, which runs after
+  // their last backward with nothing left to overlap.
+  const Run r = run_example();
+  report::RunInfo info;
+  info.gpus = 8;
+  info.tp_comm_s = {0.5, 0.25};
+  const report::Summary s = report::summarize(r.sim(), info);
+  CHECK(s.stages[0].exposed.tp == 0.5);
+  CHECK(s.stages[1].exposed.tp == 0.25);
+  CHECK(s.exposed.tp == 0.5);
+  CHECK(s.stages[1].exposed.dp == 0.0);
+  CHECK(s.stages[0].exposed.dp > 0.0);
+  // Pipeline ranks after the first wait for their first activations: pp > 0.
+  CHECK(s.stages[3].exposed.pp > 0.0);
+}

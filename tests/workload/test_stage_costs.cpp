@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "hw/collective.hpp"
 #include "hw/gpu_spec.hpp"
 #include "workload/op_cost.hpp"
@@ -7,6 +9,7 @@
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::core::Time;
 
 namespace {
 hw::ClusterSpec cluster(int nodes) {
@@ -194,4 +197,53 @@ TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter a
     CHECK(op_time(op, Pass::kForward, c.node, m.seq, tp_group).tp_comm_s == doctest::Approx(expected));
   }
   CHECK(collectives == 2);
+}
+
+TEST_CASE("model state per GPU follows the ZeRO paper's formulas") {
+  // ZeRO §5.1, 7.5B parameters on 64 replicas: 120 GB -> 31.4 GB -> 16.6 GB.
+  const double psi = 7.5e9;
+  CHECK(psi * model_state_bytes_per_param(0, 64) == doctest::Approx(120e9));
+  CHECK(psi * model_state_bytes_per_param(1, 64) == doctest::Approx(31.40625e9));  // (4 + 12/64) psi
+  CHECK(psi * model_state_bytes_per_param(2, 64) == doctest::Approx(16.640625e9));  // (2 + 14/64) psi
+}
+
+TEST_CASE("gradients are reduced in buckets in backward order") {
+  // One stage of small_gpt on tp = 1: params P, gradient bytes 2P. With
+  // 25 MiB buckets: ceil(2P / 25 MiB) buckets, all 25 MiB but the last.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.dp = 2;
+  p.global_batch = 2;
+  const hw::ClusterSpec c = cluster(1);  // 8 GPUs: tp 1 x pp 1 x dp 2 leaves 6 idle; costs do not mind
+  const StageCosts costs = stage_costs(m, p, c);
+  const StageCost& s = costs.stages[0];
+  const double grad_bytes = 2 * s.params;
+  const auto expected = static_cast<std::size_t>(std::ceil(grad_bytes / (25 * 1048576.0)));
+  REQUIRE(s.grad_bucket_share.size() == expected);
+  REQUIRE(s.grad_bucket_reduce.size() == expected);
+  double total = 0;
+  for (double share : s.grad_bucket_share) total += share;
+  CHECK(total == doctest::Approx(1.0));
+  CHECK(s.grad_bucket_share[0] == doctest::Approx(25 * 1048576.0 / grad_bytes));
+  // All-reduce for ZeRO-0; under ZeRO-1 a reduce-scatter, plus the parameter all-gather.
+  const auto group = hw::group_of(c, {0, 1});
+  CHECK(s.grad_bucket_reduce[0] ==
+        hw::collective_time(hw::CollectiveKind::kAllReduce, 25 * 1048576.0, group, c.node));
+  CHECK(s.param_all_gather == Time::zero());
+  p.zero_stage = 1;
+  const StageCost z = stage_costs(m, p, c).stages[0];
+  CHECK(z.grad_bucket_reduce[0] ==
+        hw::collective_time(hw::CollectiveKind::kReduceScatter, 25 * 1048576.0, group, c.node));
+  CHECK(z.param_all_gather == hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, group, c.node));
+  // ZeRO-1 updates half the parameters on each of the 2 replicas.
+  CHECK(z.optimizer_step < s.optimizer_step);
+}
+
+TEST_CASE("one replica needs no gradient reduction") {
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.global_batch = 1;
+  const StageCost s = stage_costs(m, p, cluster(1)).stages[0];
+  REQUIRE(s.grad_bucket_reduce.size() == 1);
+  CHECK(s.grad_bucket_reduce[0] == Time::zero());
 }
