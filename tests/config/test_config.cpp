@@ -272,6 +272,8 @@ TEST_CASE("a plan too large to simulate is refused up front") {
   CHECK(error_of(base(), {"parallel.global_batch=1000000000"}) ==
         "test.json: parallel: pp x micro-batches = 4 x 250000000 = 1000000000 is more than the 2500000 the simulator "
         "takes (raise parallel.microbatch_size or lower parallel.global_batch)");
+}
+
 TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
   const Scenario s = load_document(base(), "test.json", ".", {"parallel.recompute=selective", "parallel.sequence_parallel=true"});
   CHECK(s.plan.recompute == trainsim::workload::Recompute::kSelective);
