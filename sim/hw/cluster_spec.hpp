@@ -1,6 +1,6 @@
-// A cluster: identical nodes, each of `gpus_per_node` GPUs on an NVLink switch,
-// joined by one NIC per GPU into a network assumed non-blocking (the topology
-// graph with switches and oversubscription is a later refinement).
+// A cluster: identical nodes, each of `gpus_per_node` GPUs on an NVLink
+// switch, their NICs joined by a network of switches (see NetworkSpec and
+// Topology).
 #pragma once
 
 #include <string>
@@ -22,9 +22,24 @@ struct NodeSpec {
   double nic_latency_us = 0.0;       // NIC to NIC, end to end
 };
 
+// How the nodes' NICs are wired together.
+enum class NetworkKind {
+  kFlat,     // one non-blocking switch
+  kFatTree,  // all NICs of a group of nodes on one leaf switch; leaves joined by a spine
+  kRail,     // NIC i of every node in a group on leaf ("rail") i; leaves joined by a spine
+};
+
+struct NetworkSpec {
+  NetworkKind kind = NetworkKind::kFlat;
+  int nodes_per_leaf = 1;         // fat tree: nodes per leaf; rail: nodes per rail group
+  double oversubscription = 1.0;  // leaf down-links : up-links capacity (1 = non-blocking)
+  double switch_latency_us = 0.0; // added on each leaf-spine hop
+};
+
 struct ClusterSpec {
   NodeSpec node;
   int nodes = 0;
+  NetworkSpec network;
   // The loader caps nodes x gpus_per_node well inside int.
   int gpus() const { return node.gpus_per_node * nodes; }
   int node_of(int gpu) const { return gpu / node.gpus_per_node; }

@@ -23,8 +23,8 @@ struct Later {
 }  // namespace
 
 LinkId FlowNetwork::add_link(Link link) {
-  if (!(link.bytes_per_s > 0.0)) throw std::invalid_argument("link '" + link.name + "' needs a positive bandwidth");
-  links_.push_back(std::move(link));
+  if (!(link.bytes_per_s > 0.0)) throw std::invalid_argument("a link needs a positive bandwidth");
+  links_.push_back(link);
   flows_on_link_.emplace_back();
   return static_cast<LinkId>(links_.size() - 1);
 }

@@ -25,7 +25,6 @@ namespace trainsim::hw {
 using LinkId = std::uint32_t;
 
 struct Link {
-  std::string name;
   double bytes_per_s = 0.0;
   core::Time latency;
 };

@@ -1,50 +1,144 @@
 #include "hw/topology.hpp"
 
+#include <algorithm>
+#include <boost/graph/breadth_first_search.hpp>
 #include <stdexcept>
 #include <string>
 
 namespace trainsim::hw {
 
-Topology::Topology(const ClusterSpec& cluster, const std::vector<int>& gpus, FlowNetwork& network)
+Topology::VertexId Topology::add_vertex(VertexKind kind, int a, int b) {
+  return boost::add_vertex(Vertex{kind, a, b}, graph_);
+}
+
+std::string Topology::vertex_name(VertexId v) const {
+  const Vertex& x = graph_[v];
+  switch (x.kind) {
+    case VertexKind::kGpu: return "gpu" + std::to_string(x.a);
+    case VertexKind::kNvSwitch: return "node" + std::to_string(x.a) + ".nvswitch";
+    case VertexKind::kNic: return "node" + std::to_string(x.a) + ".nic" + std::to_string(x.b);
+    case VertexKind::kLeaf:
+      return "leaf" + std::to_string(x.a) + (x.b >= 0 ? ".rail" + std::to_string(x.b) : std::string());
+    case VertexKind::kSpine: return cluster_.network.kind == NetworkKind::kFlat ? "core" : "spine";
+  }
+  return "?";
+}
+
+std::string Topology::link_name(LinkId link) const {
+  return vertex_name(link_ends_[link].first) + "->" + vertex_name(link_ends_[link].second);
+}
+
+void Topology::connect(VertexId u, VertexId v, double bytes_per_s, core::Time latency_there, core::Time latency_back,
+                       LinkClass cls) {
+  const LinkId there = network_.add_link({bytes_per_s, latency_there});
+  const LinkId back = network_.add_link({bytes_per_s, latency_back});
+  boost::add_edge(u, v, Edge{there}, graph_);
+  boost::add_edge(v, u, Edge{back}, graph_);
+  link_class_.resize(network_.link_count(), LinkClass::kNic);
+  link_ends_.resize(network_.link_count());
+  link_class_[there] = link_class_[back] = cls;
+  link_ends_[there] = {u, v};
+  link_ends_[back] = {v, u};
+}
+
+Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus)
     : cluster_(cluster), network_(network) {
   const NodeSpec& n = cluster.node;
+  if (n.gpus_per_node < 1 || n.nics_per_node < 1 || cluster.network.nodes_per_leaf < 1) {
+    throw std::invalid_argument("Topology: a node needs at least one GPU and one NIC, a leaf at least one node");
+  }
+  const NetworkSpec& net = cluster.network;
   const double nvlink = n.nvlink_gb_per_s * 1e9;
   const double nic = n.nic_gbit_per_s / 8.0 * 1e9;
-  for (int g : gpus) {
-    // Latency sits on the outgoing port so that a route counts it once.
-    if (!nvlink_.count(g)) {
-      const std::string id = "gpu" + std::to_string(g) + ".nvlink";
-      nvlink_[g] = {network.add_link({id + ".out", nvlink, core::Time::microseconds(n.nvlink_latency_us)}),
-                    network.add_link({id + ".in", nvlink, core::Time::zero()})};
+  const core::Time nvlink_latency = core::Time::microseconds(n.nvlink_latency_us);
+  const core::Time nic_latency = core::Time::microseconds(n.nic_latency_us);
+  const core::Time hop = core::Time::microseconds(net.switch_latency_us);
+  const int groups = (cluster.nodes + net.nodes_per_leaf - 1) / net.nodes_per_leaf;
+
+  // Switches of the network.
+  std::vector<VertexId> leaves;  // fat tree: by group; rail: by group * nics + rail
+  VertexId core = 0;
+  if (net.kind == NetworkKind::kFlat) {
+    core = add_vertex(VertexKind::kSpine);
+  } else {
+    core = add_vertex(VertexKind::kSpine);
+    const int per_group = net.kind == NetworkKind::kRail ? n.nics_per_node : 1;
+    for (int g = 0; g < groups; ++g) {
+      const int nodes_here = std::min(net.nodes_per_leaf, cluster.nodes - g * net.nodes_per_leaf);
+      for (int k = 0; k < per_group; ++k) {
+        const VertexId leaf = add_vertex(VertexKind::kLeaf, g, net.kind == NetworkKind::kRail ? k : -1);
+        leaves.push_back(leaf);
+        const double down = nodes_here * (net.kind == NetworkKind::kRail ? 1 : n.nics_per_node) * nic;
+        connect(leaf, core, down / net.oversubscription, hop, hop, LinkClass::kUplink);
+      }
     }
-    const auto key = nic_of(g);
-    if (!nics_.count(key)) {
-      const std::string id = "node" + std::to_string(key.first) + ".nic" + std::to_string(key.second);
-      nics_[key] = {network.add_link({id + ".out", nic, core::Time::microseconds(n.nic_latency_us)}),
-                    network.add_link({id + ".in", nic, core::Time::zero()})};
+  }
+
+  // Nodes: GPUs, their NVSwitch and NICs.
+  std::vector<char> wanted(static_cast<std::size_t>(cluster.nodes), gpus.empty() ? 1 : 0);
+  for (int g : gpus) {
+    if (g >= 0 && g < cluster.gpus()) wanted[cluster.node_of(g)] = 1;
+  }
+  gpu_vertex_.assign(static_cast<std::size_t>(cluster.gpus()), -1);
+  for (int node = 0; node < cluster.nodes; ++node) {
+    if (!wanted[node]) continue;
+    const VertexId nvswitch = add_vertex(VertexKind::kNvSwitch, node);
+    std::vector<VertexId> nics;
+    const int group = node / net.nodes_per_leaf;
+    for (int k = 0; k < n.nics_per_node; ++k) {
+      const VertexId v = add_vertex(VertexKind::kNic, node, k);
+      nics.push_back(v);
+      const VertexId sw = net.kind == NetworkKind::kFlat      ? core
+                          : net.kind == NetworkKind::kFatTree ? leaves[group]
+                                                              : leaves[group * n.nics_per_node + k];
+      connect(v, sw, nic, core::Time::zero(), core::Time::zero(), LinkClass::kNic);
+    }
+    for (int l = 0; l < n.gpus_per_node; ++l) {
+      const int gpu = node * n.gpus_per_node + l;
+      const VertexId v = add_vertex(VertexKind::kGpu, gpu);
+      gpu_vertex_[gpu] = static_cast<long long>(v);
+      connect(v, nvswitch, nvlink, nvlink_latency, core::Time::zero(), LinkClass::kNvLink);
+      connect(v, nics[l * n.nics_per_node / n.gpus_per_node], nic, nic_latency, core::Time::zero(), LinkClass::kNic);
     }
   }
 }
 
-std::pair<int, int> Topology::nic_of(int gpu) const {
-  const NodeSpec& n = cluster_.node;
-  const int local = gpu % n.gpus_per_node;
-  return {cluster_.node_of(gpu), local * n.nics_per_node / n.gpus_per_node};
-}
+const std::vector<LinkId>& Topology::route_links(int from, int to) { return network_.route(route(from, to)).links; }
 
 std::uint32_t Topology::route(int from, int to) {
   const auto key = std::make_pair(from, to);
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
-  if (!nvlink_.count(from) || !nvlink_.count(to) || from == to) {
-    throw std::logic_error("Topology::route: no route from GPU " + std::to_string(from) + " to " +
-                           std::to_string(to));
+  const int gpus = static_cast<int>(gpu_vertex_.size());
+  if (from < 0 || to < 0 || from >= gpus || to >= gpus || from == to || gpu_vertex_[from] < 0 ||
+      gpu_vertex_[to] < 0) {
+    throw std::logic_error("Topology::route: no route from GPU " + std::to_string(from) + " to " + std::to_string(to));
+  }
+  // Breadth-first search from `from`, keeping the edge each vertex was reached by.
+  const std::size_t nv = boost::num_vertices(graph_);
+  std::vector<Graph::edge_descriptor> reached_by(nv);
+  std::vector<char> reached(nv, 0);
+  struct Recorder : boost::default_bfs_visitor {
+    std::vector<Graph::edge_descriptor>* by;
+    std::vector<char>* seen;
+    void tree_edge(Graph::edge_descriptor e, const Graph& g) {
+      (*by)[boost::target(e, g)] = e;
+      (*seen)[boost::target(e, g)] = 1;
+    }
+  };
+  Recorder rec;
+  rec.by = &reached_by;
+  rec.seen = &reached;
+  const auto source = static_cast<VertexId>(gpu_vertex_[from]), target = static_cast<VertexId>(gpu_vertex_[to]);
+  boost::breadth_first_search(graph_, source, boost::visitor(rec));
+  if (!reached[target]) {
+    throw std::runtime_error("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
+                             std::to_string(to));
   }
   std::vector<LinkId> links;
-  if (cluster_.node_of(from) == cluster_.node_of(to)) {
-    links = {nvlink_.at(from).out, nvlink_.at(to).in};
-  } else {
-    links = {nics_.at(nic_of(from)).out, nics_.at(nic_of(to)).in};
+  for (VertexId v = target; v != source; v = boost::source(reached_by[v], graph_)) {
+    links.push_back(graph_[reached_by[v]].link);
   }
+  std::reverse(links.begin(), links.end());
   const std::uint32_t r = network_.add_route(std::move(links));
   routes_.emplace(key, r);
   return r;

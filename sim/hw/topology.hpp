@@ -1,12 +1,25 @@
-// The links of a cluster, registered in a FlowNetwork, and the route between
-// any two GPUs: inside a node, the sender's NVLink port then the receiver's;
-// across nodes, the NIC the sender uses then the NIC the receiver uses (the
-// network between NICs is taken as non-blocking). With fewer NICs than GPUs in
-// a node, neighbouring GPUs share a NIC: GPU l of a node uses NIC
-// l * nics_per_node / gpus_per_node. Routes are built on first use and cached.
+// The cluster as a graph (Boost.Graph): GPUs, each node's NVLink switch, NICs,
+// leaf and spine switches as vertices; every cable as two directed edges, each
+// a link of the FlowNetwork with its own bandwidth and latency.
+//
+//   GPU <-> node's NVSwitch          NVLink bandwidth; the GPU's side carries
+//                                    the NVLink latency
+//   GPU <-> the NIC it uses          NIC bandwidth; the GPU's side carries the
+//                                    NIC latency (GPU l of a node uses NIC
+//                                    l * nics_per_node / gpus_per_node)
+//   NIC <-> its switch               NIC bandwidth
+//   leaf <-> spine                   the leaf's down-link capacity divided by
+//                                    the oversubscription factor
+//
+// Flat: one non-blocking core switch. Fat tree: a leaf per group of
+// nodes_per_leaf nodes, taking all their NICs. Rail-optimised: per group, a
+// leaf per NIC index ("rail"). Routes are shortest paths by hop count (breadth-
+// first search, ties broken by vertex order), built on first use and cached.
 #pragma once
 
+#include <boost/graph/adjacency_list.hpp>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,24 +28,49 @@
 
 namespace trainsim::hw {
 
+enum class VertexKind { kGpu, kNvSwitch, kNic, kLeaf, kSpine };
+enum class LinkClass { kNvLink, kNic, kUplink };
+
 class Topology {
  public:
-  // Registers the links of `gpus` (the GPUs that take part) in `network`.
-  Topology(const ClusterSpec& cluster, const std::vector<int>& gpus, FlowNetwork& network);
+  struct Vertex {
+    VertexKind kind = VertexKind::kGpu;
+    int a = 0;   // GPU id; node (NVSwitch, NIC); group (leaf)
+    int b = -1;  // NIC index; rail (rail leaf)
+  };
+  struct Edge {
+    LinkId link = 0;
+  };
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Vertex, Edge>;
+
+  // Builds the switches and the nodes holding `gpus` (every node when empty)
+  // and registers their links in `network`.
+  Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {});
 
   // Route index for Task::route, from GPU `from` to GPU `to`.
   std::uint32_t route(int from, int to);
+  // The links of that route, in order.
+  const std::vector<LinkId>& route_links(int from, int to);
+
+  const Graph& graph() const { return graph_; }
+  LinkClass link_class(LinkId link) const { return link_class_[link]; }
+  // "gpu0->node0.nic0" and the like (made on demand: names are for people).
+  std::string vertex_name(Graph::vertex_descriptor v) const;
+  std::string link_name(LinkId link) const;
 
  private:
-  struct Port {
-    LinkId out, in;
-  };
-  std::pair<int, int> nic_of(int gpu) const;  // (node, NIC index)
+  using VertexId = Graph::vertex_descriptor;
+  VertexId add_vertex(VertexKind kind, int a = 0, int b = -1);
+  // A cable: two directed edges, each a link with its own latency.
+  void connect(VertexId u, VertexId v, double bytes_per_s, core::Time latency_there, core::Time latency_back,
+               LinkClass cls);
 
   const ClusterSpec& cluster_;
   FlowNetwork& network_;
-  std::map<int, Port> nvlink_;                // by GPU
-  std::map<std::pair<int, int>, Port> nics_;  // by (node, NIC)
+  Graph graph_;
+  std::vector<long long> gpu_vertex_;  // -1 for GPUs of nodes not built
+  std::vector<LinkClass> link_class_;                    // by LinkId
+  std::vector<std::pair<VertexId, VertexId>> link_ends_;  // by LinkId
   std::map<std::pair<int, int>, std::uint32_t> routes_;
 };
 

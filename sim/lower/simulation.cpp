@@ -51,7 +51,7 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
   auto sim = std::make_unique<Simulation>();
   sim->gpu_of_rank = gpu_of_rank;
   const auto network_id = static_cast<core::ResourceId>(shape.ranks * kStreamsPerRank);
-  hw::Topology topology(cluster, gpu_of_rank, sim->network);
+  hw::Topology topology(cluster, sim->network, gpu_of_rank);
   for (int r = 0; r < shape.ranks; ++r) {
     sim->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(gpu_of_rank[r]),
                                         static_cast<std::int64_t>(cluster.node.gpu.memory_bytes())));

@@ -1,6 +1,7 @@
 #include "schedule/check.hpp"
 
-#include <boost/graph/adjacency_list.hpp>
+#include <algorithm>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <optional>
 #include <string>
@@ -151,22 +152,28 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
 void check(const Program& program, const Shape& shape) {
   const std::vector<Dependency> deps = dependencies(program, shape);
 
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  // Built once, walked once: a compressed-sparse-row graph, edges sorted so
+  // that the search (and so the cycle it reports) is always the same.
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
   std::vector<int> first_vertex(program.ranks.size() + 1, 0);
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
     first_vertex[r + 1] = first_vertex[r] + static_cast<int>(program.ranks[r].size());
   }
-  std::vector<ActionRef> ref_of(first_vertex.back());
-  Graph g(first_vertex.back());
-  auto vertex = [&](ActionRef a) { return first_vertex[a.rank] + a.index; };
+  const auto vertices = static_cast<std::size_t>(first_vertex.back());
+  std::vector<ActionRef> ref_of(vertices);
+  auto vertex = [&](ActionRef a) { return static_cast<std::size_t>(first_vertex[a.rank] + a.index); };
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  edges.reserve(vertices + deps.size());
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
     const int rank = static_cast<int>(r);
     for (int k = 0; k < static_cast<int>(program.ranks[r].size()); ++k) {
       ref_of[vertex({rank, k})] = {rank, k};
-      if (k > 0) boost::add_edge(vertex({rank, k - 1}), vertex({rank, k}), g);
+      if (k > 0) edges.emplace_back(vertex({rank, k - 1}), vertex({rank, k}));
     }
   }
-  for (const Dependency& d : deps) boost::add_edge(vertex(d.before), vertex(d.after), g);
+  for (const Dependency& d : deps) edges.emplace_back(vertex(d.before), vertex(d.after));
+  std::sort(edges.begin(), edges.end());
+  const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), vertices);
 
   // Depth-first search; a back edge u -> v closes the cycle v -> ... -> u -> v.
   struct CycleFinder : boost::default_dfs_visitor {
@@ -183,7 +190,7 @@ void check(const Program& program, const Shape& shape) {
       cycle->push_back(v);  // cycle = u, parent(u), ..., v: each waits for the next
     }
   };
-  std::vector<int> parent(first_vertex.back(), -1);
+  std::vector<int> parent(vertices, -1);
   std::vector<int> cycle;
   CycleFinder finder;
   finder.parent = &parent;

@@ -31,8 +31,8 @@ TEST_CASE("two flows share a link, a third has its own") {
   //   A ends at 1000 / 0.5 = 2000 ns. B has 3000 - 1000 = 2000 B left, now at
   //   1 B/ns, so it ends at 2000 + 2000 = 4000 ns. C ends at 2000 / 1 = 2000 ns.
   hw::FlowNetwork net;
-  const auto l1 = net.add_link({"L1", 1e9, Time::zero()});
-  const auto l2 = net.add_link({"L2", 1e9, Time::zero()});
+  const auto l1 = net.add_link({1e9, Time::zero()});
+  const auto l2 = net.add_link({1e9, Time::zero()});
   const auto r1 = net.add_route({l1});
   const auto r2 = net.add_route({l2});
   const auto ends = run_flows(net, {{1000, r1}, {3000, r1}, {2000, r2}});
@@ -47,8 +47,8 @@ TEST_CASE("max-min fairness gives a bottlenecked flow's leftover to the others")
   // L1 binds first, X = Y = 0.5; Z takes L2's rest, 3 - 0.5 = 2.5 B/ns.
   // With 1000 B each: X and Y end at 2000 ns; Z at 1000 / 2.5 = 400 ns.
   hw::FlowNetwork net;
-  const auto l1 = net.add_link({"L1", 1e9, Time::zero()});
-  const auto l2 = net.add_link({"L2", 3e9, Time::zero()});
+  const auto l1 = net.add_link({1e9, Time::zero()});
+  const auto l2 = net.add_link({3e9, Time::zero()});
   const auto both = net.add_route({l1, l2});
   const auto only1 = net.add_route({l1});
   const auto only2 = net.add_route({l2});
@@ -62,14 +62,14 @@ TEST_CASE("max-min fairness gives a bottlenecked flow's leftover to the others")
 TEST_CASE("latency is paid once, before the bytes flow") {
   // 1 us latency on the route, then 1000 B at 1 B/ns: 1000 + 1000 = 2000 ns.
   hw::FlowNetwork net;
-  const auto l = net.add_link({"L", 1e9, Time::microseconds(1)});
+  const auto l = net.add_link({1e9, Time::microseconds(1)});
   const auto r = net.add_route({l});
   CHECK(run_flows(net, {{1000, r}})[0] == doctest::Approx(2000));
 }
 
 TEST_CASE("a zero-byte transfer costs only the latency") {
   hw::FlowNetwork net;
-  const auto l = net.add_link({"L", 1e9, Time::microseconds(2)});
+  const auto l = net.add_link({1e9, Time::microseconds(2)});
   const auto r = net.add_route({l});
   CHECK(run_flows(net, {{0, r}})[0] == doctest::Approx(2000));
 }

@@ -8,58 +8,101 @@ using core::Time;
 
 namespace {
 
-hw::ClusterSpec cluster(int nics_per_node) {
+hw::ClusterSpec cluster(int nodes, int nics_per_node, hw::NetworkSpec net = {}) {
   hw::ClusterSpec c;
-  c.nodes = 2;
+  c.nodes = nodes;
   c.node.gpus_per_node = 8;
   c.node.nvlink_gb_per_s = 100;
   c.node.nvlink_latency_us = 0;
   c.node.nics_per_node = nics_per_node;
   c.node.nic_gbit_per_s = 80;  // 10 GB/s
   c.node.nic_latency_us = 0;
+  c.network = net;
   return c;
 }
 
-// Two transfers of 1e6 bytes at once, GPU 0 -> 8 and GPU 1 -> 9; their end times in us.
-std::pair<double, double> two_cross_node_transfers(int nics_per_node) {
-  const hw::ClusterSpec c = cluster(nics_per_node);
+// Transfers of 1e6 bytes, all at once, between the given GPU pairs; their end times in us.
+std::vector<double> transfers(const hw::ClusterSpec& c, const std::vector<std::pair<int, int>>& pairs) {
   hw::FlowNetwork net;
-  hw::Topology topo(c, {0, 1, 8, 9}, net);
+  hw::Topology topo(c, net);
   core::TaskGraph g;
-  g.add({0, Time::zero(), 1e6, topo.route(0, 8)});
-  g.add({0, Time::zero(), 1e6, topo.route(1, 9)});
+  for (const auto& [a, b] : pairs) g.add({0, Time::zero(), 1e6, topo.route(a, b)});
   g.finalize();
   core::Engine e(g);
   const auto completion = e.add_resource(net);
   const auto timers = e.add_resource(net);
   net.set_ids(completion, timers);
   const auto tl = e.run();
-  return {tl.end[0].to_microseconds(), tl.end[1].to_microseconds()};
+  std::vector<double> ends;
+  for (std::size_t i = 0; i < pairs.size(); ++i) ends.push_back(tl.end[i].to_microseconds());
+  return ends;
+}
+
+std::vector<std::string> route_names(const hw::ClusterSpec& c, int from, int to) {
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net);
+  std::vector<std::string> names;
+  for (hw::LinkId l : topo.route_links(from, to)) names.push_back(topo.link_name(l));
+  return names;
 }
 
 }  // namespace
 
 TEST_CASE("with a NIC per GPU, transfers from two GPUs do not share") {
   // 1e6 B at 10 B/ns = 100 us each.
-  const auto [a, b] = two_cross_node_transfers(8);
-  CHECK(a == doctest::Approx(100));
-  CHECK(b == doctest::Approx(100));
+  const auto ends = transfers(cluster(2, 8), {{0, 8}, {1, 9}});
+  CHECK(ends[0] == doctest::Approx(100));
+  CHECK(ends[1] == doctest::Approx(100));
 }
 
 TEST_CASE("with one NIC per node, transfers from two GPUs share it") {
   // GPUs 0 and 1 both use NIC 0: 5 B/ns each, 200 us.
-  const auto [a, b] = two_cross_node_transfers(1);
-  CHECK(a == doctest::Approx(200));
-  CHECK(b == doctest::Approx(200));
+  const auto ends = transfers(cluster(2, 1), {{0, 8}, {1, 9}});
+  CHECK(ends[0] == doctest::Approx(200));
+  CHECK(ends[1] == doctest::Approx(200));
 }
 
-TEST_CASE("routes inside a node take NVLink, across nodes the NICs") {
-  const hw::ClusterSpec c = cluster(8);
+TEST_CASE("routes inside a node take the NVSwitch, across nodes the NICs") {
+  CHECK(route_names(cluster(2, 8), 0, 1) ==
+        std::vector<std::string>{"gpu0->node0.nvswitch", "node0.nvswitch->gpu1"});
+  CHECK(route_names(cluster(2, 8), 0, 8) ==
+        std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->core", "core->node1.nic0", "node1.nic0->gpu8"});
+}
+
+TEST_CASE("a fat tree sends traffic between leaves over oversubscribed up-links") {
+  // 2 nodes per leaf, 4 nodes, oversubscription 4: each leaf's up-link carries
+  // 2 nodes x 8 NICs x 10 GB/s / 4 = 40 GB/s.
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kFatTree;
+  net.nodes_per_leaf = 2;
+  net.oversubscription = 4;
+  const hw::ClusterSpec c = cluster(4, 8, net);
+  CHECK(route_names(c, 0, 16) == std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->leaf0", "leaf0->spine",
+                                                           "spine->leaf1", "leaf1->node2.nic0", "node2.nic0->gpu16"});
+  // Inside a leaf: no up-link.
+  CHECK(route_names(c, 0, 8).size() == 4);
+  // Eight transfers leaf 0 -> leaf 1 from eight GPUs of node 0 (own NICs):
+  // 80 GB/s of demand on a 40 GB/s up-link: 5 GB/s each, 1e6 B in 200 us.
+  std::vector<std::pair<int, int>> pairs;
+  for (int g = 0; g < 8; ++g) pairs.emplace_back(g, 16 + g);
+  for (double end : transfers(c, pairs)) CHECK(end == doctest::Approx(200));
+}
+
+TEST_CASE("a rail-optimised network keeps each NIC index on its own leaf") {
+  // 2 nodes in one rail group: GPU 0 (NIC 0) to GPU 8 (NIC 0) stays on rail 0.
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kRail;
+  net.nodes_per_leaf = 2;
+  const hw::ClusterSpec c = cluster(2, 8, net);
+  CHECK(route_names(c, 0, 8) ==
+        std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->leaf0.rail0", "leaf0.rail0->node1.nic0",
+                                 "node1.nic0->gpu8"});
+}
+
+TEST_CASE("routes are cached") {
+  const hw::ClusterSpec c = cluster(2, 8);
   hw::FlowNetwork net;
-  hw::Topology topo(c, {0, 1, 8}, net);
-  CHECK(net.link(net.route(topo.route(0, 1)).links[0]).name == "gpu0.nvlink.out");
-  CHECK(net.link(net.route(topo.route(0, 8)).links[0]).name == "node0.nic0.out");
-  CHECK(net.link(net.route(topo.route(0, 8)).links[1]).name == "node1.nic0.in");
-  // Cached: the same pair gives the same route.
+  hw::Topology topo(c, net);
   CHECK(topo.route(0, 8) == topo.route(0, 8));
+  CHECK(topo.route(0, 8) != topo.route(8, 0));
 }

@@ -19,6 +19,7 @@ hw::ClusterSpec cluster() {
   c.node.nvlink_gb_per_s = 100;  // 100 B/ns
   c.node.nvlink_latency_us = 1.0;
   c.node.nic_gbit_per_s = 80;  // 10 GB/s = 10 B/ns
+  c.node.nics_per_node = 8;
   c.node.nic_latency_us = 2.0;
   c.node.gpu.memory_gb = 80;
   return c;

@@ -76,7 +76,7 @@ static void BM_FlowNetwork(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     hw::FlowNetwork net;
-    for (int l = 0; l < links; ++l) net.add_link({"l", 1e9 * (1 + l % 4), Time::microseconds(1)});
+    for (int l = 0; l < links; ++l) net.add_link({1e9 * (1 + l % 4), Time::microseconds(1)});
     core::TaskGraph g;
     std::vector<core::TaskId> ids;
     for (int f = 0; f < flows; ++f) {
