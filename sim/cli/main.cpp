@@ -17,7 +17,7 @@ void print_schedules() {
 }
 
 void print_presets() {
-  for (const char* kind : {"gpu", "node", "model"}) {
+  for (const char* kind : {"gpu", "node", "network", "model"}) {
     fmt::print("{}:\n", kind);
     for (const auto& name : trainsim::config::preset_names(kind)) fmt::print("  {}\n", name);
   }
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   trainsim::cli::RunArgs run_args;
   trainsim::cli::add_run_command(app, run_args);
   CLI::App* schedules = app.add_subcommand("schedules", "List the pipeline schedules, one line each");
-  CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node and model presets");
+  CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node, network and model presets");
 
   try {
     app.parse(argc, argv);

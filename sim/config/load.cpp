@@ -157,6 +157,7 @@ void expand_all(json& doc, Context& ctx) {
   expand(doc, "model", "model", ctx);
   expand(doc, "cluster.node", "node", ctx);
   expand(doc, "cluster.node.gpu", "gpu", ctx);
+  expand(doc, "cluster.network", "network", ctx);
 }
 
 void apply_override(json& doc, const std::string& text, Context& ctx) {
@@ -386,6 +387,25 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
   node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
   n.free_text("sources");
+  if (doc["cluster"].contains("network")) {
+    const Section w(doc, "cluster.network", ctx);
+    hw::NetworkSpec& net = cluster.network;
+    const std::string kind = w.string_or("kind", "flat");
+    if (kind == "flat") {
+      net.kind = hw::NetworkKind::kFlat;
+    } else if (kind == "fat-tree") {
+      net.kind = hw::NetworkKind::kFatTree;
+    } else if (kind == "rail") {
+      net.kind = hw::NetworkKind::kRail;
+    } else {
+      ctx.fail(w.path("kind"), "expected \"flat\", \"fat-tree\" or \"rail\", got " + show(json(kind)));
+    }
+    net.nodes_per_leaf = w.positive_int_or("nodes_per_leaf", 1, kMaxCount);
+    net.oversubscription = w.has("oversubscription") ? w.positive_number("oversubscription", 1.0, 1e3) : 1.0;
+    net.switch_latency_us = w.has("switch_latency_us") ? w.non_negative_number("switch_latency_us", kMaxMicroseconds) : 0.0;
+    w.string_or("name", "");
+    w.free_text("sources");
+  }
   const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
   if (gpus > kMaxGpus) {
     ctx.fail("cluster.nodes", fmt::format("{} nodes x {} GPUs = {} GPUs, more than the {} supported", cluster.nodes,

@@ -36,6 +36,12 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
   g.nodes = std::max<int>(1, static_cast<int>(per_node.size()));
   g.ranks_per_node = 1;
   for (const auto& [node, count] : per_node) g.ranks_per_node = std::max(g.ranks_per_node, count);
+  const NetworkSpec& net = cluster.network;
+  if (net.kind != NetworkKind::kFlat && !per_node.empty()) {
+    const int first_leaf = per_node.begin()->first / net.nodes_per_leaf;
+    const int last_leaf = per_node.rbegin()->first / net.nodes_per_leaf;
+    if (first_leaf != last_leaf) g.nic_share = 1.0 / net.oversubscription;
+  }
   return g;
 }
 
@@ -45,7 +51,7 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   // NCCL runs one ring per NIC it can use; each ring crosses every node
   // boundary once, so the NICs' sum bounds the bus bandwidth.
   const int nics = std::max(1, std::min(group.ranks_per_node, node.nics_per_node));
-  return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9);
+  return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 
 core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group,

@@ -18,6 +18,9 @@ struct CollectiveGroup {
   int ranks = 1;
   int nodes = 1;           // distinct nodes spanned
   int ranks_per_node = 1;  // members on the busiest node
+  // Share of a NIC's bandwidth left when every NIC sends at once: below 1 when
+  // the group spans leaf switches whose up-links are oversubscribed.
+  double nic_share = 1.0;
 };
 
 // The group formed by these GPU ids.

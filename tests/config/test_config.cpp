@@ -290,3 +290,18 @@ TEST_CASE("ZeRO stages 0 to 2 are read; 3 is refused") {
         "parallel.zero_stage=3)");
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_bucket_mib=50"}).plan.grad_bucket_mib == 50);
 }
+
+TEST_CASE("a network is a preset or inline; flat when not given") {
+  CHECK(load_document(base(), "test.json", ".").cluster.network.kind == trainsim::hw::NetworkKind::kFlat);
+  const Scenario s = load_document(base(), "test.json", ".", {"cluster.network=selene-fat-tree"});
+  CHECK(s.cluster.network.kind == trainsim::hw::NetworkKind::kFatTree);
+  CHECK(s.cluster.network.nodes_per_leaf == 20);
+  const Scenario r = load_document(base(), "test.json", ".",
+                                   {"cluster.network={\"kind\": \"rail\", \"nodes_per_leaf\": 4, \"oversubscription\": 2}"});
+  CHECK(r.cluster.network.kind == trainsim::hw::NetworkKind::kRail);
+  CHECK(r.cluster.network.oversubscription == 2);
+  CHECK(error_of(base(), {"cluster.network.kind=torus"}) ==
+        "test.json: cluster.network.kind: expected \"flat\", \"fat-tree\" or \"rail\", got \"torus\" (from --set "
+        "cluster.network.kind=torus)");
+  CHECK(error_of(base(), {"cluster.network=clos"}).rfind("test.json: cluster.network: unknown network preset \"clos\"", 0) == 0);
+}

@@ -77,3 +77,15 @@ TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
   const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 67108864.0, g, c.node).to_seconds();
   CHECK(t == doctest::Approx(2.8326e-3).epsilon(1e-4));
 }
+
+TEST_CASE("across oversubscribed leaves a ring gets the NICs' share of the up-links") {
+  // Fat tree, 2 nodes per leaf, oversubscription 2: GPUs 0 and 16 sit under
+  // different leaves, so one NIC's 24 GB/s becomes 12 GB/s; GPUs 0 and 8 share
+  // a leaf and keep 24 GB/s.
+  hw::ClusterSpec c{a100_node(), 4};
+  c.network.kind = hw::NetworkKind::kFatTree;
+  c.network.nodes_per_leaf = 2;
+  c.network.oversubscription = 2;
+  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 16})) == doctest::Approx(12e9));
+  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 8})) == doctest::Approx(24e9));
+}
