@@ -54,27 +54,36 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 
-core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group,
-                           const NodeSpec& node) {
+RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
+  RingPlan best;
   const int n = group.ranks;
-  if (n <= 1 || !(bytes > 0.0)) return core::Time::zero();
-  const bool all_reduce = kind == CollectiveKind::kAllReduce;
+  if (n <= 1 || !(bytes > 0.0)) return best;
   // A ring over n ranks takes n - 1 steps (twice for an all-reduce), of which
   // nodes - 1 (twice) cross the network.
-  const int rounds = all_reduce ? 2 : 1;
-  const int steps = rounds * (n - 1);
-  const int network_steps = rounds * (group.nodes - 1);
-  const double bus_bytes = bytes * rounds * (n - 1) / n;
+  const int rounds = kind == CollectiveKind::kAllReduce ? 2 : 1;
   const double bus_bw = ring_bus_bytes_per_s(node, group);
   const bool one_per_node = group.ranks_per_node < 2;
-  double best = std::numeric_limits<double>::infinity();
+  best.seconds = std::numeric_limits<double>::infinity();
   for (const Protocol& p : kProtocols) {
-    const double latency_us =
-        p.base_us + (steps - network_steps) * p.nvlink_step_us + network_steps * p.network_step_us;
-    const double share = one_per_node ? p.bandwidth_share_one_per_node : p.bandwidth_share;
-    best = std::min(best, latency_us * 1e-6 + bus_bytes / (bus_bw * share));
+    RingPlan plan;
+    plan.steps = rounds * (n - 1);
+    plan.network_steps = rounds * (group.nodes - 1);
+    plan.base_us = p.base_us;
+    plan.nvlink_step_us = p.nvlink_step_us;
+    plan.network_step_us = p.network_step_us;
+    plan.bandwidth_share = one_per_node ? p.bandwidth_share_one_per_node : p.bandwidth_share;
+    plan.bus_bytes_per_s = bus_bw;
+    plan.bus_bytes = bytes * rounds * (n - 1) / n;
+    const double latency_us = p.base_us + (plan.steps - plan.network_steps) * p.nvlink_step_us +
+                              plan.network_steps * p.network_step_us;
+    plan.seconds = latency_us * 1e-6 + plan.bus_bytes / (bus_bw * plan.bandwidth_share);
+    if (plan.seconds < best.seconds) best = plan;
   }
-  return core::Time::seconds(best);
+  return best;
+}
+
+core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
+  return core::Time::seconds(plan_ring(kind, bytes, group, node).seconds);
 }
 
 }  // namespace trainsim::hw

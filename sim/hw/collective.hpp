@@ -30,8 +30,23 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
 // nodes, limited by the NICs the node's members can drive in parallel.
 double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
 
+// How NCCL would run a ring collective: the protocol that gives the shortest
+// time, and what that time is made of.
+struct RingPlan {
+  int steps = 0;          // ring steps: n - 1, twice for an all-reduce
+  int network_steps = 0;  // of which cross the network: nodes - 1 (twice for an all-reduce)
+  double base_us = 0.0;             // the protocol's launch latency
+  double nvlink_step_us = 0.0;      // its latency per step inside a node
+  double network_step_us = 0.0;     // and per step across nodes
+  double bandwidth_share = 1.0;     // share of the bus bandwidth it reaches
+  double bus_bytes_per_s = 0.0;     // the ring's bus bandwidth
+  double bus_bytes = 0.0;           // bytes each rank moves in all
+  double seconds = 0.0;             // the whole collective
+};
+
 // `bytes` is the buffer each rank contributes (all-reduce, reduce-scatter) or
 // receives in total (all-gather).
+RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node);
 core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group,
                            const NodeSpec& node);
 

@@ -63,22 +63,60 @@ void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
     if (!stale(d)) done.push_back(d.slot);
   }
   std::vector<LinkId> touched;
+  // Who to tell, copied out: telling may start new flows in the freed slots.
+  struct Ended {
+    FlowClient* client;
+    std::uint64_t token;
+    core::TaskId task;
+  };
+  std::vector<Ended> ended;
   for (std::uint32_t s : done) {
     for (LinkId l : routes_[flows_[s].route].links) touched.push_back(l);
+    ended.push_back({flows_[s].client, flows_[s].token, flows_[s].task});
     end_flow(s);
   }
   resolve(touched, now);
   reschedule(engine);
-  for (std::uint32_t s : done) engine.finish(flows_[s].task);
+  for (const Ended& e : ended) {
+    if (e.client != nullptr) {
+      e.client->on_flow_done(e.token, engine);
+    } else {
+      engine.finish(e.task);
+    }
+  }
 }
 
 void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
   const core::Task& t = engine.graph().task(task);
-  const Route& route = routes_[t.route];
-  if (!(t.amount > 0.0) || route.links.empty()) {
+  if (!(t.amount > 0.0) || routes_[t.route].links.empty()) {
     engine.finish(task);
     return;
   }
+  Flow f;
+  f.task = task;
+  f.route = t.route;
+  f.remaining = t.amount;
+  add_flow(f, engine);
+}
+
+void FlowNetwork::start_flow(double bytes, std::uint32_t route, double max_bytes_per_s, FlowClient& client,
+                             std::uint64_t token, core::Engine& engine) {
+  if (route >= routes_.size()) throw std::logic_error("start_flow: missing route");
+  if (!(bytes > 0.0) || routes_[route].links.empty()) {
+    client.on_flow_done(token, engine);
+    return;
+  }
+  Flow f;
+  f.route = route;
+  f.remaining = bytes;
+  f.cap = max_bytes_per_s > 0.0 ? max_bytes_per_s * 1e-12 : 0.0;
+  f.client = &client;
+  f.token = token;
+  add_flow(f, engine);
+}
+
+void FlowNetwork::add_flow(const Flow& flow, core::Engine& engine) {
+  const Route& route = routes_[flow.route];
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -88,13 +126,12 @@ void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
     flows_.emplace_back();
   }
   Flow& f = flows_[slot];
-  f.task = task;
-  f.route = t.route;
-  f.remaining = t.amount;
+  const std::uint32_t version = f.version + 1;
+  f = flow;
   f.rate = 0.0;
   f.updated = engine.now();
   f.finish = core::Time::max();
-  ++f.version;
+  f.version = version;
   f.active = true;
   f.active_index = static_cast<std::uint32_t>(active_.size());
   active_.push_back(slot);
@@ -181,6 +218,15 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     unfrozen_[l] = static_cast<std::uint32_t>(flows_on_link_[l].size());
   }
   std::size_t left = comp_flows_.size();
+  auto freeze = [&](std::uint32_t s, double rate) {
+    frozen_[s] = 1;
+    --left;
+    flows_[s].rate = rate;
+    for (LinkId l2 : routes_[flows_[s].route].links) {
+      capacity_[l2] = std::max(0.0, capacity_[l2] - rate);
+      --unfrozen_[l2];
+    }
+  };
   while (left > 0) {
     LinkId bottleneck = 0;
     double share = std::numeric_limits<double>::infinity();
@@ -192,15 +238,21 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
         bottleneck = l;
       }
     }
-    for (std::uint32_t s : flows_on_link_[bottleneck]) {
-      if (frozen_[s]) continue;
-      frozen_[s] = 1;
-      --left;
-      flows_[s].rate = share;
-      for (LinkId l2 : routes_[flows_[s].route].links) {
-        capacity_[l2] = std::max(0.0, capacity_[l2] - share);
-        --unfrozen_[l2];
+    // A flow whose own cap is below every fair share is frozen at its cap first.
+    std::uint32_t capped = 0;
+    double lowest_cap = share;
+    for (std::uint32_t s : comp_flows_) {
+      if (!frozen_[s] && flows_[s].cap > 0.0 && flows_[s].cap < lowest_cap) {
+        lowest_cap = flows_[s].cap;
+        capped = s;
       }
+    }
+    if (lowest_cap < share) {
+      freeze(capped, lowest_cap);
+      continue;
+    }
+    for (std::uint32_t s : flows_on_link_[bottleneck]) {
+      if (!frozen_[s]) freeze(s, share);
     }
   }
 

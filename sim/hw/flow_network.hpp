@@ -34,6 +34,13 @@ struct Route {
   core::Time latency;  // sum of the links' latencies
 };
 
+// Told when a flow it started ends (see FlowNetwork::start_flow).
+class FlowClient {
+ public:
+  virtual ~FlowClient() = default;
+  virtual void on_flow_done(std::uint64_t token, core::Engine& engine) = 0;
+};
+
 class FlowNetwork final : public core::Resource {
  public:
   LinkId add_link(Link link);
@@ -42,6 +49,12 @@ class FlowNetwork final : public core::Resource {
 
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;
+
+  // Starts a flow at once (the caller has paid any latency), for a client such
+  // as a collective, not for a task of the graph. `max_bytes_per_s` (0 for
+  // none) caps its rate, as a protocol's own overheads would.
+  void start_flow(double bytes, std::uint32_t route, double max_bytes_per_s, FlowClient& client,
+                  std::uint64_t token, core::Engine& engine);
 
   // The network receives two kinds of events: route-latency expiries (one per
   // transfer) and its single completion check, which is cancelled whenever the
@@ -66,6 +79,9 @@ class FlowNetwork final : public core::Resource {
     std::uint32_t version = 0;
     std::uint32_t active_index = 0;  // position in active_
     bool active = false;
+    double cap = 0.0;                // bytes per picosecond; 0 for none
+    FlowClient* client = nullptr;    // told instead of finishing `task`
+    std::uint64_t token = 0;
   };
   struct Due {
     core::Time finish;
@@ -74,6 +90,7 @@ class FlowNetwork final : public core::Resource {
   };
 
   void begin_flow(core::TaskId task, core::Engine& engine);
+  void add_flow(const Flow& flow, core::Engine& engine);
   void end_flow(std::uint32_t slot);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
   void push_due(std::uint32_t slot);

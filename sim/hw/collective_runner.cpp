@@ -1,0 +1,134 @@
+#include "hw/collective_runner.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace trainsim::hw {
+
+namespace {
+
+// Tokens: what (2 bits), channel (8), position (22), instance (32).
+enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2 };
+std::uint64_t token(std::uint64_t what, std::uint32_t instance, int channel = 0, int position = 0) {
+  return what | (static_cast<std::uint64_t>(channel) << 2) | (static_cast<std::uint64_t>(position) << 10) |
+         (static_cast<std::uint64_t>(instance) << 32);
+}
+std::uint64_t what_of(std::uint64_t t) { return t & 3; }
+int channel_of(std::uint64_t t) { return static_cast<int>((t >> 2) & 0xff); }
+int position_of(std::uint64_t t) { return static_cast<int>((t >> 10) & 0x3fffff); }
+std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 32); }
+
+}  // namespace
+
+std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants) {
+  if (participants < 1) throw std::logic_error("a collective needs a participant");
+  if (members.size() > 0x3fffff) throw std::logic_error("a collective of more than 4M ranks");
+  Instance in;
+  in.kind = kind;
+  in.bytes = bytes;
+  in.members = std::move(members);
+  in.participants = participants;
+  instances_.push_back(std::move(in));
+  return static_cast<std::uint32_t>(instances_.size() - 1);
+}
+
+void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
+  engine.start(task);
+  const std::uint32_t id = engine.graph().task(task).route;
+  if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
+  Instance& in = instances_[id];
+  in.arrived.push_back(task);
+  if (static_cast<int>(in.arrived.size()) == in.participants) launch(id, engine);
+}
+
+void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
+  Instance& in = instances_[id];
+  const CollectiveGroup group = group_of(cluster_, in.members);
+  in.plan = plan_ring(in.kind, in.bytes, group, cluster_.node);
+  if (in.plan.steps == 0) {
+    finish(id, engine);
+    return;
+  }
+  // Members by node, in GPU order; channel c starts each node's block at its
+  // c-th member, so the hop out of each node leaves from a different GPU.
+  std::map<int, std::vector<int>> by_node;
+  std::vector<int> sorted = in.members;
+  std::sort(sorted.begin(), sorted.end());
+  for (int g : sorted) by_node[cluster_.node_of(g)].push_back(g);
+  const int channels =
+      group.nodes > 1 ? std::clamp(std::min(group.ranks_per_node, cluster_.node.nics_per_node), 1, 255) : 1;
+  in.rings.assign(channels, {});
+  for (int c = 0; c < channels; ++c) {
+    Ring& ring = in.rings[c];
+    for (const auto& [node, block] : by_node) {
+      const int k = static_cast<int>(block.size());
+      for (int j = 0; j < k; ++j) ring.gpus.push_back(block[(c + j) % k]);
+    }
+    const int n = static_cast<int>(ring.gpus.size());
+    for (int i = 0; i < n; ++i) {
+      const int from = ring.gpus[i], to = ring.gpus[(i + 1) % n];
+      ring.routes.push_back(topology_.route(from, to));
+      ring.crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
+    }
+  }
+  const int n = static_cast<int>(in.members.size());
+  in.wire_bytes = in.bytes / channels / n / in.plan.bandwidth_share;
+  in.cap = in.plan.bus_bytes_per_s / channels;
+  in.sent.assign(static_cast<std::size_t>(channels) * n, 0);
+  in.received.assign(in.sent.size(), 0);
+  in.sending.assign(in.sent.size(), 0);
+  engine.schedule(id_, engine.now() + core::Time::microseconds(in.plan.base_us), token(kBegin, id));
+}
+
+void CollectiveRunner::try_send(std::uint32_t id, int channel, int position, core::Engine& engine) {
+  Instance& in = instances_[id];
+  const int n = static_cast<int>(in.members.size());
+  const std::size_t at = static_cast<std::size_t>(channel) * n + position;
+  const int step = in.sent[at];
+  if (in.sending[at] || step >= in.plan.steps || in.received[at] < step) return;
+  in.sending[at] = 1;
+  const Ring& ring = in.rings[channel];
+  const double step_us = ring.crosses[position] ? in.plan.network_step_us : in.plan.nvlink_step_us;
+  engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, channel, position));
+}
+
+void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
+  const std::uint32_t id = instance_of(t);
+  Instance& in = instances_[id];
+  if (what_of(t) == kBegin) {
+    for (int c = 0; c < static_cast<int>(in.rings.size()); ++c) {
+      for (int i = 0; i < static_cast<int>(in.members.size()); ++i) try_send(id, c, i, engine);
+    }
+    return;
+  }
+  // A hop's latency has passed: the step's bytes start to flow.
+  const int c = channel_of(t), i = position_of(t);
+  network_.start_flow(in.wire_bytes, in.rings[c].routes[i], in.cap, *this, token(kFlowDone, id, c, i), engine);
+}
+
+void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {
+  const std::uint32_t id = instance_of(t);
+  Instance& in = instances_[id];
+  const int c = channel_of(t), i = position_of(t);
+  const int n = static_cast<int>(in.members.size());
+  const int next = (i + 1) % n;
+  const std::size_t at = static_cast<std::size_t>(c) * n + i, next_at = static_cast<std::size_t>(c) * n + next;
+  in.sending[at] = 0;
+  ++in.sent[at];
+  if (++in.received[next_at] == in.plan.steps) ++in.complete;
+  if (in.complete == static_cast<int>(in.received.size())) {
+    finish(id, engine);
+    return;
+  }
+  try_send(id, c, next, engine);
+  try_send(id, c, i, engine);
+}
+
+void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
+  // Copy: finishing a task may make the next collective of a chain ready.
+  const std::vector<core::TaskId> tasks = instances_[id].arrived;
+  for (core::TaskId task : tasks) engine.finish(task);
+}
+
+}  // namespace trainsim::hw

@@ -1,0 +1,72 @@
+// Flow-level collectives: a ring collective run as the steps of NCCL's ring
+// algorithm, each step a flow over the topology, so that collectives contend
+// with each other and with pipeline transfers on shared links.
+//
+// The ring follows NCCL's tuning model (plan_ring): the protocol chosen for
+// the size, its launch latency once, its per-step latency on each hop (NVLink
+// inside a node, network across), and its share of the bus bandwidth, which
+// caps each step's flow. A ring that spans nodes runs as several channels
+// (one per NIC its members can drive), each crossing between nodes through a
+// different GPU, as NCCL's rings do. Each rank sends step k + 1 once it has
+// received step k and finished sending step k. On an idle network this gives
+// the analytic time; under contention, flows slow down.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hw/collective.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/topology.hpp"
+
+namespace trainsim::hw {
+
+class CollectiveRunner final : public core::Resource, public FlowClient {
+ public:
+  CollectiveRunner(const ClusterSpec& cluster, Topology& topology, FlowNetwork& network)
+      : cluster_(cluster), topology_(topology), network_(network) {}
+
+  // Registers a collective over `members` (GPU ids) and returns the index for
+  // Task::route. `participants` tasks take part: it starts when all are ready
+  // and they finish together.
+  std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants);
+
+  void set_id(core::ResourceId id) { id_ = id; }
+  void on_ready(core::TaskId task, core::Engine& engine) override;
+  void on_event(std::uint64_t token, core::Engine& engine) override;
+  void on_flow_done(std::uint64_t token, core::Engine& engine) override;
+
+ private:
+  struct Ring {
+    std::vector<int> gpus;              // in ring order
+    std::vector<std::uint32_t> routes;  // position i -> i + 1 (built at launch)
+    std::vector<char> crosses;          // that hop leaves the node
+  };
+  struct Instance {
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    double bytes = 0.0;
+    std::vector<int> members;
+    int participants = 1;
+    std::vector<core::TaskId> arrived;
+    RingPlan plan;
+    std::vector<Ring> rings;  // one per channel
+    double wire_bytes = 0.0;  // per step per channel, inflated by the protocol's share
+    double cap = 0.0;         // bytes/s per channel
+    // Per (channel, position): steps sent, steps received, a send in flight.
+    std::vector<int> sent, received;
+    std::vector<char> sending;
+    int complete = 0;  // (channel, position) pairs that received every step
+  };
+
+  void launch(std::uint32_t id, core::Engine& engine);
+  void try_send(std::uint32_t id, int channel, int position, core::Engine& engine);
+  void finish(std::uint32_t id, core::Engine& engine);
+
+  const ClusterSpec& cluster_;
+  Topology& topology_;
+  FlowNetwork& network_;
+  std::vector<Instance> instances_;
+  core::ResourceId id_ = 0;
+};
+
+}  // namespace trainsim::hw
