@@ -487,6 +487,18 @@ Options read_options(const json& doc, const Context& ctx) {
   if (!doc.contains("options")) return o;
   const Section s(doc, "options", ctx);
   o.strict_memory = s.boolean_or("strict_memory", false);
+  const std::string fidelity = s.string_or("fidelity", "symmetric");
+  if (fidelity == "symmetric" || fidelity == "full") {
+    o.full_fidelity = fidelity == "full";
+  } else {
+    ctx.fail(s.path("fidelity"), "expected \"symmetric\" or \"full\", got " + show(json(fidelity)));
+  }
+  const std::string collectives = s.string_or("collectives", "analytic");
+  if (collectives == "analytic" || collectives == "flow") {
+    o.flow_collectives = collectives == "flow";
+  } else {
+    ctx.fail(s.path("collectives"), "expected \"analytic\" or \"flow\", got " + show(json(collectives)));
+  }
   return o;
 }
 

@@ -12,6 +12,10 @@ namespace trainsim::config {
 struct Options {
   // Exit with an error when a GPU runs out of memory, instead of reporting it.
   bool strict_memory = false;
+  // Simulate every GPU, not one per pipeline stage (see lower/simulation.hpp).
+  bool full_fidelity = false;
+  // Run collectives as flows on the topology, not as their analytic time.
+  bool flow_collectives = false;
 };
 
 struct Scenario {

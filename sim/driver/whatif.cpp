@@ -29,9 +29,10 @@ WhatIf simulate(const config::Scenario& sc) {
     throw schedule::ProgramError(e.what());  // the plugin refused the shape
   }
   schedule::check(w.program, w.shape);
-  std::vector<int> gpu_of_rank;
-  for (int r = 0; r < plan.pp; ++r) gpu_of_rank.push_back(plan.gpu_of(r));
-  w.sim = lower::lower(w.program, w.shape, w.costs, sc.cluster, gpu_of_rank);
+  lower::Options options;
+  options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
+  options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
+  w.sim = lower::lower(w.program, w.shape, w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks; simulating", w.sim->graph.size());
   lower::run(*w.sim);
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -9,7 +9,7 @@ namespace trainsim::hw {
 namespace {
 
 // Tokens: what (2 bits), channel (8), position (22), instance (32).
-enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2 };
+enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2, kAnalyticDone = 3 };
 std::uint64_t token(std::uint64_t what, std::uint32_t instance, int channel = 0, int position = 0) {
   return what | (static_cast<std::uint64_t>(channel) << 2) | (static_cast<std::uint64_t>(position) << 10) |
          (static_cast<std::uint64_t>(instance) << 32);
@@ -21,7 +21,8 @@ std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t
 
 }  // namespace
 
-std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants) {
+std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
+                                    std::optional<core::Time> analytic_time) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
   if (members.size() > 0x3fffff) throw std::logic_error("a collective of more than 4M ranks");
   Instance in;
@@ -29,12 +30,14 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vect
   in.bytes = bytes;
   in.members = std::move(members);
   in.participants = participants;
+  in.analytic_time = analytic_time;
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
 
 void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
-  engine.start(task);
+  // A participant's task starts when the collective does, not while it waits
+  // for the others: the wait is idle time, not communication.
   const std::uint32_t id = engine.graph().task(task).route;
   if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
   Instance& in = instances_[id];
@@ -44,6 +47,11 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
 
 void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
+  for (core::TaskId task : in.arrived) engine.start(task);
+  if (in.analytic_time) {
+    engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
+    return;
+  }
   const CollectiveGroup group = group_of(cluster_, in.members);
   in.plan = plan_ring(in.kind, in.bytes, group, cluster_.node);
   if (in.plan.steps == 0) {
@@ -96,6 +104,10 @@ void CollectiveRunner::try_send(std::uint32_t id, int channel, int position, cor
 void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
   const std::uint32_t id = instance_of(t);
   Instance& in = instances_[id];
+  if (what_of(t) == kAnalyticDone) {
+    finish(id, engine);
+    return;
+  }
   if (what_of(t) == kBegin) {
     for (int c = 0; c < static_cast<int>(in.rings.size()); ++c) {
       for (int i = 0; i < static_cast<int>(in.members.size()); ++i) try_send(id, c, i, engine);

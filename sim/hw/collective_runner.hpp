@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hw/collective.hpp"
@@ -28,8 +29,10 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
 
   // Registers a collective over `members` (GPU ids) and returns the index for
   // Task::route. `participants` tasks take part: it starts when all are ready
-  // and they finish together.
-  std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants);
+  // and they finish together. With `analytic_time` set it takes that long
+  // once all have arrived, and moves no flows (the analytic fidelity).
+  std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
+                    std::optional<core::Time> analytic_time = std::nullopt);
 
   void set_id(core::ResourceId id) { id_ = id; }
   void on_ready(core::TaskId task, core::Engine& engine) override;
@@ -47,6 +50,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     double bytes = 0.0;
     std::vector<int> members;
     int participants = 1;
+    std::optional<core::Time> analytic_time;
     std::vector<core::TaskId> arrived;
     RingPlan plan;
     std::vector<Ring> rings;  // one per channel

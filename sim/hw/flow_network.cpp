@@ -29,8 +29,9 @@ LinkId FlowNetwork::add_link(Link link) {
   return static_cast<LinkId>(links_.size() - 1);
 }
 
-std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links) {
+std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links, core::Time extra_latency) {
   Route r;
+  r.latency = extra_latency;
   for (LinkId l : links) {
     if (l >= links_.size()) throw std::invalid_argument("route names a missing link");
     r.latency += links_[l].latency;

@@ -44,8 +44,9 @@ class FlowClient {
 class FlowNetwork final : public core::Resource {
  public:
   LinkId add_link(Link link);
-  // Returns an index for Task::route.
-  std::uint32_t add_route(std::vector<LinkId> links);
+  // Returns an index for Task::route. `extra_latency` is added to the links' own
+  // (for hops left out of `links` because they can never be a bottleneck).
+  std::uint32_t add_route(std::vector<LinkId> links, core::Time extra_latency = core::Time::zero());
 
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;

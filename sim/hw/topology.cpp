@@ -134,12 +134,21 @@ std::uint32_t Topology::route(int from, int to) {
     throw std::runtime_error("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
                              std::to_string(to));
   }
+  // A non-blocking up-link (oversubscription 1) carries at most what its
+  // leaf's NICs feed it, so it never limits a flow: leaving it out of the
+  // route keeps flows of different leaves from being re-solved together.
   std::vector<LinkId> links;
+  core::Time skipped_latency;
   for (VertexId v = target; v != source; v = boost::source(reached_by[v], graph_)) {
-    links.push_back(graph_[reached_by[v]].link);
+    const LinkId link = graph_[reached_by[v]].link;
+    if (link_class_[link] == LinkClass::kUplink && cluster_.network.oversubscription <= 1.0) {
+      skipped_latency += network_.link(link).latency;
+      continue;
+    }
+    links.push_back(link);
   }
   std::reverse(links.begin(), links.end());
-  const std::uint32_t r = network_.add_route(std::move(links));
+  const std::uint32_t r = network_.add_route(std::move(links), skipped_latency);
   routes_.emplace(key, r);
   return r;
 }

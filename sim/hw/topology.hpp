@@ -14,7 +14,9 @@
 // Flat: one non-blocking core switch. Fat tree: a leaf per group of
 // nodes_per_leaf nodes, taking all their NICs. Rail-optimised: per group, a
 // leaf per NIC index ("rail"). Routes are shortest paths by hop count (breadth-
-// first search, ties broken by vertex order), built on first use and cached.
+// first search, ties broken by vertex order), built on first use and cached;
+// non-blocking up-links are left out of them (they never limit a flow) but
+// their latency is kept.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>

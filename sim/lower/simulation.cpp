@@ -7,7 +7,6 @@
 #include <string>
 #include <tuple>
 
-#include "hw/topology.hpp"
 #include "schedule/check.hpp"
 
 namespace trainsim::lower {
@@ -16,10 +15,6 @@ namespace {
 
 using schedule::Action;
 using schedule::Op;
-
-core::ResourceId stream_id(int rank, StreamKind kind) {
-  return static_cast<core::ResourceId>(rank * kStreamsPerRank + static_cast<int>(kind));
-}
 
 core::Time compute_duration(const Action& a, const workload::StageCost& c) {
   switch (a.op) {
@@ -37,225 +32,332 @@ std::tuple<Op, int, int> matching_send(const Action& recv) {
   return {Op::kSendB, recv.stage + 1, recv.microbatch};
 }
 
-}  // namespace
+// Builds the graph of one lowering; kept in one place so the passes can share state.
+class Lowering {
+ public:
+  Lowering(const schedule::Program& program, const schedule::Shape& shape, const workload::StageCosts& costs,
+           const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options)
+      : program_(program), shape_(shape), costs_(costs), cluster_(cluster), plan_(plan), options_(options) {}
 
-std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
-                                  const workload::StageCosts& costs, const hw::ClusterSpec& cluster,
-                                  const std::vector<int>& gpu_of_rank) {
-  if (static_cast<int>(costs.stages.size()) != shape.stages) {
-    throw std::logic_error("lower: costs for " + std::to_string(costs.stages.size()) + " stages, shape has " +
-                           std::to_string(shape.stages));
+  std::unique_ptr<Simulation> build();
+
+ private:
+  struct Pipeline {
+    int replica = 0;
+    int tensor = 0;
+  };
+
+  int gpu(int rank, const Pipeline& p) const { return plan_.gpu_of(rank, p.replica, p.tensor); }
+  std::vector<int> dp_group(int rank, int tensor) const {
+    std::vector<int> g;
+    for (int d = 0; d < plan_.dp; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
+    return g;
   }
-  if (static_cast<int>(gpu_of_rank.size()) != shape.ranks) throw std::logic_error("lower: placement size");
-
-  auto sim = std::make_unique<Simulation>();
-  sim->gpu_of_rank = gpu_of_rank;
-  const auto network_id = static_cast<core::ResourceId>(shape.ranks * kStreamsPerRank);
-  hw::Topology topology(cluster, sim->network, gpu_of_rank);
-  for (int r = 0; r < shape.ranks; ++r) {
-    sim->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(gpu_of_rank[r]),
-                                        static_cast<std::int64_t>(cluster.node.gpu.memory_bytes())));
-  }
-
-  auto add_task = [&](core::Task task, const TaskInfo& info) {
-    const core::TaskId id = sim->graph.add(task);
-    sim->info.push_back(info);
+  core::TaskId add_task(const core::Task& task, const TaskInfo& info) {
+    const core::TaskId id = sim_->graph.add(task);
+    sim_->info.push_back(info);
     return id;
-  };
-  auto stream_task = [](int rank, StreamKind kind, core::Time duration) {
+  }
+  core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info) {
     core::Task t;
-    t.resource = stream_id(rank, kind);
+    t.resource = static_cast<core::ResourceId>(q);
     t.duration = duration;
-    return t;
-  };
+    const core::TaskId id = add_task(t, info);
+    compute_order_[q].push_back(id);
+    return id;
+  }
+  // A collective task of simulated GPU q, joining the shared instance `key`.
+  core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
+                               double bytes, std::vector<int> members, int participants, core::Time analytic,
+                               const TaskInfo& info);
+  void lower_pipeline(int p);
+  void wire_dependencies(int p);
 
-  std::vector<std::vector<int>> stages_of_rank(shape.ranks);
-  for (int s = 0; s < shape.stages; ++s) stages_of_rank[shape.stage_rank[s]].push_back(s);
+  const schedule::Program& program_;
+  const schedule::Shape& shape_;
+  const workload::StageCosts& costs_;
+  const hw::ClusterSpec& cluster_;
+  const workload::Plan& plan_;
+  const Options& options_;
 
-  // Pass 1: a task for every action that has one of its own. An action may
-  // become a chain of tasks: the last backward of a stage is cut into one part
-  // per gradient bucket, so that each bucket's reduction starts as soon as the
-  // backward has produced it; REDUCE_GRAD is the chain of bucket reductions
-  // (then the embedding all-reduce, for a tied embedding). What an action waits
-  // for enters at its first task, what waits for it leaves from its last.
-  std::vector<std::vector<std::optional<core::TaskId>>> task_of(shape.ranks);  // the last task
-  std::map<std::pair<int, int>, core::TaskId> first_task_of;  // where it differs from the last
-  std::vector<std::vector<core::TaskId>> compute_order(shape.ranks), comm_order(shape.ranks);
-  std::map<std::tuple<Op, int, int>, schedule::ActionRef> sends;
-  std::vector<std::vector<core::TaskId>> backward_parts(shape.stages);  // of each stage's last backward
-  std::vector<std::optional<core::TaskId>> grad_reduced(shape.stages), embedding_sync_of_stage(shape.stages);
-  std::vector<std::pair<core::TaskId, core::TaskId>> edges;
-  // Transfers between each (sender, receiver) pair, in issue order.
-  std::map<std::pair<int, int>, core::TaskId> last_transfer;
+  std::unique_ptr<Simulation> sim_;
+  std::vector<Pipeline> pipelines_;
+  std::vector<std::vector<int>> stages_of_rank_;
+  std::vector<schedule::Dependency> deps_;
+  core::ResourceId network_id_ = 0, runner_id_ = 0;
+  std::vector<std::vector<core::TaskId>> compute_order_;  // per simulated GPU
+  // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
+  std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
+  std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
+  std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
+  std::map<std::tuple<int, int, int, int, int>, std::uint32_t> instances_;
+  std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
+};
 
-  for (int r = 0; r < shape.ranks; ++r) {
-    const auto& actions = program.ranks[r];
-    task_of[r].resize(actions.size());
+core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
+                                       double bytes, std::vector<int> members, int participants, core::Time analytic,
+                                       const TaskInfo& info) {
+  auto it = instances_.find(key);
+  if (it == instances_.end()) {
+    const std::optional<core::Time> fixed =
+        options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
+    it = instances_.emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed)).first;
+  }
+  core::Task t;
+  t.resource = runner_id_;
+  t.route = it->second;
+  const core::TaskId id = add_task(t, info);
+  if (last_collective_[q]) edges_.emplace_back(*last_collective_[q], id);
+  last_collective_[q] = id;
+  return id;
+}
+
+std::unique_ptr<Simulation> Lowering::build() {
+  if (static_cast<int>(costs_.stages.size()) != shape_.stages) {
+    throw std::logic_error("lower: costs for " + std::to_string(costs_.stages.size()) + " stages, shape has " +
+                           std::to_string(shape_.stages));
+  }
+  sim_ = std::make_unique<Simulation>();
+  const int R = shape_.ranks;
+  if (options_.fidelity == Fidelity::kSymmetric) {
+    pipelines_.push_back({0, 0});
+  } else {
+    for (int d = 0; d < plan_.dp; ++d) {
+      for (int t = 0; t < plan_.tp; ++t) pipelines_.push_back({d, t});
+    }
+  }
+  const int P = static_cast<int>(pipelines_.size());
+  const int Q = P * R;
+  sim_->pipelines = P;
+  sim_->pipeline_ranks = R;
+  for (const Pipeline& p : pipelines_) {
+    for (int r = 0; r < R; ++r) sim_->gpu_of_rank.push_back(gpu(r, p));
+  }
+  stages_of_rank_.resize(R);
+  for (int s = 0; s < shape_.stages; ++s) stages_of_rank_[shape_.stage_rank[s]].push_back(s);
+
+  // The topology holds the simulated GPUs, and with flow collectives every
+  // member of their groups.
+  std::vector<int> gpus = sim_->gpu_of_rank;
+  if (options_.collectives == CollectiveModel::kFlow) {
+    for (int r = 0; r < R; ++r) {
+      for (int d = 0; d < plan_.dp; ++d) gpus.push_back(plan_.gpu_of(r, d, 0));
+    }
+  }
+  sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
+  sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network);
+  network_id_ = static_cast<core::ResourceId>(Q);
+  runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids
+  for (int q = 0; q < Q; ++q) {
+    sim_->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(sim_->gpu_of_rank[q]),
+                                         static_cast<std::int64_t>(cluster_.node.gpu.memory_bytes())));
+  }
+  compute_order_.resize(Q);
+  first_.resize(Q);
+  last_.resize(Q);
+  last_collective_.resize(Q);
+  deps_ = schedule::dependencies(program_, shape_);
+
+  for (int p = 0; p < P; ++p) lower_pipeline(p);
+  for (int p = 0; p < P; ++p) wire_dependencies(p);
+
+  for (const auto& [a, b] : edges_) sim_->graph.add_edge(a, b);
+  sim_->graph.finalize();
+
+  // Memory: model state is resident from the start; a micro-batch's activations
+  // are taken when its F starts and given back when its backward ends.
+  for (int q = 0; q < Q; ++q) {
+    const int r = q % R;
+    for (int s : stages_of_rank_[r]) {
+      sim_->memory.pool(q).allocate(costs_.stages[s].model_state_bytes, core::Time::zero());
+    }
+    for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
+      const Action& a = program_.ranks[r][k];
+      if (!schedule::is_compute(a.op)) continue;
+      const std::int64_t bytes = costs_.stages[a.stage].activation_bytes;
+      if (a.op == Op::kForward) sim_->memory.set_effect(*first_[q][k], {static_cast<std::uint32_t>(q), bytes, 0});
+      if (schedule::is_backward_end(a.op)) {
+        sim_->memory.set_effect(*last_[q][k], {static_cast<std::uint32_t>(q), 0, bytes});
+      }
+    }
+  }
+  for (int q = 0; q < Q; ++q) sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
+  return std::move(sim_);
+}
+
+void Lowering::lower_pipeline(int p) {
+  const Pipeline& pipe = pipelines_[p];
+  const int R = shape_.ranks;
+  const bool full = options_.fidelity == Fidelity::kFull;
+  const int dp_participants = full ? plan_.dp : 1;
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier };
+
+  for (int r = 0; r < R; ++r) {
+    const int q = p * R + r;
+    const auto& actions = program_.ranks[r];
+    first_[q].resize(actions.size());
+    last_[q].resize(actions.size());
     std::map<int, std::size_t> last_backward;  // stage -> index of its last backward-ending action
     for (std::size_t k = 0; k < actions.size(); ++k) {
       if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
     }
+    std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
+    std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const Action& a = actions[k];
-      const TaskInfo info{TaskKind::kCompute, a, r, -1};
+      const TaskInfo info{TaskKind::kCompute, a, q, -1};
       if (schedule::is_compute(a.op)) {
-        const workload::StageCost& c = costs.stages[a.stage];
+        // The last backward of a stage is cut by gradient bucket; parts share
+        // the duration by bucket size, the last taking the rounding.
+        const workload::StageCost& c = costs_.stages[a.stage];
         const core::Time duration = compute_duration(a, c);
         const bool split = schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
         const std::size_t parts = split ? std::max<std::size_t>(1, c.grad_bucket_share.size()) : 1;
         core::Time done;
         for (std::size_t j = 0; j < parts; ++j) {
-          // Parts share the duration by bucket size; the last takes the rounding.
           const core::Time d = j + 1 == parts ? duration - done
                                               : core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[j]);
-          // (grad_bucket_share has `parts` entries whenever parts > 1.)
           done += d;
           TaskInfo part = info;
           part.part = static_cast<int>(j);
           part.parts = static_cast<int>(parts);
-          const core::TaskId id = add_task(stream_task(r, StreamKind::kCompute, d), part);
-          compute_order[r].push_back(id);
-          if (j == 0 && parts > 1) first_task_of[{r, static_cast<int>(k)}] = id;
+          const core::TaskId id = compute_task(q, d, part);
+          if (j == 0) {
+            first_[q][k] = id;
+            if (barrier) edges_.emplace_back(*barrier, id);
+          }
+          last_[q][k] = id;
           if (split) backward_parts[a.stage].push_back(id);
-          task_of[r][k] = id;
+        }
+        if (full && plan_.tp > 1) {
+          // Tensor peers all-reduce inside every compute action: none runs ahead.
+          std::vector<int> peers;
+          for (int t = 0; t < plan_.tp; ++t) peers.push_back(plan_.gpu_of(r, pipe.replica, t));
+          core::Task t;
+          t.resource = runner_id_;
+          auto it = instances_.find({kBarrier, r, static_cast<int>(k), pipe.replica, 0});
+          if (it == instances_.end()) {
+            it = instances_
+                     .emplace(std::make_tuple(static_cast<int>(kBarrier), r, static_cast<int>(k), pipe.replica, 0),
+                              sim_->collectives->add(hw::CollectiveKind::kAllReduce, 0.0, peers, plan_.tp,
+                                                     core::Time::zero()))
+                     .first;
+          }
+          t.route = it->second;
+          const core::TaskId id = add_task(t, {TaskKind::kTpBarrier, a, q, -1});
+          edges_.emplace_back(*last_[q][k], id);
+          barrier = id;
         }
       } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
-        sends[{a.op, a.stage, a.microbatch}] = {r, static_cast<int>(k)};
-        const workload::StageCost& c = costs.stages[a.stage];
+        const workload::StageCost& c = costs_.stages[a.stage];
         const double bytes = a.op == Op::kSendF ? c.send_forward_bytes : c.send_backward_bytes;
         if (bytes <= 0.0) continue;  // nothing to move: the consumer waits on the producer directly
-        const int peer = shape.stage_rank[a.op == Op::kSendF ? a.stage + 1 : a.stage - 1];
+        const int peer = p * R + shape_.stage_rank[a.op == Op::kSendF ? a.stage + 1 : a.stage - 1];
         core::Task t;
-        t.resource = network_id;
+        t.resource = network_id_;
         t.amount = bytes;
-        t.route = topology.route(gpu_of_rank[r], gpu_of_rank[peer]);
-        const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, r, peer});
-        task_of[r][k] = id;
-        if (auto it = last_transfer.find({r, peer}); it != last_transfer.end()) edges.emplace_back(it->second, id);
-        last_transfer[{r, peer}] = id;
+        t.route = sim_->topology->route(sim_->gpu_of_rank[q], sim_->gpu_of_rank[peer]);
+        const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, q, peer});
+        first_[q][k] = last_[q][k] = id;
+        if (auto it = last_transfer_.find({q, peer}); it != last_transfer_.end()) edges_.emplace_back(it->second, id);
+        last_transfer_[{q, peer}] = id;
       } else if (a.op == Op::kReduceGrad) {
-        // Wired to the backward's parts below; the data dependencies into
-        // REDUCE_GRAD are covered by stream order.
-        const workload::StageCost& c = costs.stages[a.stage];
-        // Bucket tasks get consecutive ids; the wiring below relies on it.
-        std::optional<core::TaskId> previous;
+        const workload::StageCost& c = costs_.stages[a.stage];
         const std::size_t buckets = std::max<std::size_t>(1, c.grad_bucket_reduce.size());
         for (std::size_t j = 0; j < buckets; ++j) {
-          TaskInfo bucket{TaskKind::kGradReduce, a, r, -1};
+          TaskInfo bucket{TaskKind::kGradReduce, a, q, -1};
           bucket.part = static_cast<int>(j);
           bucket.parts = static_cast<int>(buckets);
+          const double share = j < c.grad_bucket_share.size() ? c.grad_bucket_share[j] : 1.0;
           const core::Time time = j < c.grad_bucket_reduce.size() ? c.grad_bucket_reduce[j] : core::Time::zero();
-          const core::TaskId id = add_task(stream_task(r, StreamKind::kComm, time), bucket);
-          comm_order[r].push_back(id);
-          if (!previous) first_task_of[{r, static_cast<int>(k)}] = id;
-          previous = id;
+          const double bytes = plan_.dp > 1 ? share * c.grad_bytes : 0.0;
+          const core::TaskId id =
+              collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
+                              c.grad_reduce_kind, bytes, dp_group(r, pipe.tensor), dp_participants, time, bucket);
+          if (j == 0) first_[q][k] = id;
+          last_[q][k] = id;
+          // Bucket j is ready when part j of the stage's last backward ends.
+          if (j < backward_parts[a.stage].size()) edges_.emplace_back(backward_parts[a.stage][j], id);
         }
-        grad_reduced[a.stage] = *previous;
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
-          const core::TaskId sync = add_task(stream_task(r, StreamKind::kComm, c.embedding_grad_all_reduce),
-                                             {TaskKind::kEmbeddingAllReduce, a, r, -1});
-          edges.emplace_back(*previous, sync);
-          comm_order[r].push_back(sync);
-          embedding_sync_of_stage[a.stage] = sync;
-          previous = sync;
+          // The first and last stages hold the tied embedding; both take part.
+          const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
+          const core::TaskId id = collective_task(
+              q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
+              {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
+              {TaskKind::kEmbeddingAllReduce, a, q, -1});
+          last_[q][k] = id;
         }
-        task_of[r][k] = *previous;
       } else if (a.op == Op::kOptimizer) {
         core::Time step;
-        for (int s : stages_of_rank[r]) step += costs.stages[s].optimizer_step;
-        const core::TaskId id = add_task(stream_task(r, StreamKind::kCompute, step), {TaskKind::kOptimizer, a, r, -1});
-        task_of[r][k] = id;
-        compute_order[r].push_back(id);
+        for (int s : stages_of_rank_[r]) step += costs_.stages[s].optimizer_step;
+        const core::TaskId id = compute_task(q, step, {TaskKind::kOptimizer, a, q, -1});
+        first_[q][k] = last_[q][k] = id;
+        if (barrier) edges_.emplace_back(*barrier, id);
         // ZeRO-1/2: each replica updated its shard; gather the full parameters.
-        for (int s = 0; s < shape.stages; ++s) {
-          if (shape.stage_rank[s] != r || costs.stages[s].param_all_gather <= core::Time::zero()) continue;
-          const core::TaskId gather = add_task(stream_task(r, StreamKind::kComm, costs.stages[s].param_all_gather),
-                                               {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, r, -1});
-          edges.emplace_back(id, gather);
-          comm_order[r].push_back(gather);
+        for (int s : stages_of_rank_[r]) {
+          const workload::StageCost& c = costs_.stages[s];
+          if (c.param_all_gather <= core::Time::zero()) continue;
+          const core::TaskId gather = collective_task(
+              q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.grad_bytes,
+              dp_group(r, pipe.tensor), dp_participants, c.param_all_gather,
+              {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1});
+          edges_.emplace_back(id, gather);
         }
       }
     }
   }
+}
 
-  // Bucket j of a stage's gradients is ready when part j of its last backward ends.
-  for (int s = 0; s < shape.stages; ++s) {
-    const int r = shape.stage_rank[s];
-    for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
-      const Action& a = program.ranks[r][k];
-      if (a.op != Op::kReduceGrad || a.stage != s) continue;
-      const core::TaskId first_bucket = first_task_of.at({r, static_cast<int>(k)});
-      const auto& parts = backward_parts[s];
-      for (std::size_t j = 0; j < parts.size(); ++j) edges.emplace_back(parts[j], first_bucket + j);
+void Lowering::wire_dependencies(int p) {
+  const int R = shape_.ranks;
+  // Where each send sits, to find what a receive waits for.
+  std::map<std::tuple<Op, int, int>, schedule::ActionRef> sends;
+  for (int r = 0; r < R; ++r) {
+    for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
+      const Action& a = program_.ranks[r][k];
+      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[{a.op, a.stage, a.microbatch}] = {r, static_cast<int>(k)};
     }
   }
-
-  // Pass 2: a receive and a transfer-less send stand for the task they wait on.
-  auto resolve = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
-    const Action& a = program.ranks[ref.rank][ref.index];
-    if (a.op == Op::kRecvF || a.op == Op::kRecvB) {
-      const schedule::ActionRef send = sends.at(matching_send(a));
-      ref = send;
-    }
-    return task_of[ref.rank][ref.index];
+  // A receive stands for its send; a send without a transfer for what it sends.
+  auto as_send = [&](schedule::ActionRef ref) {
+    const Action& a = program_.ranks[ref.rank][ref.index];
+    return a.op == Op::kRecvF || a.op == Op::kRecvB ? sends.at(matching_send(a)) : ref;
   };
-  // A zero-byte send has no task: its consumer depends on what the send depends on.
-  std::map<std::pair<int, int>, core::TaskId> producer_of_send;
-  const std::vector<schedule::Dependency> deps = schedule::dependencies(program, shape);
-  for (const schedule::Dependency& d : deps) {
-    const Action& after = program.ranks[d.after.rank][d.after.index];
-    if ((after.op == Op::kSendF || after.op == Op::kSendB) && !task_of[d.after.rank][d.after.index]) {
-      producer_of_send[{d.after.rank, d.after.index}] = *resolve(d.before);
+  std::map<std::pair<int, int>, core::TaskId> producer_of_send;  // free sends: (rank, index) -> producer
+  for (const schedule::Dependency& d : deps_) {
+    const Action& after = program_.ranks[d.after.rank][d.after.index];
+    if ((after.op == Op::kSendF || after.op == Op::kSendB) && !last_[p * R + d.after.rank][d.after.index]) {
+      const schedule::ActionRef before = as_send(d.before);
+      producer_of_send[{d.after.rank, d.after.index}] = *last_[p * R + before.rank][before.index];
     }
   }
-  for (const schedule::Dependency& d : deps) {
-    const Action& after = program.ranks[d.after.rank][d.after.index];
-    const Action& before = program.ranks[d.before.rank][d.before.index];
+  auto exit_of = [&](schedule::ActionRef ref) -> core::TaskId {
+    ref = as_send(ref);
+    if (const auto& t = last_[p * R + ref.rank][ref.index]) return *t;
+    return producer_of_send.at({ref.rank, ref.index});
+  };
+  auto entry_of = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
+    ref = as_send(ref);
+    return first_[p * R + ref.rank][ref.index];
+  };
+  for (const schedule::Dependency& d : deps_) {
+    const Action& after = program_.ranks[d.after.rank][d.after.index];
+    const Action& before = program_.ranks[d.before.rank][d.before.index];
     if (after.op == Op::kReduceGrad && schedule::is_compute(before.op)) continue;  // wired bucket by bucket
-    std::optional<core::TaskId> from = resolve(d.before);
-    std::optional<core::TaskId> to = resolve(d.after);
-    if (auto it = first_task_of.find({d.after.rank, d.after.index}); it != first_task_of.end()) to = it->second;
-    if (!from) {
-      schedule::ActionRef send = d.before;
-      const Action& a = program.ranks[send.rank][send.index];
-      if (a.op == Op::kRecvF || a.op == Op::kRecvB) send = sends.at(matching_send(a));
-      from = producer_of_send.at({send.rank, send.index});
-    }
-    if (!to || *from == *to) continue;
-    edges.emplace_back(*from, *to);
+    const core::TaskId from = exit_of(d.before);
+    const std::optional<core::TaskId> to = entry_of(d.after);
+    if (!to || from == *to) continue;
+    edges_.emplace_back(from, *to);
   }
+}
 
-  // A tied embedding's gradient all-reduce joins the first and the last stage.
-  const int last_stage = shape.stages - 1;
-  if (embedding_sync_of_stage[0] && embedding_sync_of_stage[last_stage] && last_stage > 0) {
-    edges.emplace_back(*grad_reduced[0], *embedding_sync_of_stage[last_stage]);
-    edges.emplace_back(*grad_reduced[last_stage], *embedding_sync_of_stage[0]);
-  }
+}  // namespace
 
-  for (const auto& [a, b] : edges) sim->graph.add_edge(a, b);
-  sim->graph.finalize();
-
-  // Memory: model state is resident from the start; a micro-batch's activations
-  // are taken when its F starts and given back when its backward ends.
-  for (int r = 0; r < shape.ranks; ++r) {
-    for (int s : stages_of_rank[r]) sim->memory.pool(r).allocate(costs.stages[s].model_state_bytes, core::Time::zero());
-    for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
-      const Action& a = program.ranks[r][k];
-      if (!schedule::is_compute(a.op)) continue;
-      const std::int64_t bytes = costs.stages[a.stage].activation_bytes;
-      hw::MemoryEffect e;
-      e.pool = static_cast<std::uint32_t>(r);
-      if (a.op == Op::kForward) e.allocate_at_start = bytes;
-      if (schedule::is_backward_end(a.op)) e.release_at_end = bytes;
-      if (e.allocate_at_start != 0 || e.release_at_end != 0) sim->memory.set_effect(*task_of[r][k], e);
-    }
-  }
-
-  for (int r = 0; r < shape.ranks; ++r) {
-    sim->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order[r])));
-    sim->streams.push_back(std::make_unique<hw::Stream>(std::move(comm_order[r])));
-  }
-  return sim;
+std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
+                                  const workload::StageCosts& costs, const hw::ClusterSpec& cluster,
+                                  const workload::Plan& plan, const Options& options) {
+  return Lowering(program, shape, costs, cluster, plan, options).build();
 }
 
 void run(Simulation& sim) {
@@ -264,6 +366,7 @@ void run(Simulation& sim) {
   const core::ResourceId completion = engine.add_resource(sim.network);
   const core::ResourceId timers = engine.add_resource(sim.network);
   sim.network.set_ids(completion, timers);
+  sim.collectives->set_id(engine.add_resource(*sim.collectives));
   engine.add_observer(sim.memory);
   sim.timeline = engine.run();
 }

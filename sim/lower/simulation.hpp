@@ -1,26 +1,29 @@
 // Lowering: a checked Program plus stage costs plus hardware becomes a task
-// graph over resources (a compute and a communication stream per pipeline
-// rank, a flow network for point-to-point transfers, a memory pool per GPU),
-// ready for the engine.
+// graph over resources (a compute stream per simulated GPU, a flow network for
+// point-to-point transfers, a collective runner, a memory pool per GPU), ready
+// for the engine.
 //
-// What each action becomes:
-//   F, B, I, W     a task on the rank's compute stream, in program order; a
+// What each action becomes, on every simulated copy of the pipeline:
+//   F, B, I, W     a task on the GPU's compute stream, in program order; a
 //                  stage's last backward is cut into one part per gradient bucket
 //   SEND_F/SEND_B  a transfer on the network; transfers between one pair of
-//                  ranks go first-in first-out, as on an NCCL stream; the
+//                  GPUs go first-in first-out, as on an NCCL stream; the
 //                  compute stream does not wait for them
 //   RECV_F/RECV_B  nothing of its own: the consumer waits for the transfer
-//   REDUCE_GRAD    the stage's gradient reduction across data-parallel replicas,
-//                  one collective per bucket on the communication stream, each
-//                  starting when its part of the backward ends (then, for a stage
-//                  holding a tied embedding, its all-reduce with the other end
-//                  of the pipeline)
-//   OPTIMIZER      the optimizer step of the rank's stages, on the compute
+//   REDUCE_GRAD    one collective per gradient bucket over the stage's
+//                  data-parallel group, each starting when its part of the
+//                  backward ends (then, for a stage holding a tied embedding,
+//                  its all-reduce with the other end of the pipeline)
+//   OPTIMIZER      the optimizer step of the GPU's stages, on the compute
 //                  stream (then, under ZeRO-1/2, the parameter all-gather)
+// A GPU's collectives run one after another, as on one NCCL stream.
 //
-// One pipeline is simulated: tensor-parallel peers and data-parallel replicas
-// of a homogeneous cluster run the same program, so rank r stands for every GPU
-// of its stages, and the collectives they share are costed for the whole group.
+// Fidelity: `symmetric` simulates one pipeline (tensor rank 0 of replica 0):
+// the other replicas and tensor peers of a homogeneous cluster run the same
+// program, and the collectives are costed for the whole group. `full`
+// simulates every GPU: every replica and tensor rank runs its own pipeline,
+// collectives wait for all their members, and tensor peers meet after every
+// compute action (they all-reduce inside it).
 #pragma once
 
 #include <memory>
@@ -29,41 +32,59 @@
 #include "core/engine.hpp"
 #include "core/task_graph.hpp"
 #include "hw/cluster_spec.hpp"
+#include "hw/collective_runner.hpp"
 #include "hw/flow_network.hpp"
 #include "hw/memory_pool.hpp"
 #include "hw/stream.hpp"
+#include "hw/topology.hpp"
 #include "schedule/action.hpp"
+#include "workload/plan.hpp"
 #include "workload/stage_costs.hpp"
 
 namespace trainsim::lower {
 
-enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather };
-enum class StreamKind { kCompute = 0, kComm = 1 };
-inline constexpr int kStreamsPerRank = 2;
+enum class Fidelity { kSymmetric, kFull };
+enum class CollectiveModel {
+  kAnalytic,  // each collective takes NCCL's modelled time, alone
+  kFlow,      // each collective's ring steps are flows on the topology
+};
+
+struct Options {
+  Fidelity fidelity = Fidelity::kSymmetric;
+  CollectiveModel collectives = CollectiveModel::kAnalytic;
+};
+
+enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
 
 struct TaskInfo {
   TaskKind kind = TaskKind::kCompute;
   schedule::Action action;  // the action the task comes from
-  int rank = 0;             // the rank that runs it (the sender, for a transfer)
-  int peer = -1;            // transfer: the receiving rank
+  int rank = 0;             // the simulated GPU (index into gpu_of_rank) that runs it; the sender of a transfer
+  int peer = -1;            // transfer: the receiving simulated GPU
   int part = 0;             // a compute action cut by gradient bucket, or a bucket's reduction:
   int parts = 1;            //   which piece of how many
 };
 
 struct Simulation {
+  int pipelines = 1;       // simulated copies of the pipeline
+  int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   core::TaskGraph graph;
   std::vector<TaskInfo> info;
-  std::vector<std::unique_ptr<hw::Stream>> streams;  // rank * kStreamsPerRank + StreamKind
+  std::vector<std::unique_ptr<hw::Stream>> streams;  // the compute stream of each simulated GPU
   hw::FlowNetwork network;
-  hw::MemoryTracker memory;  // pool r belongs to rank r's GPU
-  std::vector<int> gpu_of_rank;
-  core::Timeline timeline;  // filled by run()
+  std::unique_ptr<hw::Topology> topology;
+  std::unique_ptr<hw::CollectiveRunner> collectives;
+  hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
+  std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster
+  core::Timeline timeline;       // filled by run()
+
+  int pipeline_rank(int q) const { return q % pipeline_ranks; }
 };
 
 // `program` must have passed schedule::check.
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
                                   const workload::StageCosts& costs, const hw::ClusterSpec& cluster,
-                                  const std::vector<int>& gpu_of_rank);
+                                  const workload::Plan& plan, const Options& options = {});
 
 // Runs the engine over a lowered simulation and stores its timeline.
 void run(Simulation& sim);

@@ -31,6 +31,7 @@ std::string task_name(const lower::TaskInfo& ti) {
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
     case lower::TaskKind::kParamAllGather: return fmt::format("param all-gather s{} (dp)", a.stage);
+    case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
   }
   return "?";
 }
@@ -43,7 +44,8 @@ const char* category(lower::TaskKind k) {
     case lower::TaskKind::kTransfer: return "pipeline";
     case lower::TaskKind::kGradReduce:
     case lower::TaskKind::kEmbeddingAllReduce:
-    case lower::TaskKind::kParamAllGather: return "collective";
+    case lower::TaskKind::kParamAllGather:
+    case lower::TaskKind::kTpBarrier: return "collective";
     case lower::TaskKind::kOptimizer: return "optimizer";
   }
   return "other";
@@ -82,7 +84,8 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kGradReduce:
       case lower::TaskKind::kEmbeddingAllReduce:
-      case lower::TaskKind::kParamAllGather: return tid_of(ti.rank, kCommThread);
+      case lower::TaskKind::kParamAllGather:
+      case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
       default: return tid_of(ti.rank, kComputeThread);
     }
   };
@@ -110,7 +113,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
       emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
                        pid_of(r), tid, tid));
     };
-    thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, r));
+    thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, sim.pipeline_rank(r)));
     thread(tid_of(r, kCommThread), fmt::format("GPU {} comm", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
   }
@@ -119,8 +122,8 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     const core::Time start = sim.timeline.start[id], end = sim.timeline.end[id];
-    const bool collective = ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kEmbeddingAllReduce ||
-                            ti.kind == lower::TaskKind::kParamAllGather;
+    const bool collective = ti.kind != lower::TaskKind::kCompute && ti.kind != lower::TaskKind::kTransfer &&
+                            ti.kind != lower::TaskKind::kOptimizer;
     if (collective && end == start) continue;
     std::string args;
     if (ti.kind == lower::TaskKind::kCompute) {

@@ -45,6 +45,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   const double t = sim.timeline.makespan.to_seconds();
   s.iteration_time_s = t;
   s.events = sim.timeline.events;
+  s.simulated_gpus = static_cast<int>(sim.gpu_of_rank.size());
   s.tasks = sim.graph.size();
   if (t > 0.0) {
     s.samples_per_s = info.global_batch / t;
@@ -54,9 +55,13 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.hardware_tflops_per_gpu = info.hardware_flops_per_iteration / t / info.gpus / 1e12;
     s.hfu = info.peak_tflops > 0.0 ? s.hardware_tflops_per_gpu / info.peak_tflops : 0.0;
   }
-  const int ranks = static_cast<int>(sim.gpu_of_rank.size());
-  std::vector<double> busy(ranks, 0.0), reducing(ranks, 0.0);
-  std::vector<std::vector<Interval>> busy_spans(ranks), dp_spans(ranks), arriving(ranks);
+  // Per simulated GPU first; then per pipeline rank over the simulated copies
+  // of the pipeline (one in symmetric fidelity): mean bubble, worst memory
+  // and exposure.
+  const int gpus = static_cast<int>(sim.gpu_of_rank.size());
+  const int ranks = sim.pipeline_ranks;
+  std::vector<double> busy(gpus, 0.0), reducing(gpus, 0.0);
+  std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     const Interval span{sim.timeline.start[id], sim.timeline.end[id]};
@@ -72,30 +77,41 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     if (ti.kind == lower::TaskKind::kTransfer) arriving[ti.peer].push_back(span);
   }
   for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
-  double bubble_sum = 0.0;
+  s.stages.resize(ranks);
   for (int r = 0; r < ranks; ++r) {
-    const hw::MemoryPool& pool = sim.memory.pools()[r];
-    StageSummary st;
-    st.rank = r;
-    st.gpu = sim.gpu_of_rank[r];
-    st.busy_s = busy[r];
-    st.bubble_fraction = t > 0.0 ? (t - busy[r]) / t : 0.0;
-    st.peak_memory_bytes = pool.peak();
-    st.oom = pool.exceeded();
-    std::sort(busy_spans[r].begin(), busy_spans[r].end());
-    st.exposed.tp = r < static_cast<int>(info.tp_comm_s.size()) ? info.tp_comm_s[r] : 0.0;
-    st.exposed.pp = uncovered_s(arriving[r], busy_spans[r]);
-    st.exposed.dp = uncovered_s(dp_spans[r], busy_spans[r]);
-    s.exposed.tp = std::max(s.exposed.tp, st.exposed.tp);
-    s.exposed.pp = std::max(s.exposed.pp, st.exposed.pp);
-    s.exposed.dp = std::max(s.exposed.dp, st.exposed.dp);
-    bubble_sum += st.bubble_fraction;
+    s.stages[r].rank = r;
+    s.stages[r].gpu = sim.gpu_of_rank[r];
+  }
+  double bubble_sum = 0.0, slowest_busy = -1.0;
+  for (int q = 0; q < gpus; ++q) {
+    const hw::MemoryPool& pool = sim.memory.pools()[q];
+    StageSummary& st = s.stages[sim.pipeline_rank(q)];
+    const double bubble = t > 0.0 ? (t - busy[q]) / t : 0.0;
+    st.busy_s += busy[q] / sim.pipelines;
+    st.bubble_fraction += bubble / sim.pipelines;
+    st.peak_memory_bytes = std::max(st.peak_memory_bytes, pool.peak());
+    st.oom = st.oom || pool.exceeded();
+    std::sort(busy_spans[q].begin(), busy_spans[q].end());
+    ExposedComm e;
+    e.tp = sim.pipeline_rank(q) < static_cast<int>(info.tp_comm_s.size()) ? info.tp_comm_s[sim.pipeline_rank(q)] : 0.0;
+    e.pp = uncovered_s(arriving[q], busy_spans[q]);
+    e.dp = uncovered_s(dp_spans[q], busy_spans[q]);
+    st.exposed.tp = std::max(st.exposed.tp, e.tp);
+    st.exposed.pp = std::max(st.exposed.pp, e.pp);
+    st.exposed.dp = std::max(st.exposed.dp, e.dp);
+    s.exposed.tp = std::max(s.exposed.tp, e.tp);
+    s.exposed.pp = std::max(s.exposed.pp, e.pp);
+    s.exposed.dp = std::max(s.exposed.dp, e.dp);
+    bubble_sum += bubble;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
     s.memory_capacity_bytes = pool.capacity();
-    s.oom = s.oom || st.oom;
-    s.stages.push_back(st);
+    s.oom = s.oom || pool.exceeded();
+    if (busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
+      slowest_busy = busy[q];
+      s.slowest_gpu = sim.gpu_of_rank[q];
+    }
   }
-  s.bubble_fraction = ranks > 0 ? bubble_sum / ranks : 0.0;
+  s.bubble_fraction = gpus > 0 ? bubble_sum / gpus : 0.0;
   return s;
 }
 
@@ -138,7 +154,8 @@ nlohmann::json to_json(const Summary& s) {
   j["memory_capacity_bytes"] = s.memory_capacity_bytes;
   j["oom"] = s.oom;
   j["gpus"] = s.info.gpus;
-  j["simulated_gpus"] = s.stages.size();
+  j["simulated_gpus"] = s.simulated_gpus;
+  j["slowest_gpu"] = s.slowest_gpu;
   j["events"] = s.events;
   j["sim_wall_s"] = s.info.sim_wall_s;
   return j;
@@ -181,8 +198,10 @@ std::string to_text(const Summary& s) {
     out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,
                        gib(st.peak_memory_bytes), st.oom ? "  OOM" : "");
   }
-  line("simulated", fmt::format("{} events, {} tasks, {} GPUs standing for all {}, in {:.2f} ms wall", s.events,
-                                s.tasks, s.stages.size(), s.info.gpus, s.info.sim_wall_s * 1e3));
+  line("simulated", fmt::format("{} events, {} tasks, {} {} in {:.2f} ms wall", s.events, s.tasks, s.simulated_gpus,
+                                s.simulated_gpus == s.info.gpus ? "GPUs (every one)," :
+                                fmt::format("GPUs standing for all {},", s.info.gpus),
+                                s.info.sim_wall_s * 1e3));
   return out;
 }
 

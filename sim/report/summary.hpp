@@ -60,7 +60,7 @@ struct Summary {
   double mfu = 0.0;
   double hardware_tflops_per_gpu = 0.0;  // counting recomputed FLOPs
   double hfu = 0.0;
-  double bubble_fraction = 0.0;  // mean over pipeline ranks
+  double bubble_fraction = 0.0;  // mean over simulated GPUs
   double grad_all_reduce_s = 0.0;  // most time a rank spends in data-parallel collectives
   ExposedComm exposed;             // the most over ranks, kind by kind
   std::vector<StageSummary> stages;
@@ -69,6 +69,8 @@ struct Summary {
   bool oom = false;
   std::uint64_t events = 0;
   std::size_t tasks = 0;
+  int simulated_gpus = 0;
+  int slowest_gpu = 0;  // the GPU with the most compute time
 };
 
 Summary summarize(const lower::Simulation& sim, const RunInfo& info);

@@ -150,6 +150,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
     const auto buckets = plan.dp > 1 ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes))) : 1;
     const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
+    c.grad_bytes = grad_bytes;
+    c.grad_reduce_kind = reduce;
     for (std::size_t k = 0; k < buckets; ++k) {
       const double bytes = plan.dp > 1 ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes) : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
@@ -161,8 +163,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (tied && stages > 1 && (first || last)) {
       const hw::CollectiveGroup ends =
           hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(stages - 1)});
-      c.embedding_grad_all_reduce = hw::collective_time(
-          hw::CollectiveKind::kAllReduce, static_cast<double>(model.vocab) * h / t * kActivationBytes, ends, node);
+      c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;
+      c.embedding_grad_all_reduce =
+          hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node);
     }
     const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
     c.optimizer_step = core::Time::seconds(updated * kOptimizerBytesPerParam /

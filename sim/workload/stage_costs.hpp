@@ -10,6 +10,7 @@
 
 #include "core/time.hpp"
 #include "hw/cluster_spec.hpp"
+#include "hw/collective.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
 
@@ -31,12 +32,15 @@ struct StageCost {
   // gradients and the time of its collective (all-reduce; reduce-scatter under
   // ZeRO-1/2). One zero-time bucket when there is a single replica.
   std::vector<double> grad_bucket_share;
+  double grad_bytes = 0.0;  // the stage's FP16 gradients per GPU
+  hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
   // Tied input/output embeddings with pp > 1: the first and last stages each
   // hold a copy and all-reduce its gradient between them (Megatron-LM's
   // embedding group). Zero on other stages.
   core::Time embedding_grad_all_reduce;
+  double embedding_grad_bytes = 0.0;
   core::Time optimizer_step;
 
   core::Time backward() const { return input_grad + weight_grad; }

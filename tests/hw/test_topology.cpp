@@ -99,6 +99,22 @@ TEST_CASE("a rail-optimised network keeps each NIC index on its own leaf") {
                                  "node1.nic0->gpu8"});
 }
 
+TEST_CASE("a non-blocking up-link is left out of routes but keeps its latency") {
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kFatTree;
+  net.nodes_per_leaf = 2;
+  net.oversubscription = 1;
+  net.switch_latency_us = 0.5;
+  const hw::ClusterSpec c = cluster(4, 8, net);
+  // gpu0 -> nic -> leaf0 (-> spine -> leaf1, left out) -> nic -> gpu16.
+  CHECK(route_names(c, 0, 16) == std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->leaf0", "leaf1->node2.nic0",
+                                                           "node2.nic0->gpu16"});
+  hw::FlowNetwork network;
+  hw::Topology topo(c, network);
+  // Two up-link hops of 0.5 us each.
+  CHECK(network.route(topo.route(0, 16)).latency == Time::microseconds(1));
+}
+
 TEST_CASE("routes are cached") {
   const hw::ClusterSpec c = cluster(2, 8);
   hw::FlowNetwork net;

@@ -39,16 +39,17 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
   return costs;
 }
 
+// Pipeline rank r runs on GPU r * tp (tp = 8 puts each rank on its own node).
 std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
-                                            const workload::StageCosts& costs, std::vector<int> gpus = {}) {
+                                            const workload::StageCosts& costs, int tp = 1) {
   const schedule::Shape shape = schedule::Shape::linear(p, m);
   const schedule::Program program =
       schedule::with_communication(schedule::find_schedule(schedule)->program(shape), shape);
   schedule::check(program, shape);
-  if (gpus.empty()) {
-    for (int r = 0; r < p; ++r) gpus.push_back(r);
-  }
-  auto sim = lower::lower(program, shape, costs, cluster(), gpus);
+  workload::Plan plan;
+  plan.tp = tp;
+  plan.pp = p;
+  auto sim = lower::lower(program, shape, costs, cluster(), plan);
   lower::run(*sim);
   return sim;
 }
@@ -112,7 +113,7 @@ TEST_CASE("a transfer between stages costs latency plus bytes over bandwidth") {
   workload::StageCosts costs = uniform(2, Time::microseconds(10), Time::microseconds(20), 0);
   costs.stages[0].send_forward_bytes = 1e6;
   costs.stages[1].send_backward_bytes = 1e6;
-  const auto sim = simulate("1f1b", 2, 1, costs, {0, 1});
+  const auto sim = simulate("1f1b", 2, 1, costs);
   CHECK(sim->timeline.makespan == Time::microseconds(82));
 }
 
@@ -122,7 +123,7 @@ TEST_CASE("across nodes a transfer takes the NICs") {
   workload::StageCosts costs = uniform(2, Time::microseconds(10), Time::microseconds(20), 0);
   costs.stages[0].send_forward_bytes = 1e6;
   costs.stages[1].send_backward_bytes = 1e6;
-  const auto sim = simulate("gpipe", 2, 1, costs, {0, 8});
+  const auto sim = simulate("gpipe", 2, 1, costs, 8);
   CHECK(sim->timeline.makespan == Time::microseconds(264));
 }
 
@@ -155,7 +156,7 @@ TEST_CASE("transfers between two ranks go first-in first-out") {
   workload::StageCosts costs = uniform(2, Time::microseconds(1), Time::microseconds(2), 0);
   costs.stages[0].send_forward_bytes = 1e6;
   costs.stages[1].send_backward_bytes = 1e6;
-  const auto sim = simulate("gpipe", 2, 2, costs, {0, 1});
+  const auto sim = simulate("gpipe", 2, 2, costs);
   std::vector<core::TaskId> sends;
   for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
     if (sim->info[id].kind == lower::TaskKind::kTransfer && sim->info[id].rank == 0) sends.push_back(id);
