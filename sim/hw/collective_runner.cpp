@@ -22,7 +22,7 @@ std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t
 }  // namespace
 
 std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
-                                    std::optional<core::Time> analytic_time) {
+                                    std::optional<core::Time> analytic_time, std::vector<std::vector<int>> copies) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
   if (members.size() > 0x3fffff) throw std::logic_error("a collective of more than 4M ranks");
   Instance in;
@@ -31,6 +31,10 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vect
   in.members = std::move(members);
   in.participants = participants;
   in.analytic_time = analytic_time;
+  for (const auto& copy : copies) {
+    if (copy.size() != in.members.size()) throw std::logic_error("a copy of a collective with other members");
+  }
+  in.copies = std::move(copies);
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
@@ -76,7 +80,16 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     const int n = static_cast<int>(ring.gpus.size());
     for (int i = 0; i < n; ++i) {
       const int from = ring.gpus[i], to = ring.gpus[(i + 1) % n];
-      ring.routes.push_back(topology_.route(from, to));
+      if (in.copies.empty()) {
+        ring.routes.push_back(topology_.route(from, to));
+      } else {
+        const auto at = [&](int gpu) {
+          return static_cast<std::size_t>(std::find(in.members.begin(), in.members.end(), gpu) - in.members.begin());
+        };
+        std::vector<std::pair<int, int>> pairs = {{from, to}};
+        for (const auto& copy : in.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
+        ring.routes.push_back(topology_.shared_route(from, to, pairs));
+      }
       ring.crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
     }
   }

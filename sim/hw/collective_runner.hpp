@@ -31,8 +31,12 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   // Task::route. `participants` tasks take part: it starts when all are ready
   // and they finish together. With `analytic_time` set it takes that long
   // once all have arrived, and moves no flows (the analytic fidelity).
+  // `copies` lists the members of identical collectives that run at the same
+  // time but are not simulated (a symmetric representative's peers): each
+  // step's flow weighs them on the links they share (Topology::shared_route).
   std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
-                    std::optional<core::Time> analytic_time = std::nullopt);
+                    std::optional<core::Time> analytic_time = std::nullopt,
+                    std::vector<std::vector<int>> copies = {});
 
   void set_id(core::ResourceId id) { id_ = id; }
   void on_ready(core::TaskId task, core::Engine& engine) override;
@@ -51,6 +55,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     std::vector<int> members;
     int participants = 1;
     std::optional<core::Time> analytic_time;
+    std::vector<std::vector<int>> copies;
     std::vector<core::TaskId> arrived;
     RingPlan plan;
     std::vector<Ring> rings;  // one per channel

@@ -29,9 +29,12 @@ LinkId FlowNetwork::add_link(Link link) {
   return static_cast<LinkId>(links_.size() - 1);
 }
 
-std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links, core::Time extra_latency) {
+std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links, core::Time extra_latency,
+                                     std::vector<double> weights) {
   Route r;
   r.latency = extra_latency;
+  if (!weights.empty() && weights.size() != links.size()) throw std::invalid_argument("route weights do not match links");
+  r.weights = std::move(weights);
   for (LinkId l : links) {
     if (l >= links_.size()) throw std::invalid_argument("route names a missing link");
     r.latency += links_[l].latency;
@@ -216,23 +219,29 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
   frozen_.resize(flows_.size(), 0);
   for (LinkId l : comp_links_) {
     capacity_[l] = links_[l].bytes_per_s * 1e-12;
-    unfrozen_[l] = static_cast<std::uint32_t>(flows_on_link_[l].size());
+    unfrozen_[l] = 0.0;
+  }
+  for (std::uint32_t s : comp_flows_) {
+    const Route& route = routes_[flows_[s].route];
+    for (std::size_t i = 0; i < route.links.size(); ++i) unfrozen_[route.links[i]] += route.weight(i);
   }
   std::size_t left = comp_flows_.size();
   auto freeze = [&](std::uint32_t s, double rate) {
     frozen_[s] = 1;
     --left;
     flows_[s].rate = rate;
-    for (LinkId l2 : routes_[flows_[s].route].links) {
-      capacity_[l2] = std::max(0.0, capacity_[l2] - rate);
-      --unfrozen_[l2];
+    const Route& route = routes_[flows_[s].route];
+    for (std::size_t i = 0; i < route.links.size(); ++i) {
+      const LinkId l2 = route.links[i];
+      capacity_[l2] = std::max(0.0, capacity_[l2] - rate * route.weight(i));
+      unfrozen_[l2] = std::max(0.0, unfrozen_[l2] - route.weight(i));
     }
   };
   while (left > 0) {
     LinkId bottleneck = 0;
     double share = std::numeric_limits<double>::infinity();
     for (LinkId l : comp_links_) {
-      if (unfrozen_[l] == 0) continue;
+      if (!(unfrozen_[l] > 1e-9)) continue;
       const double s = capacity_[l] / unfrozen_[l];
       if (s < share) {
         share = s;
@@ -252,9 +261,14 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
       freeze(capped, lowest_cap);
       continue;
     }
+    bool froze = false;
     for (std::uint32_t s : flows_on_link_[bottleneck]) {
-      if (!frozen_[s]) freeze(s, share);
+      if (!frozen_[s]) {
+        freeze(s, share);
+        froze = true;
+      }
     }
+    if (!froze) unfrozen_[bottleneck] = 0.0;  // only rounding was left on it
   }
 
   for (std::uint32_t s : comp_flows_) {

@@ -31,7 +31,13 @@ struct Link {
 
 struct Route {
   std::vector<LinkId> links;
+  // How many identical flows one flow on this route stands for, link by link
+  // (empty: one everywhere). A simulated representative of several GPUs that
+  // share a NIC weighs as many on it: max-min fairness counts it that often.
+  std::vector<double> weights;
   core::Time latency;  // sum of the links' latencies
+
+  double weight(std::size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
 };
 
 // Told when a flow it started ends (see FlowNetwork::start_flow).
@@ -46,7 +52,8 @@ class FlowNetwork final : public core::Resource {
   LinkId add_link(Link link);
   // Returns an index for Task::route. `extra_latency` is added to the links' own
   // (for hops left out of `links` because they can never be a bottleneck).
-  std::uint32_t add_route(std::vector<LinkId> links, core::Time extra_latency = core::Time::zero());
+  std::uint32_t add_route(std::vector<LinkId> links, core::Time extra_latency = core::Time::zero(),
+                          std::vector<double> weights = {});
 
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;
@@ -111,7 +118,7 @@ class FlowNetwork final : public core::Resource {
   // Scratch space for resolve(), kept to avoid allocating on every event.
   std::vector<char> link_seen_, flow_seen_, frozen_;
   std::vector<double> capacity_;
-  std::vector<std::uint32_t> unfrozen_;
+  std::vector<double> unfrozen_;  // weight of the unfrozen flows on each link
   std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
 };
 

@@ -154,3 +154,67 @@ std::uint32_t Topology::route(int from, int to) {
 }
 
 }  // namespace trainsim::hw
+
+namespace trainsim::hw {
+
+std::vector<std::pair<Topology::VertexKey, Topology::VertexKey>> Topology::canonical_path(int from, int to) const {
+  const NodeSpec& n = cluster_.node;
+  const NetworkSpec& net = cluster_.network;
+  auto key = [](VertexKind kind, int a, int b = -1) { return VertexKey{static_cast<int>(kind), a, b}; };
+  const int node_a = cluster_.node_of(from), node_b = cluster_.node_of(to);
+  if (node_a == node_b) {
+    return {{key(VertexKind::kGpu, from), key(VertexKind::kNvSwitch, node_a)},
+            {key(VertexKind::kNvSwitch, node_a), key(VertexKind::kGpu, to)}};
+  }
+  const int nic_a = (from % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
+  const int nic_b = (to % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
+  auto switch_of = [&](int node, int nic) {
+    switch (net.kind) {
+      case NetworkKind::kFlat: return key(VertexKind::kSpine, 0);
+      case NetworkKind::kFatTree: return key(VertexKind::kLeaf, node / net.nodes_per_leaf);
+      case NetworkKind::kRail: return key(VertexKind::kLeaf, node / net.nodes_per_leaf, nic);
+    }
+    return key(VertexKind::kSpine, 0);
+  };
+  const VertexKey sw_a = switch_of(node_a, nic_a), sw_b = switch_of(node_b, nic_b);
+  std::vector<std::pair<VertexKey, VertexKey>> path = {
+      {key(VertexKind::kGpu, from), key(VertexKind::kNic, node_a, nic_a)},
+      {key(VertexKind::kNic, node_a, nic_a), sw_a}};
+  if (sw_a != sw_b) {
+    path.push_back({sw_a, key(VertexKind::kSpine, 0)});
+    path.push_back({key(VertexKind::kSpine, 0), sw_b});
+  }
+  path.push_back({sw_b, key(VertexKind::kNic, node_b, nic_b)});
+  path.push_back({key(VertexKind::kNic, node_b, nic_b), key(VertexKind::kGpu, to)});
+  return path;
+}
+
+std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies) {
+  const auto cache_key = std::make_pair(from, to);
+  if (auto it = shared_routes_.find(cache_key); it != shared_routes_.end()) return it->second;
+  const Route& plain = network_.route(route(from, to));
+  auto key_of = [this](VertexId v) {
+    const Vertex& x = graph_[v];
+    return VertexKey{static_cast<int>(x.kind), x.a, x.b};
+  };
+  std::map<std::pair<VertexKey, VertexKey>, int> uses;
+  for (const auto& [a, b] : copies) {
+    if (a == b) continue;
+    for (const auto& hop : canonical_path(a, b)) ++uses[hop];
+  }
+  std::vector<double> weights;
+  for (LinkId link : plain.links) {
+    const auto it = uses.find({key_of(link_ends_[link].first), key_of(link_ends_[link].second)});
+    weights.push_back(it == uses.end() ? 1.0 : std::max(1, it->second));
+  }
+  const core::Time extra = plain.latency - [&] {
+    core::Time own;
+    for (LinkId l : plain.links) own += network_.link(l).latency;
+    return own;
+  }();
+  const std::uint32_t r = network_.add_route(plain.links, extra, std::move(weights));
+  shared_routes_.emplace(cache_key, r);
+  return r;
+}
+
+}  // namespace trainsim::hw

@@ -22,6 +22,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,12 @@ class Topology {
   // The links of that route, in order.
   const std::vector<LinkId>& route_links(int from, int to);
 
+  // The route from `from` to `to` for a flow that stands for identical flows
+  // between each pair of `copies` (the pair itself among them, or not): each of
+  // its links weighs the number of copies whose own path takes that link.
+  // Copies need not be on built nodes. Cached per (from, to).
+  std::uint32_t shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies);
+
   const Graph& graph() const { return graph_; }
   LinkClass link_class(LinkId link) const { return link_class_[link]; }
   // "gpu0->node0.nic0" and the like (made on demand: names are for people).
@@ -73,7 +80,13 @@ class Topology {
   std::vector<long long> gpu_vertex_;  // -1 for GPUs of nodes not built
   std::vector<LinkClass> link_class_;                    // by LinkId
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // by LinkId
+  using VertexKey = std::tuple<int, int, int>;  // (kind, a, b) of a Vertex
+  // The path a transfer between two GPUs takes in the built-in networks, as
+  // pairs of vertex keys (no search: the copies' nodes may not be built).
+  std::vector<std::pair<VertexKey, VertexKey>> canonical_path(int from, int to) const;
+
   std::map<std::pair<int, int>, std::uint32_t> routes_;
+  std::map<std::pair<int, int>, std::uint32_t> shared_routes_;
 };
 
 }  // namespace trainsim::hw

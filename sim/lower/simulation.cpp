@@ -69,7 +69,16 @@ class Lowering {
   // A collective task of simulated GPU q, joining the shared instance `key`.
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, std::vector<int> members, int participants, core::Time analytic,
-                               const TaskInfo& info);
+                               const TaskInfo& info, std::vector<std::vector<int>> copies = {});
+  bool symmetric() const { return options_.fidelity == Fidelity::kSymmetric; }
+  // Symmetric fidelity: the other tensor ranks' copies of a data-parallel group.
+  std::vector<std::vector<int>> dp_copies(int rank) const {
+    std::vector<std::vector<int>> copies;
+    if (symmetric()) {
+      for (int t = 1; t < plan_.tp; ++t) copies.push_back(dp_group(rank, t));
+    }
+    return copies;
+  }
   void lower_pipeline(int p);
   void wire_dependencies(int p);
 
@@ -96,12 +105,14 @@ class Lowering {
 
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                        double bytes, std::vector<int> members, int participants, core::Time analytic,
-                                       const TaskInfo& info) {
+                                       const TaskInfo& info, std::vector<std::vector<int>> copies) {
   auto it = instances_.find(key);
   if (it == instances_.end()) {
     const std::optional<core::Time> fixed =
         options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
-    it = instances_.emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed)).first;
+    it = instances_
+             .emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, std::move(copies)))
+             .first;
   }
   core::Task t;
   t.resource = runner_id_;
@@ -256,7 +267,20 @@ void Lowering::lower_pipeline(int p) {
         core::Task t;
         t.resource = network_id_;
         t.amount = bytes;
-        t.route = sim_->topology->route(sim_->gpu_of_rank[q], sim_->gpu_of_rank[peer]);
+        const int from = sim_->gpu_of_rank[q], to = sim_->gpu_of_rank[peer];
+        if (symmetric()) {
+          // The representative's transfer stands for every replica's and
+          // tensor rank's: they share the links their paths have in common.
+          std::vector<std::pair<int, int>> copies;
+          for (int d = 0; d < plan_.dp; ++d) {
+            for (int tt = 0; tt < plan_.tp; ++tt) {
+              copies.emplace_back(plan_.gpu_of(r, d, tt), plan_.gpu_of(peer % R, d, tt));
+            }
+          }
+          t.route = sim_->topology->shared_route(from, to, copies);
+        } else {
+          t.route = sim_->topology->route(from, to);
+        }
         const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, q, peer});
         first_[q][k] = last_[q][k] = id;
         if (auto it = last_transfer_.find({q, peer}); it != last_transfer_.end()) edges_.emplace_back(it->second, id);
@@ -273,7 +297,8 @@ void Lowering::lower_pipeline(int p) {
           const double bytes = plan_.dp > 1 ? share * c.grad_bytes : 0.0;
           const core::TaskId id =
               collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
-                              c.grad_reduce_kind, bytes, dp_group(r, pipe.tensor), dp_participants, time, bucket);
+                              c.grad_reduce_kind, bytes, dp_group(r, pipe.tensor), dp_participants, time, bucket,
+                              dp_copies(r));
           if (j == 0) first_[q][k] = id;
           last_[q][k] = id;
           // Bucket j is ready when part j of the stage's last backward ends.
@@ -282,10 +307,18 @@ void Lowering::lower_pipeline(int p) {
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
           // The first and last stages hold the tied embedding; both take part.
           const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
+          std::vector<std::vector<int>> copies;
+          if (symmetric()) {
+            for (int d = 0; d < plan_.dp; ++d) {
+              for (int tt = 0; tt < plan_.tp; ++tt) {
+                if (d || tt) copies.push_back({plan_.gpu_of(first_rank, d, tt), plan_.gpu_of(last_rank, d, tt)});
+              }
+            }
+          }
           const core::TaskId id = collective_task(
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
               {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
-              {TaskKind::kEmbeddingAllReduce, a, q, -1});
+              {TaskKind::kEmbeddingAllReduce, a, q, -1}, std::move(copies));
           last_[q][k] = id;
         }
       } else if (a.op == Op::kOptimizer) {
@@ -301,7 +334,7 @@ void Lowering::lower_pipeline(int p) {
           const core::TaskId gather = collective_task(
               q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.grad_bytes,
               dp_group(r, pipe.tensor), dp_participants, c.param_all_gather,
-              {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1});
+              {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1}, dp_copies(r));
           edges_.emplace_back(id, gather);
         }
       }

@@ -305,3 +305,18 @@ TEST_CASE("a network is a preset or inline; flat when not given") {
         "cluster.network.kind=torus)");
   CHECK(error_of(base(), {"cluster.network=clos"}).rfind("test.json: cluster.network: unknown network preset \"clos\"", 0) == 0);
 }
+
+TEST_CASE("fidelity and collective model are read, and bad values named") {
+  const Scenario s = load_document(base(), "test.json", ".", {"options.fidelity=full", "options.collectives=flow"});
+  CHECK(s.options.full_fidelity);
+  CHECK(s.options.flow_collectives);
+  const Scenario d = load_document(base(), "test.json", ".");
+  CHECK_FALSE(d.options.full_fidelity);
+  CHECK_FALSE(d.options.flow_collectives);
+  CHECK(error_of(base(), {"options.fidelity=exact"}) ==
+        "test.json: options.fidelity: expected \"symmetric\" or \"full\", got \"exact\" (from --set "
+        "options.fidelity=exact)");
+  CHECK(error_of(base(), {"options.collectives=packet"}) ==
+        "test.json: options.collectives: expected \"analytic\" or \"flow\", got \"packet\" (from --set "
+        "options.collectives=packet)");
+}

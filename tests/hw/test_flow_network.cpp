@@ -73,3 +73,16 @@ TEST_CASE("a zero-byte transfer costs only the latency") {
   const auto r = net.add_route({l});
   CHECK(run_flows(net, {{0, r}})[0] == doctest::Approx(2000));
 }
+
+TEST_CASE("a flow standing for several weighs that many on a link") {
+  // One link of 1 B/ns: flow A stands for 3 identical flows, B for 1. Max-min
+  // over 4 equal shares: each of A's copies and B get 0.25 B/ns.
+  // 1000 B each: both end at 4000 ns.
+  hw::FlowNetwork net;
+  const auto l = net.add_link({1e9, Time::zero()});
+  const auto shared = net.add_route({l}, Time::zero(), {3.0});
+  const auto single = net.add_route({l});
+  const auto ends = run_flows(net, {{1000, shared}, {1000, single}});
+  CHECK(ends[0] == doctest::Approx(4000));
+  CHECK(ends[1] == doctest::Approx(4000));
+}

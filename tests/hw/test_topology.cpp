@@ -122,3 +122,15 @@ TEST_CASE("routes are cached") {
   CHECK(topo.route(0, 8) == topo.route(0, 8));
   CHECK(topo.route(0, 8) != topo.route(8, 0));
 }
+
+TEST_CASE("a shared route weighs each link by the copies that take it") {
+  // One NIC per node: GPUs 0..3 of node 0 send to GPUs 8..11 of node 1. The
+  // representative 0 -> 8 uses its own GPU-NIC cable (weight 1) but shares the
+  // NIC's switch links with the 3 others (weight 4).
+  const hw::ClusterSpec c = cluster(2, 1);
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net, {0, 8});
+  const auto r = topo.shared_route(0, 8, {{0, 8}, {1, 9}, {2, 10}, {3, 11}});
+  CHECK(net.route(r).weights == std::vector<double>{1, 4, 4, 1});
+  CHECK(net.route(r).links == net.route(topo.route(0, 8)).links);
+}
