@@ -471,6 +471,16 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.zero_stage = z.get<int>();
   }
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1e-3, 1e6);
+  if (s.has("stage_layers")) {
+    const json& v = s.required("stage_layers", "a list of positive integers, one per stage");
+    if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of positive integers, one per stage, got " + show(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > kMaxModelDim) {
+        ctx.fail(fmt::format("{}[{}]", s.path("stage_layers"), i), "expected a positive integer, got " + show(v[i]));
+      }
+      p.stage_layers.push_back(v[i].get<int>());
+    }
+  }
   if (schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
     for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
@@ -513,8 +523,18 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                      p.tp, p.pp, p.dp, static_cast<long long>(p.tp) * p.pp * p.dp, gpus,
                                      sc.cluster.nodes, sc.cluster.node.gpus_per_node));
   }
-  if (m.layers % p.pp != 0) {
-    ctx.fail("parallel.pp", fmt::format("model.layers = {} does not divide into pp = {} stages", m.layers, p.pp));
+  if (!p.stage_layers.empty()) {
+    long long sum = 0;
+    for (int l : p.stage_layers) sum += l;
+    if (static_cast<int>(p.stage_layers.size()) != p.pp || sum != m.layers) {
+      ctx.fail("parallel.stage_layers", fmt::format("expected pp = {} entries adding up to model.layers = {}, got {} "
+                                                    "adding up to {}",
+                                                    p.pp, m.layers, p.stage_layers.size(), sum));
+    }
+  } else if (m.layers % p.pp != 0) {
+    ctx.fail("parallel.pp", fmt::format("model.layers = {} does not divide into pp = {} stages (or give "
+                                        "parallel.stage_layers)",
+                                        m.layers, p.pp));
   }
   if (m.heads % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp));

@@ -21,7 +21,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
       {"parallel",
        {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel",
-        "zero_stage", "grad_bucket_mib"}},
+        "zero_stage", "grad_bucket_mib", "stage_layers"}},
       {"options", {"strict_memory", "fidelity", "collectives"}},
   };
   return s;

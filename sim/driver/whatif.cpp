@@ -28,11 +28,11 @@ WhatIf simulate(const config::Scenario& sc) {
   } catch (const std::invalid_argument& e) {
     throw schedule::ProgramError(e.what());  // the plugin refused the shape
   }
-  schedule::check(w.program, w.shape);
+  const std::vector<schedule::Dependency> deps = schedule::check(w.program, w.shape);
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
-  w.sim = lower::lower(w.program, w.shape, w.costs, sc.cluster, plan, options);
+  w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks; simulating", w.sim->graph.size());
   lower::run(*w.sim);
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

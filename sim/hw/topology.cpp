@@ -197,16 +197,20 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
     const Vertex& x = graph_[v];
     return VertexKey{static_cast<int>(x.kind), x.a, x.b};
   };
-  std::map<std::pair<VertexKey, VertexKey>, int> uses;
+  // Count, for each link of the plain route, the copies whose path has that hop.
+  std::vector<std::pair<VertexKey, VertexKey>> hops;
+  for (LinkId link : plain.links) hops.push_back({key_of(link_ends_[link].first), key_of(link_ends_[link].second)});
+  std::vector<int> uses(hops.size(), 0);
   for (const auto& [a, b] : copies) {
     if (a == b) continue;
-    for (const auto& hop : canonical_path(a, b)) ++uses[hop];
+    for (const auto& hop : canonical_path(a, b)) {
+      for (std::size_t i = 0; i < hops.size(); ++i) {
+        if (hops[i] == hop) ++uses[i];
+      }
+    }
   }
   std::vector<double> weights;
-  for (LinkId link : plain.links) {
-    const auto it = uses.find({key_of(link_ends_[link].first), key_of(link_ends_[link].second)});
-    weights.push_back(it == uses.end() ? 1.0 : std::max(1, it->second));
-  }
+  for (int u : uses) weights.push_back(std::max(1, u));
   const core::Time extra = plain.latency - [&] {
     core::Time own;
     for (LinkId l : plain.links) own += network_.link(l).latency;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "schedule/check.hpp"
 
@@ -35,9 +36,11 @@ std::tuple<Op, int, int> matching_send(const Action& recv) {
 // Builds the graph of one lowering; kept in one place so the passes can share state.
 class Lowering {
  public:
-  Lowering(const schedule::Program& program, const schedule::Shape& shape, const workload::StageCosts& costs,
+  Lowering(const schedule::Program& program, const schedule::Shape& shape,
+           const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
            const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options)
-      : program_(program), shape_(shape), costs_(costs), cluster_(cluster), plan_(plan), options_(options) {}
+      : program_(program), shape_(shape), deps_(deps), costs_(costs), cluster_(cluster), plan_(plan),
+        options_(options) {}
 
   std::unique_ptr<Simulation> build();
 
@@ -69,12 +72,13 @@ class Lowering {
   // A collective task of simulated GPU q, joining the shared instance `key`.
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, std::vector<int> members, int participants, core::Time analytic,
-                               const TaskInfo& info, std::vector<std::vector<int>> copies = {});
+                               const TaskInfo& info, const std::vector<std::vector<int>>& copies = {});
   bool symmetric() const { return options_.fidelity == Fidelity::kSymmetric; }
-  // Symmetric fidelity: the other tensor ranks' copies of a data-parallel group.
+  // Symmetric fidelity with flow collectives: the other tensor ranks' copies
+  // of a data-parallel group (they only matter to flows).
   std::vector<std::vector<int>> dp_copies(int rank) const {
     std::vector<std::vector<int>> copies;
-    if (symmetric()) {
+    if (symmetric() && options_.collectives == CollectiveModel::kFlow) {
       for (int t = 1; t < plan_.tp; ++t) copies.push_back(dp_group(rank, t));
     }
     return copies;
@@ -84,6 +88,7 @@ class Lowering {
 
   const schedule::Program& program_;
   const schedule::Shape& shape_;
+  const std::vector<schedule::Dependency>& deps_;
   const workload::StageCosts& costs_;
   const hw::ClusterSpec& cluster_;
   const workload::Plan& plan_;
@@ -92,26 +97,35 @@ class Lowering {
   std::unique_ptr<Simulation> sim_;
   std::vector<Pipeline> pipelines_;
   std::vector<std::vector<int>> stages_of_rank_;
-  std::vector<schedule::Dependency> deps_;
   core::ResourceId network_id_ = 0, runner_id_ = 0;
   std::vector<std::vector<core::TaskId>> compute_order_;  // per simulated GPU
   // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
   std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
   std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
-  std::map<std::tuple<int, int, int, int, int>, std::uint32_t> instances_;
+  struct KeyHash {
+    std::size_t operator()(const std::tuple<int, int, int, int, int>& k) const {
+      const auto [a, b, cc, d, e] = k;
+      std::size_t h = static_cast<std::size_t>(a);
+      for (int x : {b, cc, d, e}) h = h * 1000003u ^ static_cast<std::size_t>(x);
+      return h;
+    }
+  };
+  // Looked up only, never iterated: the order of instances follows creation.
+  std::unordered_map<std::tuple<int, int, int, int, int>, std::uint32_t, KeyHash> instances_;
   std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
+  std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
 };
 
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                        double bytes, std::vector<int> members, int participants, core::Time analytic,
-                                       const TaskInfo& info, std::vector<std::vector<int>> copies) {
+                                       const TaskInfo& info, const std::vector<std::vector<int>>& copies) {
   auto it = instances_.find(key);
   if (it == instances_.end()) {
     const std::optional<core::Time> fixed =
         options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
     it = instances_
-             .emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, std::move(copies)))
+             .emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, copies))
              .first;
   }
   core::Task t;
@@ -167,7 +181,6 @@ std::unique_ptr<Simulation> Lowering::build() {
   first_.resize(Q);
   last_.resize(Q);
   last_collective_.resize(Q);
-  deps_ = schedule::dependencies(program_, shape_);
 
   for (int p = 0; p < P; ++p) lower_pipeline(p);
   for (int p = 0; p < P; ++p) wire_dependencies(p);
@@ -213,6 +226,8 @@ void Lowering::lower_pipeline(int p) {
       if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
     }
     std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
+    const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
+    const std::vector<int> group = dp_group(r, pipe.tensor);
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const Action& a = actions[k];
@@ -268,7 +283,9 @@ void Lowering::lower_pipeline(int p) {
         t.resource = network_id_;
         t.amount = bytes;
         const int from = sim_->gpu_of_rank[q], to = sim_->gpu_of_rank[peer];
-        if (symmetric()) {
+        if (auto cached = route_of_pair_.find({q, peer}); cached != route_of_pair_.end()) {
+          t.route = cached->second;
+        } else if (symmetric()) {
           // The representative's transfer stands for every replica's and
           // tensor rank's: they share the links their paths have in common.
           std::vector<std::pair<int, int>> copies;
@@ -281,6 +298,7 @@ void Lowering::lower_pipeline(int p) {
         } else {
           t.route = sim_->topology->route(from, to);
         }
+        route_of_pair_[{q, peer}] = t.route;
         const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, q, peer});
         first_[q][k] = last_[q][k] = id;
         if (auto it = last_transfer_.find({q, peer}); it != last_transfer_.end()) edges_.emplace_back(it->second, id);
@@ -297,8 +315,7 @@ void Lowering::lower_pipeline(int p) {
           const double bytes = plan_.dp > 1 ? share * c.grad_bytes : 0.0;
           const core::TaskId id =
               collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
-                              c.grad_reduce_kind, bytes, dp_group(r, pipe.tensor), dp_participants, time, bucket,
-                              dp_copies(r));
+                              c.grad_reduce_kind, bytes, group, dp_participants, time, bucket, peers_groups);
           if (j == 0) first_[q][k] = id;
           last_[q][k] = id;
           // Bucket j is ready when part j of the stage's last backward ends.
@@ -318,7 +335,7 @@ void Lowering::lower_pipeline(int p) {
           const core::TaskId id = collective_task(
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
               {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
-              {TaskKind::kEmbeddingAllReduce, a, q, -1}, std::move(copies));
+              {TaskKind::kEmbeddingAllReduce, a, q, -1}, copies);
           last_[q][k] = id;
         }
       } else if (a.op == Op::kOptimizer) {
@@ -333,8 +350,8 @@ void Lowering::lower_pipeline(int p) {
           if (c.param_all_gather <= core::Time::zero()) continue;
           const core::TaskId gather = collective_task(
               q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.grad_bytes,
-              dp_group(r, pipe.tensor), dp_participants, c.param_all_gather,
-              {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1}, dp_copies(r));
+              group, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1},
+              peers_groups);
           edges_.emplace_back(id, gather);
         }
       }
@@ -388,9 +405,9 @@ void Lowering::wire_dependencies(int p) {
 }  // namespace
 
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
-                                  const workload::StageCosts& costs, const hw::ClusterSpec& cluster,
-                                  const workload::Plan& plan, const Options& options) {
-  return Lowering(program, shape, costs, cluster, plan, options).build();
+                                  const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
+                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options) {
+  return Lowering(program, shape, deps, costs, cluster, plan, options).build();
 }
 
 void run(Simulation& sim) {

@@ -38,6 +38,7 @@
 #include "hw/stream.hpp"
 #include "hw/topology.hpp"
 #include "schedule/action.hpp"
+#include "schedule/check.hpp"
 #include "workload/plan.hpp"
 #include "workload/stage_costs.hpp"
 
@@ -81,10 +82,10 @@ struct Simulation {
   int pipeline_rank(int q) const { return q % pipeline_ranks; }
 };
 
-// `program` must have passed schedule::check.
+// `program` must have passed schedule::check, which gave `deps`.
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
-                                  const workload::StageCosts& costs, const hw::ClusterSpec& cluster,
-                                  const workload::Plan& plan, const Options& options = {});
+                                  const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
+                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {});
 
 // Runs the engine over a lowered simulation and stores its timeline.
 void run(Simulation& sim);

@@ -149,8 +149,8 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
   return deps;
 }
 
-void check(const Program& program, const Shape& shape) {
-  const std::vector<Dependency> deps = dependencies(program, shape);
+std::vector<Dependency> check(const Program& program, const Shape& shape) {
+  std::vector<Dependency> deps = dependencies(program, shape);
 
   // Built once, walked once: a compressed-sparse-row graph, edges sorted so
   // that the search (and so the cycle it reports) is always the same.
@@ -202,6 +202,7 @@ void check(const Program& program, const Shape& shape) {
     for (int x : cycle) msg += " waits for " + where(program, ref_of[x]);
     throw ProgramError(msg);
   }
+  return deps;
 }
 
 }  // namespace trainsim::schedule

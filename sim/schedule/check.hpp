@@ -41,7 +41,8 @@ struct Dependency {
 // Issue order within a rank is not listed.
 std::vector<Dependency> dependencies(const Program& program, const Shape& shape);
 
-// All checks, including the cycle check. Throws ProgramError.
-void check(const Program& program, const Shape& shape);
+// All checks, including the cycle check. Throws ProgramError. Returns the
+// data dependencies (as dependencies() does), for lowering to reuse.
+std::vector<Dependency> check(const Program& program, const Shape& shape);
 
 }  // namespace trainsim::schedule

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace trainsim::workload {
 
@@ -32,6 +33,13 @@ struct Plan {
   // Gradients are reduced in buckets of this many MiB, each as soon as the
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;
+  // Layers of each pipeline stage; empty for layers / pp on every stage.
+  // (Llama 3 405B, for one, gave its first and last stages a layer less.)
+  std::vector<int> stage_layers;
+
+  int layers_of_stage(int stage, int model_layers) const {
+    return stage_layers.empty() ? model_layers / pp : stage_layers[stage];
+  }
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.

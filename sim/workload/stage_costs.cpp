@@ -88,7 +88,6 @@ double model_state_bytes_per_param(int zero_stage, int dp) {
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.pp;
-  const int layers_per_stage = model.layers / stages;
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
   const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp);
@@ -110,6 +109,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
     const hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_gpus);
 
+    const int layers_per_stage = plan.layers_of_stage(r, model.layers);
     PassTimes times;
     times.add(layer, layers_per_stage, node, s, tp_group);
     if (first) times.add(embedding, 1, node, s, tp_group);

@@ -100,7 +100,8 @@ TEST_CASE("layers must divide across pipeline stages") {
   d["cluster"]["nodes"] = 2;
   d["parallel"]["tp"] = 1;
   d["parallel"]["pp"] = 16;
-  CHECK(error_of(d) == "test.json: parallel.pp: model.layers = 24 does not divide into pp = 16 stages");
+  CHECK(error_of(d) == "test.json: parallel.pp: model.layers = 24 does not divide into pp = 16 stages (or give "
+                       "parallel.stage_layers)");
 }
 
 TEST_CASE("heads must divide across tensor-parallel ranks") {
@@ -319,4 +320,17 @@ TEST_CASE("fidelity and collective model are read, and bad values named") {
   CHECK(error_of(base(), {"options.collectives=packet"}) ==
         "test.json: options.collectives: expected \"analytic\" or \"flow\", got \"packet\" (from --set "
         "options.collectives=packet)");
+}
+
+TEST_CASE("stages may hold different numbers of layers") {
+  // 24 layers over 4 stages as 5 + 7 + 7 + 5.
+  const Scenario s = load_document(base(), "test.json", ".", {"parallel.stage_layers=[5, 7, 7, 5]"});
+  CHECK(s.plan.layers_of_stage(0, 24) == 5);
+  CHECK(s.plan.layers_of_stage(1, 24) == 7);
+  CHECK(error_of(base(), {"parallel.stage_layers=[6, 6, 6]"}) ==
+        "test.json: parallel.stage_layers: expected pp = 4 entries adding up to model.layers = 24, got 3 adding up to 18 "
+        "(from --set parallel.stage_layers=[6, 6, 6])");
+  CHECK(error_of(base(), {"parallel.stage_layers=[6, 6, 6, 0]"}) ==
+        "test.json: parallel.stage_layers[3]: expected a positive integer, got 0 (from --set "
+        "parallel.stage_layers=[6, 6, 6, 0])");
 }

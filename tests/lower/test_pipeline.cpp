@@ -45,11 +45,11 @@ std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, 
   const schedule::Shape shape = schedule::Shape::linear(p, m);
   const schedule::Program program =
       schedule::with_communication(schedule::find_schedule(schedule)->program(shape), shape);
-  schedule::check(program, shape);
+  const auto deps = schedule::check(program, shape);
   workload::Plan plan;
   plan.tp = tp;
   plan.pp = p;
-  auto sim = lower::lower(program, shape, costs, cluster(), plan);
+  auto sim = lower::lower(program, shape, deps, costs, cluster(), plan);
   lower::run(*sim);
   return sim;
 }
