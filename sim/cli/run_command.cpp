@@ -43,7 +43,7 @@ int run_command(const RunArgs& args) {
                sc.cluster.node.name, sc.cluster.gpus(), sc.plan.tp, sc.plan.pp, sc.plan.dp, sc.plan.schedule);
   driver::WhatIf whatif;
   try {
-    whatif = driver::simulate(sc);
+    whatif = driver::simulate(sc, !args.trace.empty());
   } catch (const schedule::ProgramError& e) {
     fmt::print(stderr, "error: {}: schedule \"{}\" cannot run this plan: {}\n", sc.file, sc.plan.schedule, e.what());
     return kBadProgram;

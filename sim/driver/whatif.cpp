@@ -9,7 +9,7 @@
 
 namespace trainsim::driver {
 
-WhatIf simulate(const config::Scenario& sc) {
+WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   WhatIf w;
@@ -32,6 +32,7 @@ WhatIf simulate(const config::Scenario& sc) {
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
+  options.record_link_rates = record_link_rates;
   w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks; simulating", w.sim->graph.size());
   lower::run(*w.sim);

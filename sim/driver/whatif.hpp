@@ -24,7 +24,8 @@ struct WhatIf {
 
 // Throws schedule::ProgramError when the schedule cannot run the plan, and
 // std::overflow_error when times or sizes leave the simulator's range.
-WhatIf simulate(const config::Scenario& scenario);
+// `record_link_rates` keeps every link's rate over time, for the trace.
+WhatIf simulate(const config::Scenario& scenario, bool record_link_rates = false);
 
 // The summary of a simulated what-if; `config_label` names the config as the user gave it.
 report::Summary summarize(const config::Scenario& scenario, const WhatIf& whatif, const std::string& config_label);

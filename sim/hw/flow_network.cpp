@@ -26,6 +26,7 @@ LinkId FlowNetwork::add_link(Link link) {
   if (!(link.bytes_per_s > 0.0)) throw std::invalid_argument("a link needs a positive bandwidth");
   links_.push_back(link);
   flows_on_link_.emplace_back();
+  bytes_carried_.push_back(0.0);
   return static_cast<LinkId>(links_.size() - 1);
 }
 
@@ -75,7 +76,11 @@ void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
   };
   std::vector<Ended> ended;
   for (std::uint32_t s : done) {
-    for (LinkId l : routes_[flows_[s].route].links) touched.push_back(l);
+    const Route& route = routes_[flows_[s].route];
+    for (std::size_t i = 0; i < route.links.size(); ++i) {
+      touched.push_back(route.links[i]);
+      bytes_carried_[route.links[i]] += flows_[s].size * route.weight(i);
+    }
     ended.push_back({flows_[s].client, flows_[s].token, flows_[s].task});
     end_flow(s);
   }
@@ -99,7 +104,7 @@ void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
   Flow f;
   f.task = task;
   f.route = t.route;
-  f.remaining = t.amount;
+  f.remaining = f.size = t.amount;
   add_flow(f, engine);
 }
 
@@ -112,7 +117,7 @@ void FlowNetwork::start_flow(double bytes, std::uint32_t route, double max_bytes
   }
   Flow f;
   f.route = route;
-  f.remaining = bytes;
+  f.remaining = f.size = bytes;
   f.cap = max_bytes_per_s > 0.0 ? max_bytes_per_s * 1e-12 : 0.0;
   f.client = &client;
   f.token = token;
@@ -201,7 +206,20 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
   }
   for (LinkId l : comp_links_) link_seen_[l] = 0;
   for (std::uint32_t s : comp_flows_) flow_seen_[s] = 0;
-  if (comp_flows_.empty()) return;
+  if (comp_flows_.empty()) {
+    if (record_rates_) {
+      rate_history_.resize(links_.size());
+      for (LinkId l : comp_links_) {
+        auto& h = rate_history_[l];
+        if (!h.empty() && h.back().first == now) {
+          h.back().second = 0.0;
+        } else if (!h.empty() && h.back().second != 0.0) {
+          h.emplace_back(now, 0.0);
+        }
+      }
+    }
+    return;
+  }
   std::sort(comp_links_.begin(), comp_links_.end());
   std::sort(comp_flows_.begin(), comp_flows_.end());
 
@@ -271,6 +289,23 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     if (!froze) unfrozen_[bottleneck] = 0.0;  // only rounding was left on it
   }
 
+  if (record_rates_) {
+    rate_history_.resize(links_.size());
+    for (LinkId l : comp_links_) capacity_[l] = 0.0;  // reuse as the links' new total rates
+    for (std::uint32_t s : comp_flows_) {
+      const Route& route = routes_[flows_[s].route];
+      for (std::size_t i = 0; i < route.links.size(); ++i) capacity_[route.links[i]] += flows_[s].rate * route.weight(i);
+    }
+    for (LinkId l : comp_links_) {
+      auto& h = rate_history_[l];
+      const double rate = capacity_[l] * 1e12;
+      if (!h.empty() && h.back().first == now) {
+        h.back().second = rate;
+      } else if (h.empty() || h.back().second != rate) {
+        h.emplace_back(now, rate);
+      }
+    }
+  }
   for (std::uint32_t s : comp_flows_) {
     frozen_[s] = 0;
     Flow& f = flows_[s];

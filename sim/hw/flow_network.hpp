@@ -73,6 +73,13 @@ class FlowNetwork final : public core::Resource {
     timer_id_ = timers;
   }
   const Link& link(LinkId id) const { return links_[id]; }
+  // Bytes each link has carried (a weighted flow counts for all it stands for).
+  const std::vector<double>& bytes_carried() const { return bytes_carried_; }
+  // With recording on, every change of a link's total rate: (time, bytes/s).
+  void record_rates(bool on) { record_rates_ = on; }
+  const std::vector<std::vector<std::pair<core::Time, double>>>& rate_history() const { return rate_history_; }
+  // Makes a link slower (a degraded cable): its bandwidth times `factor`.
+  void scale_bandwidth(LinkId id, double factor) { links_[id].bytes_per_s *= factor; }
   const Route& route(std::uint32_t id) const { return routes_[id]; }
   std::size_t link_count() const { return links_.size(); }
 
@@ -80,6 +87,7 @@ class FlowNetwork final : public core::Resource {
   struct Flow {
     core::TaskId task = 0;
     std::uint32_t route = 0;
+    double size = 0.0;       // bytes in all
     double remaining = 0.0;  // bytes
     double rate = 0.0;       // bytes per picosecond
     core::Time updated;      // when `remaining` was last brought up to date
@@ -120,6 +128,9 @@ class FlowNetwork final : public core::Resource {
   std::vector<double> capacity_;
   std::vector<double> unfrozen_;  // weight of the unfrozen flows on each link
   std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+  std::vector<double> bytes_carried_;
+  bool record_rates_ = false;
+  std::vector<std::vector<std::pair<core::Time, double>>> rate_history_;
 };
 
 }  // namespace trainsim::hw

@@ -170,6 +170,7 @@ std::unique_ptr<Simulation> Lowering::build() {
     }
   }
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
+  sim_->network.record_rates(options_.record_link_rates);
   sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network);
   network_id_ = static_cast<core::ResourceId>(Q);
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids

@@ -53,6 +53,7 @@ enum class CollectiveModel {
 struct Options {
   Fidelity fidelity = Fidelity::kSymmetric;
   CollectiveModel collectives = CollectiveModel::kAnalytic;
+  bool record_link_rates = false;  // keep each link's rate over time (for the trace)
 };
 
 enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };

@@ -164,6 +164,27 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
                        static_cast<double>(sample.bytes_in_use) / (1024.0 * 1024.0 * 1024.0)));
     }
   }
+  // Link rates, for the busiest links (when they were recorded).
+  const auto& history = sim.network.rate_history();
+  if (!history.empty()) {
+    const auto& bytes = sim.network.bytes_carried();
+    std::vector<hw::LinkId> links;
+    for (hw::LinkId l = 0; l < history.size(); ++l) {
+      if (!history[l].empty() && bytes[l] > 0.0) links.push_back(l);
+    }
+    std::stable_sort(links.begin(), links.end(), [&](hw::LinkId a, hw::LinkId b) { return bytes[a] > bytes[b]; });
+    if (links.size() > 16) links.resize(16);
+    const int pid = nodes.empty() ? 0 : *nodes.rbegin() + 1;
+    emit(fmt::format(R"x({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"network: the 16 busiest links"}}}})x", pid));
+    emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid, pid));
+    for (hw::LinkId l : links) {
+      const std::string name = sim.topology->link_name(l);
+      for (const auto& [time, rate] : history[l]) {
+        emit(fmt::format(R"({{"ph":"C","name":"link {}","pid":{},"ts":{},"args":{{"GB/s":{:.6f}}}}})", name, pid, us(time),
+                         rate / 1e9));
+      }
+    }
+  }
   out += "\n]}\n";
   return out;
 }

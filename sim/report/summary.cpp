@@ -37,6 +37,48 @@ bool is_dp(lower::TaskKind k) {
          k == lower::TaskKind::kParamAllGather;
 }
 
+const char* class_name(hw::LinkClass c) {
+  switch (c) {
+    case hw::LinkClass::kNvLink: return "nvlink";
+    case hw::LinkClass::kNic: return "nic";
+    case hw::LinkClass::kUplink: return "uplink";
+  }
+  return "?";
+}
+
+void summarize_links(const lower::Simulation& sim, double t, Summary& s) {
+  const auto& bytes = sim.network.bytes_carried();
+  std::vector<LinkUse> used;
+  for (hw::LinkId l = 0; l < bytes.size(); ++l) {
+    if (!(bytes[l] > 0.0)) continue;
+    LinkUse u;
+    u.name = sim.topology->link_name(l);
+    u.link_class = class_name(sim.topology->link_class(l));
+    u.bytes = bytes[l];
+    u.utilisation = t > 0.0 ? bytes[l] / (sim.network.link(l).bytes_per_s * t) : 0.0;
+    used.push_back(u);
+  }
+  for (hw::LinkClass c : {hw::LinkClass::kNvLink, hw::LinkClass::kNic, hw::LinkClass::kUplink}) {
+    LinkClassUse k;
+    k.link_class = class_name(c);
+    for (const LinkUse& u : used) {
+      if (u.link_class != k.link_class) continue;
+      ++k.links_used;
+      k.bytes += u.bytes;
+      k.mean_utilisation += u.utilisation;
+      k.busiest_utilisation = std::max(k.busiest_utilisation, u.utilisation);
+    }
+    if (k.links_used > 0) k.mean_utilisation /= k.links_used;
+    s.link_classes.push_back(k);
+  }
+  // Busiest first; ties by name, so the list is always the same.
+  std::sort(used.begin(), used.end(), [](const LinkUse& a, const LinkUse& b) {
+    return a.utilisation != b.utilisation ? a.utilisation > b.utilisation : a.name < b.name;
+  });
+  if (used.size() > 5) used.resize(5);
+  s.busiest_links = used;
+}
+
 }  // namespace
 
 Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
@@ -112,6 +154,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     }
   }
   s.bubble_fraction = gpus > 0 ? bubble_sum / gpus : 0.0;
+  summarize_links(sim, t, s);
   return s;
 }
 
@@ -140,6 +183,19 @@ nlohmann::json to_json(const Summary& s) {
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
   auto exposed = [](const ExposedComm& e) { return nlohmann::json{{"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}}; };
   j["exposed_comm_s"] = exposed(s.exposed);
+  nlohmann::json links = nlohmann::json::object();
+  for (const LinkClassUse& k : s.link_classes) {
+    links[k.link_class] = {{"links_used", k.links_used},
+                           {"bytes", k.bytes},
+                           {"mean_utilisation", k.mean_utilisation},
+                           {"busiest_utilisation", k.busiest_utilisation}};
+  }
+  j["links"] = links;
+  nlohmann::json busiest = nlohmann::json::array();
+  for (const LinkUse& u : s.busiest_links) {
+    busiest.push_back({{"name", u.name}, {"class", u.link_class}, {"bytes", u.bytes}, {"utilisation", u.utilisation}});
+  }
+  j["busiest_links"] = busiest;
   nlohmann::json stages = nlohmann::json::array();
   for (const StageSummary& st : s.stages) {
     stages.push_back({{"rank", st.rank},
@@ -184,12 +240,21 @@ std::string to_text(const Summary& s) {
     line("with recomputation", fmt::format("{:.1f} hardware TFLOP/s per GPU (HFU {:.1f}%)", s.hardware_tflops_per_gpu,
                                            100.0 * s.hfu));
   }
-  line("bubble fraction", fmt::format("{:.1f}% (mean over pipeline ranks)", 100.0 * s.bubble_fraction));
+  line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {
     line("gradient reduction", fmt::format("{:.4f} s on the busiest rank's communication stream", s.grad_all_reduce_s));
   }
   line("exposed communication", fmt::format("tp {:.4f} s, pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
                                             s.exposed.pp, s.exposed.dp));
+  if (!s.busiest_links.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < s.busiest_links.size() && i < 3; ++i) {
+      const LinkUse& u = s.busiest_links[i];
+      list += fmt::format("{}{} {:.1f}%", i ? ", " : "", u.name, 100.0 * u.utilisation);
+    }
+    line("busiest links", list);
+  }
+  line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
   line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
                                           gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
   out += "  per pipeline rank:\n";

@@ -51,6 +51,22 @@ struct StageSummary {
   ExposedComm exposed;
 };
 
+// Traffic on the links of the simulated part of the cluster. Analytic
+// collectives move no bytes on links; flow collectives and transfers do.
+struct LinkUse {
+  std::string name;
+  std::string link_class;  // "nvlink", "nic" or "uplink"
+  double bytes = 0.0;
+  double utilisation = 0.0;  // bytes / (bandwidth x iteration time)
+};
+struct LinkClassUse {
+  std::string link_class;
+  int links_used = 0;
+  double bytes = 0.0;
+  double mean_utilisation = 0.0;  // over the links that carried traffic
+  double busiest_utilisation = 0.0;
+};
+
 struct Summary {
   RunInfo info;
   double iteration_time_s = 0.0;
@@ -67,6 +83,8 @@ struct Summary {
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;
   bool oom = false;
+  std::vector<LinkClassUse> link_classes;  // nvlink, nic, uplink
+  std::vector<LinkUse> busiest_links;      // the five busiest, busiest first
   std::uint64_t events = 0;
   std::size_t tasks = 0;
   int simulated_gpus = 0;

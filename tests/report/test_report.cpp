@@ -139,3 +139,25 @@ TEST_CASE("exposed communication is the time the compute stream waits on it") {
   // Pipeline ranks after the first wait for their first activations: pp > 0.
   CHECK(s.stages[3].exposed.pp > 0.0);
 }
+
+TEST_CASE("link traffic: the bytes of every transfer, by link class, busiest first") {
+  // The default example sends activations and gradients between stages over
+  // NVLink: 16 micro-batches x 3 boundaries x 2 directions x (4 x 2048 x 2304 x 2 B / 2)
+  // = 96 transfers of 18,874,368 B, each over two NVLink links (out of the
+  // sender, into the receiver).
+  const Run r = run_example();
+  report::RunInfo info;
+  info.gpus = 8;
+  const report::Summary s = report::summarize(r.sim(), info);
+  REQUIRE(s.link_classes.size() == 3);
+  const report::LinkClassUse& nvlink = s.link_classes[0];
+  CHECK(nvlink.link_class == "nvlink");
+  CHECK(nvlink.bytes == doctest::Approx(96 * 18874368.0 * 2));
+  CHECK(s.link_classes[1].bytes == 0.0);  // no NIC traffic inside one node
+  REQUIRE(!s.busiest_links.empty());
+  for (std::size_t i = 1; i < s.busiest_links.size(); ++i) {
+    CHECK(s.busiest_links[i - 1].utilisation >= s.busiest_links[i].utilisation);
+  }
+  const auto j = report::to_json(s);
+  CHECK(j["links"]["nvlink"]["bytes"].get<double>() == doctest::Approx(nvlink.bytes));
+}
