@@ -47,6 +47,10 @@ int run_command(const RunArgs& args) {
   } catch (const schedule::ProgramError& e) {
     fmt::print(stderr, "error: {}: schedule \"{}\" cannot run this plan: {}\n", sc.file, sc.plan.schedule, e.what());
     return kBadProgram;
+  } catch (const std::invalid_argument& e) {
+    // A fault naming no link, or asked of symmetric fidelity: the message names the key.
+    fmt::print(stderr, "error: {}: {}\n", sc.file, e.what());
+    return kBadConfig;
   } catch (const std::exception& e) {
     // e.g. times or sizes beyond what the simulator represents
     fmt::print(stderr, "error: {}: cannot simulate this plan: {}\n", sc.file, e.what());

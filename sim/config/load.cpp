@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -503,6 +504,58 @@ Options read_options(const json& doc, const Context& ctx) {
   } else {
     ctx.fail(s.path("fidelity"), "expected \"symmetric\" or \"full\", got " + show(json(fidelity)));
   }
+  // Lists of small objects: each entry's keys are checked here.
+  auto entries = [&](const std::string& key, const std::vector<std::string>& known,
+                     const std::function<void(const std::string& where, const json& entry)>& read) {
+    if (!s.has(key)) return;
+    const json& list = s.required(key, "a list");
+    if (!list.is_array()) ctx.fail(s.path(key), "expected a list of objects, got " + show(list));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("{}[{}]", s.path(key), i);
+      const json& e = list[i];
+      if (!e.is_object()) ctx.fail(where, "expected an object, got " + show(e));
+      for (const auto& [k, v] : e.items()) {
+        if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+        const auto near = closest(k, known);
+        ctx.fail(where + "." + k, fmt::format("unknown key{}; known keys here: {}",
+                                              near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+      }
+      read(where, e);
+    }
+  };
+  entries("gpu_speed", {"gpu", "factor"}, [&](const std::string& where, const json& e) {
+    if (!e.contains("gpu") || !e["gpu"].is_number_integer() || e["gpu"].get<long long>() < 0) {
+      ctx.fail(where + ".gpu", "expected a GPU id (an integer >= 0)");
+    }
+    if (!e.contains("factor") || !e["factor"].is_number() || !(e["factor"].get<double>() >= 0.01) ||
+        e["factor"].get<double>() > 100.0) {
+      ctx.fail(where + ".factor", "expected a speed factor from 0.01 to 100 (0.8 for a GPU at 80% speed)");
+    }
+    o.gpu_speed.push_back({e["gpu"].get<int>(), e["factor"].get<double>()});
+  });
+  entries("links", {"link", "bandwidth_factor", "failed"}, [&](const std::string& where, const json& e) {
+    if (!e.contains("link") || !e["link"].is_string()) {
+      ctx.fail(where + ".link", "expected a link name such as \"gpu0->node0.nic0\" (or \"a<->b\" for both ways)");
+    }
+    Options::LinkFault f;
+    f.where = where;
+    f.link = e["link"].get<std::string>();
+    if (e.contains("failed")) {
+      if (!e["failed"].is_boolean()) ctx.fail(where + ".failed", "expected true or false, got " + show(e["failed"]));
+      f.failed = e["failed"].get<bool>();
+    }
+    if (e.contains("bandwidth_factor")) {
+      const json& b = e["bandwidth_factor"];
+      if (!b.is_number() || !(b.get<double>() >= 0.001) || b.get<double>() > 1.0) {
+        ctx.fail(where + ".bandwidth_factor", "expected a number from 0.001 to 1, got " + show(b));
+      }
+      f.bandwidth_factor = b.get<double>();
+    }
+    if (!f.failed && !e.contains("bandwidth_factor")) {
+      ctx.fail(where, "expected \"bandwidth_factor\" (a degraded link) or \"failed\": true");
+    }
+    o.links.push_back(f);
+  });
   const std::string collectives = s.string_or("collectives", "analytic");
   if (collectives == "analytic" || collectives == "flow") {
     o.flow_collectives = collectives == "flow";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hw/cluster_spec.hpp"
 #include "workload/plan.hpp"
@@ -16,6 +17,19 @@ struct Options {
   bool full_fidelity = false;
   // Run collectives as flows on the topology, not as their analytic time.
   bool flow_collectives = false;
+  // Full fidelity only: stragglers (gpu, speed factor) and link faults.
+  struct GpuSpeed {
+    int gpu = 0;
+    double factor = 1.0;
+  };
+  struct LinkFault {
+    std::string where;  // "options.links[i]"
+    std::string link;
+    double bandwidth_factor = 1.0;
+    bool failed = false;
+  };
+  std::vector<GpuSpeed> gpu_speed;
+  std::vector<LinkFault> links;
 };
 
 struct Scenario {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/filtered_graph.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -129,10 +130,34 @@ std::uint32_t Topology::route(int from, int to) {
   rec.by = &reached_by;
   rec.seen = &reached;
   const auto source = static_cast<VertexId>(gpu_vertex_[from]), target = static_cast<VertexId>(gpu_vertex_[to]);
-  boost::breadth_first_search(graph_, source, boost::visitor(rec));
+  if (failed_names_.empty()) {
+    boost::breadth_first_search(graph_, source, boost::visitor(rec));
+  } else {
+    // Search the graph without its failed links.
+    struct Working {
+      const Graph* g = nullptr;
+      const std::vector<char>* failed = nullptr;
+      bool operator()(Graph::edge_descriptor e) const { return !(*failed)[(*g)[e].link]; }
+    };
+    const boost::filtered_graph<Graph, Working> working(graph_, Working{&graph_, &failed_});
+    struct FilteredRecorder : boost::default_bfs_visitor {
+      std::vector<Graph::edge_descriptor>* by;
+      std::vector<char>* seen;
+      void tree_edge(Graph::edge_descriptor e, const boost::filtered_graph<Graph, Working>& g) {
+        (*by)[boost::target(e, g)] = e;
+        (*seen)[boost::target(e, g)] = 1;
+      }
+    };
+    FilteredRecorder frec;
+    frec.by = &reached_by;
+    frec.seen = &reached;
+    boost::breadth_first_search(working, source, boost::visitor(frec));
+  }
   if (!reached[target]) {
+    std::string why;
+    for (const std::string& f : failed_names_) why += (why.empty() ? " (failed: " : ", ") + f;
     throw std::runtime_error("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
-                             std::to_string(to));
+                             std::to_string(to) + (why.empty() ? "" : why + ")"));
   }
   // A non-blocking up-link (oversubscription 1) carries at most what its
   // leaf's NICs feed it, so it never limits a flow: leaving it out of the
@@ -219,6 +244,38 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
   const std::uint32_t r = network_.add_route(plain.links, extra, std::move(weights));
   shared_routes_.emplace(cache_key, r);
   return r;
+}
+
+}  // namespace trainsim::hw
+
+namespace trainsim::hw {
+
+std::vector<LinkId> Topology::links_named(const std::string& name) const {
+  std::string there = name, back;
+  if (const auto both = name.find("<->"); both != std::string::npos) {
+    there = name.substr(0, both) + "->" + name.substr(both + 3);
+    back = name.substr(both + 3) + "->" + name.substr(0, both);
+  }
+  std::vector<LinkId> found;
+  for (LinkId l = 0; l < link_ends_.size(); ++l) {
+    const std::string n = link_name(l);
+    if (n == there || (!back.empty() && n == back)) found.push_back(l);
+  }
+  if (found.empty()) {
+    throw std::invalid_argument("no link named \"" + name + "\" among the nodes in use (names look like \"" +
+                                (link_ends_.empty() ? std::string("gpu0->node0.nic0") : link_name(0)) + "\")");
+  }
+  return found;
+}
+
+void Topology::degrade(const std::string& name, double bandwidth_factor) {
+  for (LinkId l : links_named(name)) network_.scale_bandwidth(l, bandwidth_factor);
+}
+
+void Topology::fail(const std::string& name) {
+  failed_.resize(link_ends_.size(), 0);
+  for (LinkId l : links_named(name)) failed_[l] = 1;
+  failed_names_.push_back(name);
 }
 
 }  // namespace trainsim::hw

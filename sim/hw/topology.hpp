@@ -67,6 +67,14 @@ class Topology {
   std::string vertex_name(Graph::vertex_descriptor v) const;
   std::string link_name(LinkId link) const;
 
+  // Faults, before any route is asked for. `name` is one direction
+  // ("gpu0->node0.nic0") or both ("gpu0<->node0.nic0"); throws
+  // std::invalid_argument when no built link has that name.
+  void degrade(const std::string& name, double bandwidth_factor);
+  // A failed link carries nothing: routes go around it, or route() throws
+  // std::runtime_error naming the failed links when no way is left.
+  void fail(const std::string& name);
+
  private:
   using VertexId = Graph::vertex_descriptor;
   VertexId add_vertex(VertexKind kind, int a = 0, int b = -1);
@@ -80,6 +88,9 @@ class Topology {
   std::vector<long long> gpu_vertex_;  // -1 for GPUs of nodes not built
   std::vector<LinkClass> link_class_;                    // by LinkId
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // by LinkId
+  std::vector<char> failed_;                              // by LinkId
+  std::vector<std::string> failed_names_;
+  std::vector<LinkId> links_named(const std::string& name) const;
   using VertexKey = std::tuple<int, int, int>;  // (kind, a, b) of a Vertex
   // The path a transfer between two GPUs takes in the built-in networks, as
   // pairs of vertex keys (no search: the copies' nodes may not be built).

@@ -64,7 +64,7 @@ class Lowering {
   core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info) {
     core::Task t;
     t.resource = static_cast<core::ResourceId>(q);
-    t.duration = duration;
+    t.duration = slowdown_[q] == 1.0 ? duration : core::Time::seconds(duration.to_seconds() * slowdown_[q]);
     const core::TaskId id = add_task(t, info);
     compute_order_[q].push_back(id);
     return id;
@@ -99,6 +99,7 @@ class Lowering {
   std::vector<std::vector<int>> stages_of_rank_;
   core::ResourceId network_id_ = 0, runner_id_ = 0;
   std::vector<std::vector<core::TaskId>> compute_order_;  // per simulated GPU
+  std::vector<double> slowdown_;                          // per simulated GPU: 1 / speed factor
   // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
   std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
   std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
@@ -171,6 +172,30 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
   sim_->network.record_rates(options_.record_link_rates);
+
+  // Stragglers and faults: every GPU must be simulated for them to matter.
+  if (symmetric() && (!options_.gpu_speed.empty() || !options_.link_faults.empty())) {
+    throw std::invalid_argument(std::string(options_.gpu_speed.empty() ? "options.links" : "options.gpu_speed") +
+                                ": needs options.fidelity = \"full\" (a symmetric representative stands for "
+                                "identical GPUs)");
+  }
+  slowdown_.assign(static_cast<std::size_t>(Q), 1.0);
+  for (const GpuSpeed& g : options_.gpu_speed) {
+    for (int q = 0; q < Q; ++q) {
+      if (sim_->gpu_of_rank[q] == g.gpu) slowdown_[q] = 1.0 / g.factor;
+    }
+  }
+  for (const LinkFault& f : options_.link_faults) {
+    try {
+      if (f.failed) {
+        sim_->topology->fail(f.link);
+      } else {
+        sim_->topology->degrade(f.link, f.factor);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(f.where + ".link: " + e.what());
+    }
+  }
   sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network);
   network_id_ = static_cast<core::ResourceId>(Q);
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids

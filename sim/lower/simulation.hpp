@@ -27,6 +27,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -50,10 +51,25 @@ enum class CollectiveModel {
   kFlow,      // each collective's ring steps are flows on the topology
 };
 
+// A GPU that computes at `factor` times the others' speed (a straggler at 0.8).
+struct GpuSpeed {
+  int gpu = 0;
+  double factor = 1.0;
+};
+// A degraded (bandwidth times `factor`) or failed link, by Topology name.
+struct LinkFault {
+  std::string where;  // where the user gave it, for messages (e.g. "options.links[0]")
+  std::string link;
+  double factor = 1.0;
+  bool failed = false;
+};
+
 struct Options {
   Fidelity fidelity = Fidelity::kSymmetric;
   CollectiveModel collectives = CollectiveModel::kAnalytic;
   bool record_link_rates = false;  // keep each link's rate over time (for the trace)
+  std::vector<GpuSpeed> gpu_speed;   // full fidelity only
+  std::vector<LinkFault> link_faults;  // full fidelity only
 };
 
 enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
@@ -83,7 +99,9 @@ struct Simulation {
   int pipeline_rank(int q) const { return q % pipeline_ranks; }
 };
 
-// `program` must have passed schedule::check, which gave `deps`.
+// `program` must have passed schedule::check, which gave `deps`. Throws
+// std::invalid_argument for a fault naming no link, or asked of symmetric
+// fidelity; std::runtime_error when failed links leave two GPUs apart.
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
                                   const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
                                   const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {});

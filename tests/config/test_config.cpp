@@ -334,3 +334,18 @@ TEST_CASE("stages may hold different numbers of layers") {
         "test.json: parallel.stage_layers[3]: expected a positive integer, got 0 (from --set "
         "parallel.stage_layers=[6, 6, 6, 0])");
 }
+
+TEST_CASE("stragglers and link faults are read, and bad entries named") {
+  const Scenario s = load_document(base(), "test.json", ".",
+                                   {R"(options.gpu_speed=[{"gpu": 3, "factor": 0.8}])",
+                                    R"(options.links=[{"link": "gpu0->node0.nic0", "bandwidth_factor": 0.5}, {"link": "a<->b", "failed": true}])"});
+  REQUIRE(s.options.gpu_speed.size() == 1);
+  CHECK(s.options.gpu_speed[0].factor == 0.8);
+  REQUIRE(s.options.links.size() == 2);
+  CHECK(s.options.links[1].failed);
+  CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 3, "speed": 0.8}])"}).rfind(
+            "test.json: options.gpu_speed[0].speed: unknown key", 0) == 0);
+  CHECK(error_of(base(), {R"(options.links=[{"link": "x"}])"}) ==
+        "test.json: options.links[0]: expected \"bandwidth_factor\" (a degraded link) or \"failed\": true (from --set "
+        "options.links=[{\"link\": \"x\"}])");
+}

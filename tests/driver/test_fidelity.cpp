@@ -4,6 +4,7 @@
 
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
+#include "hw/topology.hpp"
 
 using namespace trainsim;
 
@@ -53,4 +54,55 @@ TEST_CASE("flow collectives see contention the analytic ones do not") {
   const double analytic = iteration_s({"cluster.node.nics_per_node=1"});
   const double flow = iteration_s({"cluster.node.nics_per_node=1", "options.collectives=flow"});
   CHECK(flow > analytic * 1.01);
+}
+
+namespace {
+const char* kDefault = TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json";
+driver::WhatIf run_default(const std::vector<std::string>& overrides) {
+  return driver::simulate(config::load_file(kDefault, overrides));
+}
+}  // namespace
+
+TEST_CASE("a straggler slows the whole iteration, and only in full fidelity") {
+  // GPU 2 (pipeline rank 1, tensor rank 0) at 80% speed: its tensor peer GPU 3
+  // waits for it after every action, and the pipeline waits for both.
+  const double even = run_default({"options.fidelity=full"}).sim->timeline.makespan.to_seconds();
+  const double slow =
+      run_default({"options.fidelity=full", R"(options.gpu_speed=[{"gpu": 2, "factor": 0.8}])"})
+          .sim->timeline.makespan.to_seconds();
+  CHECK(slow > even);
+  // Rank 1 computes 16 x (F + B); slowed by 1/0.8 it cannot finish sooner than that.
+  const auto costs = run_default({}).costs.stages[1];
+  CHECK(slow >= 16 * (costs.forward + costs.backward()).to_seconds() / 0.8);
+  CHECK_THROWS_AS(run_default({R"(options.gpu_speed=[{"gpu": 2, "factor": 0.8}])"}), std::invalid_argument);
+}
+
+TEST_CASE("a failed link is routed around; with no way around, the error names it") {
+  // GPU 2's NVLink port fails: its sends to GPU 4 go out through its NIC instead.
+  const driver::WhatIf w =
+      run_default({"options.fidelity=full", R"(options.links=[{"link": "gpu2<->node0.nvswitch", "failed": true}])"});
+  const auto& nic = w.sim->network.bytes_carried();
+  double through_nics = 0.0;
+  for (hw::LinkId l = 0; l < nic.size(); ++l) {
+    if (w.sim->topology->link_class(l) == hw::LinkClass::kNic) through_nics += nic[l];
+  }
+  CHECK(through_nics > 0.0);
+  // With one NIC per node cut as well, GPU 2 has no way out at all.
+  try {
+    run_default({"options.fidelity=full", R"(options.links=[{"link": "gpu2<->node0.nvswitch", "failed": true},
+                                                          {"link": "gpu2<->node0.nic2", "failed": true}])"});
+    FAIL("no error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("no route in the topology from GPU 0 to GPU 2") != std::string::npos);
+    CHECK(std::string(e.what()).find("gpu2<->node0.nic2") != std::string::npos);
+  }
+}
+
+TEST_CASE("a degraded link slows what crosses it") {
+  // Halve GPU 2's NVLink out-port: its activation and gradient sends take longer.
+  const double even = run_default({"options.fidelity=full"}).sim->timeline.makespan.to_seconds();
+  const double degraded =
+      run_default({"options.fidelity=full", R"(options.links=[{"link": "gpu2->node0.nvswitch", "bandwidth_factor": 0.01}])"})
+          .sim->timeline.makespan.to_seconds();
+  CHECK(degraded > even);
 }
