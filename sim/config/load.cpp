@@ -556,6 +556,7 @@ Options read_options(const json& doc, const Context& ctx) {
     }
     o.links.push_back(f);
   });
+  if (s.has("comm_slowdown")) o.comm_slowdown = s.non_negative_number("comm_slowdown", 10.0);
   const std::string collectives = s.string_or("collectives", "analytic");
   if (collectives == "analytic" || collectives == "flow") {
     o.flow_collectives = collectives == "flow";

@@ -30,6 +30,8 @@ struct Options {
   };
   std::vector<GpuSpeed> gpu_speed;
   std::vector<LinkFault> links;
+  // Compute slows by this fraction while a data-parallel collective runs on the GPU.
+  double comm_slowdown = 0.0;
 };
 
 struct Scenario {

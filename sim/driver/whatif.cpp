@@ -33,6 +33,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
   options.record_link_rates = record_link_rates;
+  options.comm_slowdown = sc.options.comm_slowdown;
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);

@@ -21,6 +21,10 @@ std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t
 
 }  // namespace
 
+bool CollectiveRunner::moves_data(const Instance& in) {
+  return in.analytic_time ? *in.analytic_time > core::Time::zero() : in.bytes > 0.0;
+}
+
 std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                                     std::optional<core::Time> analytic_time, std::vector<std::vector<int>> copies) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
@@ -52,6 +56,7 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
 void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   for (core::TaskId task : in.arrived) engine.start(task);
+  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, true, engine);
   if (in.analytic_time) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
     return;
@@ -151,6 +156,7 @@ void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {
 }
 
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
+  if (listener_ != nullptr && moves_data(instances_[id])) listener_->on_collective(instances_[id].members, false, engine);
   // Copy: finishing a task may make the next collective of a chain ready.
   const std::vector<core::TaskId> tasks = instances_[id].arrived;
   for (core::TaskId task : tasks) engine.finish(task);

@@ -22,6 +22,14 @@
 
 namespace trainsim::hw {
 
+// Told when a collective starts moving data and when it ends (e.g. to slow the
+// members' compute while it runs).
+class CollectiveListener {
+ public:
+  virtual ~CollectiveListener() = default;
+  virtual void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) = 0;
+};
+
 class CollectiveRunner final : public core::Resource, public FlowClient {
  public:
   CollectiveRunner(const ClusterSpec& cluster, Topology& topology, FlowNetwork& network)
@@ -39,6 +47,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
                     std::vector<std::vector<int>> copies = {});
 
   void set_id(core::ResourceId id) { id_ = id; }
+  void set_listener(CollectiveListener* listener) { listener_ = listener; }
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;
   void on_flow_done(std::uint64_t token, core::Engine& engine) override;
@@ -68,6 +77,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   };
 
   void launch(std::uint32_t id, core::Engine& engine);
+  static bool moves_data(const Instance& in);  // takes time, so slows compute beside it
   void try_send(std::uint32_t id, int channel, int position, core::Engine& engine);
   void finish(std::uint32_t id, core::Engine& engine);
 
@@ -76,6 +86,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   FlowNetwork& network_;
   std::vector<Instance> instances_;
   core::ResourceId id_ = 0;
+  CollectiveListener* listener_ = nullptr;
 };
 
 }  // namespace trainsim::hw

@@ -1,6 +1,10 @@
 // A GPU stream: runs its tasks one at a time, in program order, like a CUDA
 // stream. A task that is ready but not at the head of the order waits; the head
 // waits for its dependencies even if later tasks are ready.
+//
+// A task's duration is its work at full speed; set_speed() changes the speed
+// of the running and later tasks (a compute kernel slowed while a collective
+// runs beside it on the same GPU), moving the pending completion.
 #pragma once
 
 #include <vector>
@@ -18,16 +22,22 @@ class Stream final : public core::Resource {
   void on_event(std::uint64_t token, core::Engine& engine) override;
 
   void set_id(core::ResourceId id) { id_ = id; }
+  // 1 is full speed; 0.9 runs the same work in 1/0.9 of the time.
+  void set_speed(double speed, core::Engine& engine);
   core::ResourceId id() const { return id_; }
   const std::vector<core::TaskId>& order() const { return order_; }
 
  private:
   void try_start(core::Engine& engine);
+  static core::Time at_speed(double work_ps, double speed);
 
   std::vector<core::TaskId> order_;
   std::size_t next_ = 0;
   bool busy_ = false;
   core::ResourceId id_ = 0;
+  double speed_ = 1.0;
+  double work_left_ps_ = 0.0;  // of the running task, at full speed
+  core::Time updated_;         // when work_left_ps_ was last brought up to date
 };
 
 }  // namespace trainsim::hw

@@ -33,6 +33,31 @@ std::tuple<Op, int, int> matching_send(const Action& recv) {
   return {Op::kSendB, recv.stage + 1, recv.microbatch};
 }
 
+// Slows a GPU's compute stream while collectives of that GPU run.
+class Interference final : public hw::CollectiveListener {
+ public:
+  Interference(Simulation& sim, double slowdown) : sim_(sim), speed_(1.0 / (1.0 + slowdown)) {
+    for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_of_gpu_[sim.gpu_of_rank[q]].push_back(q);
+    running_.assign(sim.gpu_of_rank.size(), 0);
+  }
+  void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) override {
+    for (int gpu : members) {
+      const auto it = streams_of_gpu_.find(gpu);
+      if (it == streams_of_gpu_.end()) continue;  // a GPU this simulation stands in for
+      for (std::size_t q : it->second) {
+        running_[q] += running ? 1 : -1;
+        sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
+      }
+    }
+  }
+
+ private:
+  Simulation& sim_;
+  double speed_;
+  std::map<int, std::vector<std::size_t>> streams_of_gpu_;
+  std::vector<int> running_;
+};
+
 // Builds the graph of one lowering; kept in one place so the passes can share state.
 class Lowering {
  public:
@@ -232,6 +257,10 @@ std::unique_ptr<Simulation> Lowering::build() {
     }
   }
   for (int q = 0; q < Q; ++q) sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
+  if (options_.comm_slowdown > 0.0) {
+    sim_->interference = std::make_unique<Interference>(*sim_, options_.comm_slowdown);
+    sim_->collectives->set_listener(sim_->interference.get());
+  }
   return std::move(sim_);
 }
 

@@ -70,6 +70,9 @@ struct Options {
   bool record_link_rates = false;  // keep each link's rate over time (for the trace)
   std::vector<GpuSpeed> gpu_speed;   // full fidelity only
   std::vector<LinkFault> link_faults;  // full fidelity only
+  // While a data-parallel collective runs on a GPU, its compute takes this
+  // much longer (0.1: 10% longer); 0 for no interference.
+  double comm_slowdown = 0.0;
 };
 
 enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
@@ -92,6 +95,7 @@ struct Simulation {
   hw::FlowNetwork network;
   std::unique_ptr<hw::Topology> topology;
   std::unique_ptr<hw::CollectiveRunner> collectives;
+  std::unique_ptr<hw::CollectiveListener> interference;  // slows compute beside collectives
   hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
   std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster
   core::Timeline timeline;       // filled by run()

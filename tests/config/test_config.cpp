@@ -349,3 +349,9 @@ TEST_CASE("stragglers and link faults are read, and bad entries named") {
         "test.json: options.links[0]: expected \"bandwidth_factor\" (a degraded link) or \"failed\": true (from --set "
         "options.links=[{\"link\": \"x\"}])");
 }
+
+TEST_CASE("comm_slowdown is read and bounded") {
+  CHECK(load_document(base(), "test.json", ".", {"options.comm_slowdown=0.1"}).options.comm_slowdown == 0.1);
+  CHECK(error_of(base(), {"options.comm_slowdown=-1"}) ==
+        "test.json: options.comm_slowdown: expected a number >= 0, got -1 (from --set options.comm_slowdown=-1)");
+}

@@ -79,3 +79,33 @@ TEST_CASE("memory beyond 2^62 bytes is an error, not a wrap-around") {
   p.allocate(std::int64_t{1} << 61, Time::ps(1));
   CHECK_THROWS_AS(p.allocate((std::int64_t{1} << 61) + 1, Time::ps(2)), std::overflow_error);
 }
+
+TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new speed") {
+  // One task of 10 ps. A second resource slows the stream to half speed at
+  // t = 4: 4 ps of work are done, the other 6 take 12 ps, so it ends at 16.
+  class Slower final : public core::Resource {
+   public:
+    hw::Stream* stream = nullptr;
+    core::ResourceId id = 0;
+    void on_ready(core::TaskId t, core::Engine& e) override {
+      e.start(t);
+      e.schedule(id, e.now() + Time::ps(4), t);
+    }
+    void on_event(std::uint64_t token, core::Engine& e) override {
+      stream->set_speed(0.5, e);
+      e.finish(static_cast<core::TaskId>(token));
+    }
+  };
+  core::TaskGraph g;
+  const auto work = g.add({0, Time::ps(10), 0.0, 0});
+  g.add({1, Time::zero(), 0.0, 0});
+  g.finalize();
+  hw::Stream s({work});
+  Slower slower;
+  slower.stream = &s;
+  core::Engine e(g);
+  s.set_id(e.add_resource(s));
+  slower.id = e.add_resource(slower);
+  const auto tl = e.run();
+  CHECK(tl.end[work].ps() == 16);
+}

@@ -41,7 +41,8 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
 
 // Pipeline rank r runs on GPU r * tp (tp = 8 puts each rank on its own node).
 std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
-                                            const workload::StageCosts& costs, int tp = 1) {
+                                            const workload::StageCosts& costs, int tp = 1,
+                                            const lower::Options& options = {}) {
   const schedule::Shape shape = schedule::Shape::linear(p, m);
   const schedule::Program program =
       schedule::with_communication(schedule::find_schedule(schedule)->program(shape), shape);
@@ -49,7 +50,7 @@ std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, 
   workload::Plan plan;
   plan.tp = tp;
   plan.pp = p;
-  auto sim = lower::lower(program, shape, deps, costs, cluster(), plan);
+  auto sim = lower::lower(program, shape, deps, costs, cluster(), plan, options);
   lower::run(*sim);
   return sim;
 }
@@ -206,4 +207,21 @@ TEST_CASE("gradient buckets start as soon as their part of the last backward end
   CHECK(bucket_starts[1].to_microseconds() == doctest::Approx(30));
   CHECK(bucket_starts[2].to_microseconds() == doctest::Approx(40));
   CHECK(sim->timeline.makespan == Time::microseconds(54));
+}
+
+TEST_CASE("compute slows while a gradient bucket is reduced beside it") {
+  // As in the bucket test, with comm_slowdown 1 (half speed while a collective
+  // runs on the GPU): F 0..10; B's parts of 10 us each: 10..20; bucket 0 runs
+  // 20..25 while part 2 does 2.5 us of work, the other 7.5 end at 32.5; bucket 1
+  // runs 32.5..37.5 while part 3 does 2.5, the rest ends at 45; bucket 2
+  // 45..50; optimizer 50..52; parameter all-gather 52..59.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(30), 0);
+  costs.stages[0].grad_bucket_share = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+  costs.stages[0].grad_bucket_reduce = {Time::microseconds(5), Time::microseconds(5), Time::microseconds(5)};
+  costs.stages[0].optimizer_step = Time::microseconds(2);
+  costs.stages[0].param_all_gather = Time::microseconds(7);
+  lower::Options options;
+  options.comm_slowdown = 1.0;
+  const auto sim = simulate("1f1b", 1, 1, costs, 1, options);
+  CHECK(sim->timeline.makespan.to_microseconds() == doctest::Approx(59));
 }
