@@ -20,9 +20,9 @@ void TaskGraph::add_edge(TaskId before, TaskId after) {
 }
 
 void TaskGraph::finalize() {
-  // Sorting fixes the order successors are visited in, so runs are reproducible.
-  std::sort(edges_.begin(), edges_.end());
-  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  // Successors are visited in the order their edges were added, which callers
+  // keep fixed, so runs are reproducible. A repeated edge is counted as often as
+  // it appears on both sides (in-degree and successors), so it does no harm.
   in_degree_.assign(tasks_.size(), 0);
   for (const auto& e : edges_) ++in_degree_[e.second];
   graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());

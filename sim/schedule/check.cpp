@@ -152,8 +152,8 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
 std::vector<Dependency> check(const Program& program, const Shape& shape) {
   std::vector<Dependency> deps = dependencies(program, shape);
 
-  // Built once, walked once: a compressed-sparse-row graph, edges sorted so
-  // that the search (and so the cycle it reports) is always the same.
+  // Built once, walked once: a compressed-sparse-row graph. The edges come in
+  // a fixed order, so the search (and the cycle it reports) is always the same.
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
   std::vector<int> first_vertex(program.ranks.size() + 1, 0);
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
@@ -172,7 +172,6 @@ std::vector<Dependency> check(const Program& program, const Shape& shape) {
     }
   }
   for (const Dependency& d : deps) edges.emplace_back(vertex(d.before), vertex(d.after));
-  std::sort(edges.begin(), edges.end());
   const Graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), vertices);
 
   // Depth-first search; a back edge u -> v closes the cycle v -> ... -> u -> v.
