@@ -35,7 +35,11 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
   for (int gpu : gpus) ++per_node[cluster.node_of(gpu)];
   g.nodes = std::max<int>(1, static_cast<int>(per_node.size()));
   g.ranks_per_node = 1;
-  for (const auto& [node, count] : per_node) g.ranks_per_node = std::max(g.ranks_per_node, count);
+  g.min_ranks_per_node = per_node.empty() ? 1 : per_node.begin()->second;
+  for (const auto& [node, count] : per_node) {
+    g.ranks_per_node = std::max(g.ranks_per_node, count);
+    g.min_ranks_per_node = std::min(g.min_ranks_per_node, count);
+  }
   const NetworkSpec& net = cluster.network;
   if (net.kind != NetworkKind::kFlat && !per_node.empty()) {
     const int first_leaf = per_node.begin()->first / net.nodes_per_leaf;
@@ -50,7 +54,7 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   if (group.nodes <= 1) return nvlink;
   // NCCL runs one ring per NIC it can use; each ring crosses every node
   // boundary once, so the NICs' sum bounds the bus bandwidth.
-  const int nics = std::max(1, std::min(group.ranks_per_node, node.nics_per_node));
+  const int nics = std::max(1, std::min(group.min_ranks_per_node, node.nics_per_node));
   return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 

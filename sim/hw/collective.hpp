@@ -18,6 +18,7 @@ struct CollectiveGroup {
   int ranks = 1;
   int nodes = 1;           // distinct nodes spanned
   int ranks_per_node = 1;  // members on the busiest node
+  int min_ranks_per_node = 1;  // and on the least busy: a ring can drive only that many NICs in parallel
   // Share of a NIC's bandwidth left when every NIC sends at once: below 1 when
   // the group spans leaf switches whose up-links are oversubscribed.
   double nic_share = 1.0;

@@ -67,20 +67,33 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     finish(id, engine);
     return;
   }
-  // Members by node, in GPU order; channel c starts each node's block at its
-  // c-th member, so the hop out of each node leaves from a different GPU.
+  // Members by node, in GPU order. Channel c leaves each node through the last
+  // member on NIC c (or on the nearest NIC that has one), so channels use
+  // different NICs; the next member, cyclically, is where it enters.
   std::map<int, std::vector<int>> by_node;
   std::vector<int> sorted = in.members;
   std::sort(sorted.begin(), sorted.end());
   for (int g : sorted) by_node[cluster_.node_of(g)].push_back(g);
+  const NodeSpec& node = cluster_.node;
+  auto nic_of = [&](int gpu) { return (gpu % node.gpus_per_node) * node.nics_per_node / node.gpus_per_node; };
   const int channels =
-      group.nodes > 1 ? std::clamp(std::min(group.ranks_per_node, cluster_.node.nics_per_node), 1, 255) : 1;
+      group.nodes > 1 ? std::clamp(std::min(group.min_ranks_per_node, node.nics_per_node), 1, 255) : 1;
   in.rings.assign(channels, {});
   for (int c = 0; c < channels; ++c) {
     Ring& ring = in.rings[c];
-    for (const auto& [node, block] : by_node) {
+    for (const auto& [n, block] : by_node) {
       const int k = static_cast<int>(block.size());
-      for (int j = 0; j < k; ++j) ring.gpus.push_back(block[(c + j) % k]);
+      int exit = -1;
+      for (int shift = 0; shift < node.nics_per_node && exit < 0; ++shift) {
+        for (int j = k - 1; j >= 0; --j) {
+          if (nic_of(block[j]) == (c + shift) % node.nics_per_node) {
+            exit = j;
+            break;
+          }
+        }
+      }
+      if (exit < 0) exit = (c + k - 1) % k;
+      for (int j = 1; j <= k; ++j) ring.gpus.push_back(block[(exit + j) % k]);
     }
     const int n = static_cast<int>(ring.gpus.size());
     for (int i = 0; i < n; ++i) {
@@ -99,11 +112,23 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     }
   }
   const int n = static_cast<int>(in.members.size());
+  // NCCL's model charges the network latency on 2 (nodes - 1) steps of an
+  // all-reduce (nodes - 1 otherwise); the chain of receives crosses a network
+  // hop steps x nodes / n times. Spreading the model's extra network latency
+  // over those crossings keeps their sum, so both fidelities agree when alone.
+  const double crossings = static_cast<double>(in.plan.steps) * group.nodes / n;
+  in.network_hop_us = in.plan.nvlink_step_us;
+  if (crossings > 0.0 && group.nodes > 1) {
+    in.network_hop_us += (in.plan.network_step_us - in.plan.nvlink_step_us) * in.plan.network_steps / crossings;
+  }
   in.wire_bytes = in.bytes / channels / n / in.plan.bandwidth_share;
-  in.cap = in.plan.bus_bytes_per_s / channels;
-  in.sent.assign(static_cast<std::size_t>(channels) * n, 0);
-  in.received.assign(in.sent.size(), 0);
-  in.sending.assign(in.sent.size(), 0);
+  // Cap each step at the bus bandwidth without any oversubscription discount:
+  // here the up-links themselves are links, and contention on them slows the flows.
+  CollectiveGroup unshared = group;
+  unshared.nic_share = 1.0;
+  in.cap = ring_bus_bytes_per_s(node, unshared) / channels;
+  in.started.assign(static_cast<std::size_t>(channels) * n, 0);
+  in.received.assign(in.started.size(), 0);
   engine.schedule(id_, engine.now() + core::Time::microseconds(in.plan.base_us), token(kBegin, id));
 }
 
@@ -111,11 +136,11 @@ void CollectiveRunner::try_send(std::uint32_t id, int channel, int position, cor
   Instance& in = instances_[id];
   const int n = static_cast<int>(in.members.size());
   const std::size_t at = static_cast<std::size_t>(channel) * n + position;
-  const int step = in.sent[at];
-  if (in.sending[at] || step >= in.plan.steps || in.received[at] < step) return;
-  in.sending[at] = 1;
+  const int step = in.started[at];
+  if (step >= in.plan.steps || in.received[at] < step) return;
+  ++in.started[at];
   const Ring& ring = in.rings[channel];
-  const double step_us = ring.crosses[position] ? in.plan.network_step_us : in.plan.nvlink_step_us;
+  const double step_us = ring.crosses[position] ? in.network_hop_us : in.plan.nvlink_step_us;
   engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, channel, position));
 }
 
@@ -143,16 +168,13 @@ void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {
   const int c = channel_of(t), i = position_of(t);
   const int n = static_cast<int>(in.members.size());
   const int next = (i + 1) % n;
-  const std::size_t at = static_cast<std::size_t>(c) * n + i, next_at = static_cast<std::size_t>(c) * n + next;
-  in.sending[at] = 0;
-  ++in.sent[at];
+  const std::size_t next_at = static_cast<std::size_t>(c) * n + next;
   if (++in.received[next_at] == in.plan.steps) ++in.complete;
   if (in.complete == static_cast<int>(in.received.size())) {
     finish(id, engine);
     return;
   }
   try_send(id, c, next, engine);
-  try_send(id, c, i, engine);
 }
 
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {

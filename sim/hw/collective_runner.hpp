@@ -6,10 +6,12 @@
 // the size, its launch latency once, its per-step latency on each hop (NVLink
 // inside a node, network across), and its share of the bus bandwidth, which
 // caps each step's flow. A ring that spans nodes runs as several channels
-// (one per NIC its members can drive), each crossing between nodes through a
-// different GPU, as NCCL's rings do. Each rank sends step k + 1 once it has
-// received step k and finished sending step k. On an idle network this gives
-// the analytic time; under contention, flows slow down.
+// (one per NIC its members can drive), each leaving a node through a GPU on
+// that channel's NIC, as NCCL's rings do. Each rank sends step k + 1 once it has
+// received step k (its earlier sends may still be in flight), each send
+// paying its hop's latency. Along the chain of receives a collective then pays
+// base + the hops' latencies + steps x chunk time, NCCL's own model: alone on
+// the network the two agree; under contention, flows slow down.
 #pragma once
 
 #include <cstdint>
@@ -69,10 +71,10 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     RingPlan plan;
     std::vector<Ring> rings;  // one per channel
     double wire_bytes = 0.0;  // per step per channel, inflated by the protocol's share
+    double network_hop_us = 0.0;  // latency of a hop between nodes (see launch)
     double cap = 0.0;         // bytes/s per channel
-    // Per (channel, position): steps sent, steps received, a send in flight.
-    std::vector<int> sent, received;
-    std::vector<char> sending;
+    // Per (channel, position): steps whose send has started, steps received.
+    std::vector<int> started, received;
     int complete = 0;  // (channel, position) pairs that received every step
   };
 

@@ -23,7 +23,7 @@ TEST_CASE("ring all-reduce inside one node") {
   const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(g.nodes == 1);
   const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 1073741824.0, g, c.node).to_seconds();
-  CHECK(t == doctest::Approx(7.8853e-3).epsilon(1e-4));
+  CHECK(t == doctest::Approx(7.8853e-3).scale(0).epsilon(1e-4));
 }
 
 TEST_CASE("a small all-reduce picks the low-latency protocol") {
@@ -32,7 +32,7 @@ TEST_CASE("a small all-reduce picks the low-latency protocol") {
   hw::ClusterSpec c{a100_node(), 1};
   const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
   const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).to_seconds();
-  CHECK(t == doctest::Approx(15.12e-6).epsilon(1e-3));
+  CHECK(t == doctest::Approx(15.12e-6).scale(0).epsilon(1e-3));
 }
 
 TEST_CASE("a group of one GPU per node is bound by one NIC") {
@@ -41,10 +41,10 @@ TEST_CASE("a group of one GPU per node is bound by one NIC") {
   const auto g = hw::group_of(c, {0, 8, 16, 24});
   CHECK(g.nodes == 4);
   CHECK(g.ranks_per_node == 1);
-  CHECK(hw::ring_bus_bytes_per_s(c.node, g) == doctest::Approx(24e9));
+  CHECK(hw::ring_bus_bytes_per_s(c.node, g) == doctest::Approx(24e9).scale(0));
   // 4 ranks per node on 2 nodes: 4 NICs in parallel = 96 GB/s, below NVLink's 240.
   const auto g2 = hw::group_of(c, {0, 1, 2, 3, 8, 9, 10, 11});
-  CHECK(hw::ring_bus_bytes_per_s(c.node, g2) == doctest::Approx(96e9));
+  CHECK(hw::ring_bus_bytes_per_s(c.node, g2) == doctest::Approx(96e9).scale(0));
 }
 
 TEST_CASE("one rank needs no collective") {
@@ -64,7 +64,7 @@ TEST_CASE("across nodes only the boundary steps pay the network latency") {
   CHECK(g.nodes == 2);
   CHECK(g.ranks_per_node == 8);
   const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).to_seconds();
-  CHECK(t == doctest::Approx(28.96e-6).epsilon(1e-3));
+  CHECK(t == doctest::Approx(28.96e-6).scale(0).epsilon(1e-3));
 }
 
 TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
@@ -75,7 +75,7 @@ TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
   hw::ClusterSpec c{a100_node(), 2};
   const auto g = hw::group_of(c, {0, 8});
   const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 67108864.0, g, c.node).to_seconds();
-  CHECK(t == doctest::Approx(2.8326e-3).epsilon(1e-4));
+  CHECK(t == doctest::Approx(2.8326e-3).scale(0).epsilon(1e-4));
 }
 
 TEST_CASE("across oversubscribed leaves a ring gets the NICs' share of the up-links") {
@@ -86,6 +86,6 @@ TEST_CASE("across oversubscribed leaves a ring gets the NICs' share of the up-li
   c.network.kind = hw::NetworkKind::kFatTree;
   c.network.nodes_per_leaf = 2;
   c.network.oversubscription = 2;
-  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 16})) == doctest::Approx(12e9));
-  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 8})) == doctest::Approx(24e9));
+  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 16})) == doctest::Approx(12e9).scale(0));
+  CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 8})) == doctest::Approx(24e9).scale(0));
 }

@@ -203,9 +203,9 @@ TEST_CASE("gradient buckets start as soon as their part of the last backward end
   }
   REQUIRE(bucket_starts.size() == 3);
   // Thirds of 30 us round to the picosecond; compare in microseconds.
-  CHECK(bucket_starts[0].to_microseconds() == doctest::Approx(20));
-  CHECK(bucket_starts[1].to_microseconds() == doctest::Approx(30));
-  CHECK(bucket_starts[2].to_microseconds() == doctest::Approx(40));
+  CHECK(bucket_starts[0].to_microseconds() == doctest::Approx(20).scale(0));
+  CHECK(bucket_starts[1].to_microseconds() == doctest::Approx(30).scale(0));
+  CHECK(bucket_starts[2].to_microseconds() == doctest::Approx(40).scale(0));
   CHECK(sim->timeline.makespan == Time::microseconds(54));
 }
 
@@ -223,5 +223,5 @@ TEST_CASE("compute slows while a gradient bucket is reduced beside it") {
   lower::Options options;
   options.comm_slowdown = 1.0;
   const auto sim = simulate("1f1b", 1, 1, costs, 1, options);
-  CHECK(sim->timeline.makespan.to_microseconds() == doctest::Approx(59));
+  CHECK(sim->timeline.makespan.to_microseconds() == doctest::Approx(59).scale(0));
 }

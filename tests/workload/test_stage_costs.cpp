@@ -51,16 +51,16 @@ TEST_CASE("throughput curves interpolate in log size and clamp at the ends") {
   CHECK(hw::interpolate_tflops(curve, 512) == 100);
   CHECK(hw::interpolate_tflops(curve, 8192) == 200);
   // 2048 is halfway between 1024 and 4096 in log scale: 150.
-  CHECK(hw::interpolate_tflops(curve, 2048) == doctest::Approx(150));
+  CHECK(hw::interpolate_tflops(curve, 2048) == doctest::Approx(150).scale(0));
 }
 
 TEST_CASE("a GEMM is placed on the curve at the cube root of its volume, capped") {
   const hw::ClusterSpec c = cluster(1);
   // 1024 x 1024 x 1024: 100 TFLOP/s; 4096^3 would be 200 but the cap is 150.
-  CHECK(gemm_flops_per_s(c.node.gpu, 1024, 1024, 1024) == doctest::Approx(100e12));
-  CHECK(gemm_flops_per_s(c.node.gpu, 4096, 4096, 4096) == doctest::Approx(150e12));
+  CHECK(gemm_flops_per_s(c.node.gpu, 1024, 1024, 1024) == doctest::Approx(100e12).scale(0));
+  CHECK(gemm_flops_per_s(c.node.gpu, 4096, 4096, 4096) == doctest::Approx(150e12).scale(0));
   // 512 x 2048 x 1024 has the volume of 1024^3.
-  CHECK(gemm_flops_per_s(c.node.gpu, 512, 2048, 1024) == doctest::Approx(100e12));
+  CHECK(gemm_flops_per_s(c.node.gpu, 512, 2048, 1024) == doctest::Approx(100e12).scale(0));
 }
 
 TEST_CASE("an element-wise op is bound by HBM bandwidth") {
@@ -69,7 +69,7 @@ TEST_CASE("an element-wise op is bound by HBM bandwidth") {
   op.kind = OpKind::kElementwise;
   op.bytes_forward = 1.6e9;  // 1.6e9 B / 1.6e12 B/s = 1 ms
   const OpTiming t = op_time(op, Pass::kForward, c.node, 1024, hw::CollectiveGroup{});
-  CHECK(t.compute_s == doctest::Approx(1e-3));
+  CHECK(t.compute_s == doctest::Approx(1e-3).scale(0));
 }
 
 TEST_CASE("model state is 16 bytes per parameter, split over tp and pp") {
@@ -83,10 +83,10 @@ TEST_CASE("model state is 16 bytes per parameter, split over tp and pp") {
   const StageCosts costs = stage_costs(m, p, cluster(1));
   REQUIRE(costs.stages.size() == 2);
   const double stage0 = (4 * m.params_per_layer() + m.embedding_params()) / 2;
-  CHECK(costs.stages[0].params == doctest::Approx(stage0));
-  CHECK(costs.stages[0].model_state_bytes == doctest::Approx(16 * stage0).epsilon(1e-9));
+  CHECK(costs.stages[0].params == doctest::Approx(stage0).scale(0));
+  CHECK(costs.stages[0].model_state_bytes == doctest::Approx(16 * stage0).scale(0).epsilon(1e-9));
   // Activations sent to the next stage: b s h * 2 bytes / tp = 1 * 1024 * 1024 * 2 / 2.
-  CHECK(costs.stages[0].send_forward_bytes == doctest::Approx(1024.0 * 1024.0));
+  CHECK(costs.stages[0].send_forward_bytes == doctest::Approx(1024.0 * 1024.0).scale(0));
   CHECK(costs.stages[1].send_forward_bytes == 0);
   CHECK(costs.stages[0].send_backward_bytes == 0);
 }
@@ -94,7 +94,7 @@ TEST_CASE("model state is 16 bytes per parameter, split over tp and pp") {
 TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
   // s b h (10 + 24/t + 5 a s / (h t)) with s = 1024, b = 2, h = 1024, a = 16, t = 2:
   // 2^21 * (10 + 12 + 5 * 16 * 1024 / 2048) = 2^21 * 62 bytes.
-  CHECK(layer_activation_bytes(small_gpt(), 2, 2) == doctest::Approx(2097152.0 * 62));
+  CHECK(layer_activation_bytes(small_gpt(), 2, 2) == doctest::Approx(2097152.0 * 62).scale(0));
 }
 
 TEST_CASE("costs grow with the work") {
@@ -122,15 +122,15 @@ TEST_CASE("activation memory per layer for each recompute and sequence-parallel 
   // selective:         sbh (10 + 12) = 22 sbh
   // selective + SP:    34 sbh / 2 = 17 sbh
   // full:              2 sbh;  full + SP: sbh
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, false) == doctest::Approx(62 * sbh));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, true) == doctest::Approx(57 * sbh));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, false) == doctest::Approx(22 * sbh));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, true) == doctest::Approx(17 * sbh));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, false) == doctest::Approx(2 * sbh));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, true) == doctest::Approx(sbh));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, false) == doctest::Approx(62 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, true) == doctest::Approx(57 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, false) == doctest::Approx(22 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, true) == doctest::Approx(17 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, false) == doctest::Approx(2 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, true) == doctest::Approx(sbh).scale(0));
   // Sequence parallelism needs tp > 1 to split anything: with t = 1 both columns agree.
   CHECK(layer_activation_bytes(m, 2, 1, Recompute::kSelective, true) ==
-        doctest::Approx(layer_activation_bytes(m, 2, 1, Recompute::kSelective, false)));
+        doctest::Approx(layer_activation_bytes(m, 2, 1, Recompute::kSelective, false)).scale(0));
 }
 
 TEST_CASE("full recompute adds the layers' forward to I; selective adds the attention core's") {
@@ -156,9 +156,9 @@ TEST_CASE("full recompute adds the layers' forward to I; selective adds the atte
     if (op.kind == OpKind::kAttention) attention_forward += t.compute_s;
   }
   CHECK((full.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
-        doctest::Approx(4 * layer_forward).epsilon(1e-6));
+        doctest::Approx(4 * layer_forward).scale(0).epsilon(1e-6));
   CHECK((selective.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
-        doctest::Approx(4 * attention_forward).epsilon(1e-6));
+        doctest::Approx(4 * attention_forward).scale(0).epsilon(1e-6));
   CHECK(full.stages[1].forward == none.stages[1].forward);
   CHECK(full.stages[1].weight_grad == none.stages[1].weight_grad);
 }
@@ -174,7 +174,7 @@ TEST_CASE("hardware FLOPs count the recomputed forward; model FLOPs do not") {
   const double s = m.seq, h = m.hidden;
   const double layer_forward = 24 * s * h * h * (1 + s / (6 * h));
   CHECK(c.hardware_flops_per_iteration - c.model_flops_per_iteration ==
-        doctest::Approx(3 * m.layers * layer_forward).epsilon(1e-9));
+        doctest::Approx(3 * m.layers * layer_forward).scale(0).epsilon(1e-9));
 }
 
 TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter and an all-gather") {
@@ -189,12 +189,12 @@ TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter a
   for (const Op& op : layer_ops(m, 1, 4, true)) {
     if (op.kind == OpKind::kElementwise) {
       // Norms and residuals work on 1/4 of the tokens: forward bytes = 2 x s h / 4 x 2 B.
-      if (op.name == "input_norm") CHECK(op.bytes_forward == doctest::Approx(2.0 * m.seq * m.hidden / 4 * 2));
+      if (op.name == "input_norm") CHECK(op.bytes_forward == doctest::Approx(2.0 * m.seq * m.hidden / 4 * 2).scale(0));
       continue;
     }
     if (op.kind != OpKind::kTpCollective) continue;
     ++collectives;
-    CHECK(op_time(op, Pass::kForward, c.node, m.seq, tp_group).tp_comm_s == doctest::Approx(expected));
+    CHECK(op_time(op, Pass::kForward, c.node, m.seq, tp_group).tp_comm_s == doctest::Approx(expected).scale(0));
   }
   CHECK(collectives == 2);
 }
@@ -202,9 +202,9 @@ TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter a
 TEST_CASE("model state per GPU follows the ZeRO paper's formulas") {
   // ZeRO §5.1, 7.5B parameters on 64 replicas: 120 GB -> 31.4 GB -> 16.6 GB.
   const double psi = 7.5e9;
-  CHECK(psi * model_state_bytes_per_param(0, 64) == doctest::Approx(120e9));
-  CHECK(psi * model_state_bytes_per_param(1, 64) == doctest::Approx(31.40625e9));  // (4 + 12/64) psi
-  CHECK(psi * model_state_bytes_per_param(2, 64) == doctest::Approx(16.640625e9));  // (2 + 14/64) psi
+  CHECK(psi * model_state_bytes_per_param(0, 64) == doctest::Approx(120e9).scale(0));
+  CHECK(psi * model_state_bytes_per_param(1, 64) == doctest::Approx(31.40625e9).scale(0));  // (4 + 12/64) psi
+  CHECK(psi * model_state_bytes_per_param(2, 64) == doctest::Approx(16.640625e9).scale(0));  // (2 + 14/64) psi
 }
 
 TEST_CASE("gradients are reduced in buckets in backward order") {
@@ -223,8 +223,8 @@ TEST_CASE("gradients are reduced in buckets in backward order") {
   REQUIRE(s.grad_bucket_reduce.size() == expected);
   double total = 0;
   for (double share : s.grad_bucket_share) total += share;
-  CHECK(total == doctest::Approx(1.0));
-  CHECK(s.grad_bucket_share[0] == doctest::Approx(25 * 1048576.0 / grad_bytes));
+  CHECK(total == doctest::Approx(1.0).scale(0));
+  CHECK(s.grad_bucket_share[0] == doctest::Approx(25 * 1048576.0 / grad_bytes).scale(0));
   // All-reduce for ZeRO-0; under ZeRO-1 a reduce-scatter, plus the parameter all-gather.
   const auto group = hw::group_of(c, {0, 1});
   CHECK(s.grad_bucket_reduce[0] ==
