@@ -471,7 +471,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     }
     p.zero_stage = z.get<int>();
   }
-  if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1e-3, 1e6);
+  if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
   if (s.has("stage_layers")) {
     const json& v = s.required("stage_layers", "a list of positive integers, one per stage");
     if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of positive integers, one per stage, got " + show(v));
@@ -524,7 +524,8 @@ Options read_options(const json& doc, const Context& ctx) {
     }
   };
   entries("gpu_speed", {"gpu", "factor"}, [&](const std::string& where, const json& e) {
-    if (!e.contains("gpu") || !e["gpu"].is_number_integer() || e["gpu"].get<long long>() < 0) {
+    if (!e.contains("gpu") || !e["gpu"].is_number_integer() || e["gpu"].get<long long>() < 0 ||
+        e["gpu"].get<long long>() > kMaxGpus) {
       ctx.fail(where + ".gpu", "expected a GPU id (an integer >= 0)");
     }
     if (!e.contains("factor") || !e["factor"].is_number() || !(e["factor"].get<double>() >= 0.01) ||
@@ -605,6 +606,14 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.global_batch",
              fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
                          p.microbatch_size, per_step));
+  }
+  for (std::size_t i = 0; i < sc.options.gpu_speed.size(); ++i) {
+    const int gpu = sc.options.gpu_speed[i].gpu;
+    const std::string where = fmt::format("options.gpu_speed[{}].gpu", i);
+    if (gpu >= gpus) ctx.fail(where, fmt::format("GPU {} does not exist (the cluster has GPUs 0 to {})", gpu, gpus - 1));
+    for (std::size_t k = 0; k < i; ++k) {
+      if (sc.options.gpu_speed[k].gpu == gpu) ctx.fail(where, fmt::format("GPU {} is listed twice", gpu));
+    }
   }
   // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
   // size that simulates in seconds and fits in memory.

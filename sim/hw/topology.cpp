@@ -114,14 +114,30 @@ std::uint32_t Topology::route(int from, int to) {
       gpu_vertex_[to] < 0) {
     throw std::logic_error("Topology::route: no route from GPU " + std::to_string(from) + " to " + std::to_string(to));
   }
-  // Breadth-first search from `from`, keeping the edge each vertex was reached by.
+  // Breadth-first search from `from`, keeping the edge each vertex was reached
+  // by. It never passes through another GPU (no GPU forwards another's
+  // traffic) nor over a failed link.
   const std::size_t nv = boost::num_vertices(graph_);
   std::vector<Graph::edge_descriptor> reached_by(nv);
   std::vector<char> reached(nv, 0);
+  const auto source = static_cast<VertexId>(gpu_vertex_[from]), target = static_cast<VertexId>(gpu_vertex_[to]);
+  struct Usable {
+    const Graph* g = nullptr;
+    const std::vector<char>* failed = nullptr;
+    VertexId source = 0;
+    bool operator()(Graph::edge_descriptor e) const {
+      const VertexId u = boost::source(e, *g);
+      if (u != source && (*g)[u].kind == VertexKind::kGpu) return false;
+      const LinkId l = (*g)[e].link;
+      return l >= failed->size() || !(*failed)[l];
+    }
+  };
+  using Usable_graph = boost::filtered_graph<Graph, Usable>;
+  const Usable_graph usable(graph_, Usable{&graph_, &failed_, source});
   struct Recorder : boost::default_bfs_visitor {
     std::vector<Graph::edge_descriptor>* by;
     std::vector<char>* seen;
-    void tree_edge(Graph::edge_descriptor e, const Graph& g) {
+    void tree_edge(Graph::edge_descriptor e, const Usable_graph& g) {
       (*by)[boost::target(e, g)] = e;
       (*seen)[boost::target(e, g)] = 1;
     }
@@ -129,35 +145,12 @@ std::uint32_t Topology::route(int from, int to) {
   Recorder rec;
   rec.by = &reached_by;
   rec.seen = &reached;
-  const auto source = static_cast<VertexId>(gpu_vertex_[from]), target = static_cast<VertexId>(gpu_vertex_[to]);
-  if (failed_names_.empty()) {
-    boost::breadth_first_search(graph_, source, boost::visitor(rec));
-  } else {
-    // Search the graph without its failed links.
-    struct Working {
-      const Graph* g = nullptr;
-      const std::vector<char>* failed = nullptr;
-      bool operator()(Graph::edge_descriptor e) const { return !(*failed)[(*g)[e].link]; }
-    };
-    const boost::filtered_graph<Graph, Working> working(graph_, Working{&graph_, &failed_});
-    struct FilteredRecorder : boost::default_bfs_visitor {
-      std::vector<Graph::edge_descriptor>* by;
-      std::vector<char>* seen;
-      void tree_edge(Graph::edge_descriptor e, const boost::filtered_graph<Graph, Working>& g) {
-        (*by)[boost::target(e, g)] = e;
-        (*seen)[boost::target(e, g)] = 1;
-      }
-    };
-    FilteredRecorder frec;
-    frec.by = &reached_by;
-    frec.seen = &reached;
-    boost::breadth_first_search(working, source, boost::visitor(frec));
-  }
+  boost::breadth_first_search(usable, source, boost::visitor(rec));
   if (!reached[target]) {
     std::string why;
     for (const std::string& f : failed_names_) why += (why.empty() ? " (failed: " : ", ") + f;
     throw std::runtime_error("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
-                             std::to_string(to) + (why.empty() ? "" : why + ")"));
+                             std::to_string(to) + (why.empty() ? "" : why + " in options.links)"));
   }
   // A non-blocking up-link (oversubscription 1) carries at most what its
   // leaf's NICs feed it, so it never limits a flow: leaving it out of the
@@ -166,7 +159,8 @@ std::uint32_t Topology::route(int from, int to) {
   core::Time skipped_latency;
   for (VertexId v = target; v != source; v = boost::source(reached_by[v], graph_)) {
     const LinkId link = graph_[reached_by[v]].link;
-    if (link_class_[link] == LinkClass::kUplink && cluster_.network.oversubscription <= 1.0) {
+    const bool faulty = link < touched_.size() && touched_[link];
+    if (link_class_[link] == LinkClass::kUplink && cluster_.network.oversubscription <= 1.0 && !faulty) {
       skipped_latency += network_.link(link).latency;
       continue;
     }
@@ -269,7 +263,11 @@ std::vector<LinkId> Topology::links_named(const std::string& name) const {
 }
 
 void Topology::degrade(const std::string& name, double bandwidth_factor) {
-  for (LinkId l : links_named(name)) network_.scale_bandwidth(l, bandwidth_factor);
+  touched_.resize(link_ends_.size(), 0);
+  for (LinkId l : links_named(name)) {
+    network_.scale_bandwidth(l, bandwidth_factor);
+    touched_[l] = 1;  // may now be a bottleneck: keep it in routes
+  }
 }
 
 void Topology::fail(const std::string& name) {

@@ -89,6 +89,7 @@ class Topology {
   std::vector<LinkClass> link_class_;                    // by LinkId
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // by LinkId
   std::vector<char> failed_;                              // by LinkId
+  std::vector<char> touched_;                             // by LinkId: degraded by a fault
   std::vector<std::string> failed_names_;
   std::vector<LinkId> links_named(const std::string& name) const;
   using VertexKey = std::tuple<int, int, int>;  // (kind, a, b) of a Vertex

@@ -98,7 +98,22 @@ class Lowering {
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, std::vector<int> members, int participants, core::Time analytic,
                                const TaskInfo& info, const std::vector<std::vector<int>>& copies = {});
-  bool symmetric() const { return options_.fidelity == Fidelity::kSymmetric; }
+  bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
+  // One pipeline stands for all only if every copy sees the same hardware:
+  // each stage's GPUs (tp x dp of them) fill whole nodes, or each stage fits
+  // in one node with a NIC per GPU (no NIC shared between stages); and a
+  // stage's nodes line up with the leaf switches.
+  bool placement_is_uniform() const {
+    const int per_stage = plan_.tp * plan_.dp;
+    const int per_node = cluster_.node.gpus_per_node;
+    const bool whole_nodes = per_stage % per_node == 0;
+    const bool within_node = per_node % per_stage == 0 && cluster_.node.nics_per_node == per_node;
+    if (!whole_nodes && !within_node) return false;
+    if (cluster_.network.kind == hw::NetworkKind::kFlat || !whole_nodes) return true;
+    const int stage_nodes = per_stage / per_node;
+    const int leaf = cluster_.network.nodes_per_leaf;
+    return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
+  }
   // Symmetric fidelity with flow collectives: the other tensor ranks' copies
   // of a data-parallel group (they only matter to flows).
   std::vector<std::vector<int>> dp_copies(int rank) const {
@@ -118,6 +133,7 @@ class Lowering {
   const hw::ClusterSpec& cluster_;
   const workload::Plan& plan_;
   const Options& options_;
+  Fidelity fidelity_ = options_.fidelity;
 
   std::unique_ptr<Simulation> sim_;
   std::vector<Pipeline> pipelines_;
@@ -170,7 +186,12 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   sim_ = std::make_unique<Simulation>();
   const int R = shape_.ranks;
-  if (options_.fidelity == Fidelity::kSymmetric) {
+  if (symmetric() && !placement_is_uniform()) {
+    // One pipeline could not stand for the others: simulate every GPU.
+    fidelity_ = Fidelity::kFull;
+    sim_->fell_back_to_full = true;
+  }
+  if (symmetric()) {
     pipelines_.push_back({0, 0});
   } else {
     for (int d = 0; d < plan_.dp; ++d) {
@@ -267,7 +288,7 @@ std::unique_ptr<Simulation> Lowering::build() {
 void Lowering::lower_pipeline(int p) {
   const Pipeline& pipe = pipelines_[p];
   const int R = shape_.ranks;
-  const bool full = options_.fidelity == Fidelity::kFull;
+  const bool full = !symmetric();
   const int dp_participants = full ? plan_.dp : 1;
   enum Kind { kBucket, kEmbedding, kGather, kBarrier };
 

@@ -23,7 +23,8 @@
 // program, and the collectives are costed for the whole group. `full`
 // simulates every GPU: every replica and tensor rank runs its own pipeline,
 // collectives wait for all their members, and tensor peers meet after every
-// compute action (they all-reduce inside it).
+// compute action (they all-reduce inside it). When the placement is not
+// uniform (see placement_is_uniform in the .cpp) symmetric falls back to full.
 #pragma once
 
 #include <memory>
@@ -88,6 +89,7 @@ struct TaskInfo {
 
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
+  bool fell_back_to_full = false;  // symmetric was asked, but the placement is not uniform
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   core::TaskGraph graph;
   std::vector<TaskInfo> info;

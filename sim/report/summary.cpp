@@ -88,6 +88,9 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   s.iteration_time_s = t;
   s.events = sim.timeline.events;
   s.simulated_gpus = static_cast<int>(sim.gpu_of_rank.size());
+  s.fidelity = sim.pipelines == 1 && !sim.fell_back_to_full ? "symmetric"
+               : sim.fell_back_to_full                      ? "full (placement not uniform)"
+                                                            : "full";
   s.tasks = sim.graph.size();
   if (t > 0.0) {
     s.samples_per_s = info.global_batch / t;
@@ -211,6 +214,7 @@ nlohmann::json to_json(const Summary& s) {
   j["oom"] = s.oom;
   j["gpus"] = s.info.gpus;
   j["simulated_gpus"] = s.simulated_gpus;
+  j["fidelity"] = s.fidelity;
   j["slowest_gpu"] = s.slowest_gpu;
   j["events"] = s.events;
   j["sim_wall_s"] = s.info.sim_wall_s;
@@ -263,7 +267,8 @@ std::string to_text(const Summary& s) {
     out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,
                        gib(st.peak_memory_bytes), st.oom ? "  OOM" : "");
   }
-  line("simulated", fmt::format("{} events, {} tasks, {} {} in {:.2f} ms wall", s.events, s.tasks, s.simulated_gpus,
+  line("simulated", fmt::format("{} events, {} tasks, {} fidelity, {} {} in {:.2f} ms wall", s.events, s.tasks,
+                                s.fidelity, s.simulated_gpus,
                                 s.simulated_gpus == s.info.gpus ? "GPUs (every one)," :
                                 fmt::format("GPUs standing for all {},", s.info.gpus),
                                 s.info.sim_wall_s * 1e3));

@@ -88,6 +88,7 @@ struct Summary {
   std::uint64_t events = 0;
   std::size_t tasks = 0;
   int simulated_gpus = 0;
+  std::string fidelity;  // "symmetric", "full", or "full (placement not uniform)"
   int slowest_gpu = 0;  // the GPU with the most compute time
 };
 

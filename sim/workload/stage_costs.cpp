@@ -69,7 +69,7 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   const double sbh = s * b * h;
   const bool sp = sequence_parallel && tp > 1;
   switch (recompute) {
-    case Recompute::kFull: return sp ? 2.0 * sbh / t : 2.0 * sbh;  // the layer's input only
+    case Recompute::kFull: return 2.0 * sbh;  // the layer's input only (Table 2 lists 2sbh with or without SP)
     case Recompute::kSelective: return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
     case Recompute::kNone: break;
   }
@@ -149,6 +149,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double grad_bytes = c.params * kActivationBytes;
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
     const auto buckets = plan.dp > 1 ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes))) : 1;
+    if (buckets > 1'000'000) {
+      throw std::overflow_error(std::to_string(buckets) + " gradient buckets on one stage; raise parallel.grad_bucket_mib");
+    }
     const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
     c.grad_bytes = grad_bytes;
     c.grad_reduce_kind = reduce;

@@ -75,7 +75,7 @@ inline constexpr double kOptimizerBytesPerParam = 28.0;
 //                   tensor parallel                 + sequence parallel
 //   no recompute    s*b*h*(10 + 24/t + 5*a*s/(h*t))  s*b*h/t*(34 + 5*a*s/h)
 //   selective       s*b*h*(10 + 24/t)                34*s*b*h/t
-//   full            2*s*b*h                          2*s*b*h/t
+//   full            2*s*b*h                          2*s*b*h
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
                               Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 

@@ -355,3 +355,12 @@ TEST_CASE("comm_slowdown is read and bounded") {
   CHECK(error_of(base(), {"options.comm_slowdown=-1"}) ==
         "test.json: options.comm_slowdown: expected a number >= 0, got -1 (from --set options.comm_slowdown=-1)");
 }
+
+TEST_CASE("a straggler must be a GPU of the cluster, listed once") {
+  CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 8, "factor": 0.8}])"}) ==
+        "test.json: options.gpu_speed[0].gpu: GPU 8 does not exist (the cluster has GPUs 0 to 7) (from --set "
+        "options.gpu_speed=[{\"gpu\": 8, \"factor\": 0.8}])");
+  CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 3, "factor": 0.8}, {"gpu": 3, "factor": 0.5}])"}) ==
+        "test.json: options.gpu_speed[1].gpu: GPU 3 is listed twice (from --set "
+        "options.gpu_speed=[{\"gpu\": 3, \"factor\": 0.8}, {\"gpu\": 3, \"factor\": 0.5}])");
+}

@@ -106,3 +106,21 @@ TEST_CASE("a degraded link slows what crosses it") {
           .sim->timeline.makespan.to_seconds();
   CHECK(degraded > even);
 }
+
+TEST_CASE("a placement one pipeline cannot stand for is simulated in full") {
+  // 12 replicas of 1 GPU each per stage on 8-GPU nodes: stage 0 covers node 0
+  // and half of node 1, so replicas meet different NICs and leaves. Asked for
+  // symmetric fidelity, the simulator simulates every GPU and says so.
+  const std::vector<std::string> plan = {
+      "cluster.nodes=3", "parallel.tp=1", "parallel.pp=2", "parallel.dp=12", "parallel.global_batch=24",
+      "parallel.microbatch_size=1", R"(cluster.network={"kind": "fat-tree", "nodes_per_leaf": 2, "oversubscription": 3})",
+      "cluster.node.nics_per_node=1", "options.collectives=flow"};
+  const config::Scenario sc = config::load_file(kDefault, plan);
+  const driver::WhatIf w = driver::simulate(sc);
+  CHECK(w.sim->fell_back_to_full);
+  CHECK(w.sim->gpu_of_rank.size() == 24);
+  CHECK(driver::summarize(sc, w, "x").fidelity == "full (placement not uniform)");
+  std::vector<std::string> full = plan;
+  full.push_back("options.fidelity=full");
+  CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
+}

@@ -134,3 +134,31 @@ TEST_CASE("a shared route weighs each link by the copies that take it") {
   CHECK(net.route(r).weights == std::vector<double>{1, 4, 4, 1});
   CHECK(net.route(r).links == net.route(topo.route(0, 8)).links);
 }
+
+TEST_CASE("routes never pass through another GPU") {
+  // Rail network: GPU 4 (NIC 4, rail 4) to GPU 8 (node 1, NIC 0, rail 0). The
+  // way through GPU 0's NIC is as short, but GPUs do not forward traffic: up
+  // rail 4, over the spine, down rail 0.
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kRail;
+  net.nodes_per_leaf = 2;
+  net.oversubscription = 2;  // keeps the up-links in routes
+  const hw::ClusterSpec c = cluster(2, 8, net);
+  CHECK(route_names(c, 4, 8) == std::vector<std::string>{"gpu4->node0.nic4", "node0.nic4->leaf0.rail4",
+                                                          "leaf0.rail4->spine", "spine->leaf0.rail0",
+                                                          "leaf0.rail0->node1.nic0", "node1.nic0->gpu8"});
+}
+
+TEST_CASE("a degraded non-blocking up-link stays in routes") {
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kFatTree;
+  net.nodes_per_leaf = 1;
+  const hw::ClusterSpec c = cluster(2, 8, net);
+  hw::FlowNetwork network;
+  hw::Topology topo(c, network);
+  topo.degrade("leaf0<->spine", 0.5);
+  const auto& links = topo.route_links(0, 8);
+  bool has_uplink = false;
+  for (hw::LinkId l : links) has_uplink = has_uplink || topo.link_class(l) == hw::LinkClass::kUplink;
+  CHECK(has_uplink);
+}
