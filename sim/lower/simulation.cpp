@@ -101,15 +101,18 @@ class Lowering {
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // One pipeline stands for all only if every copy sees the same hardware:
   // each stage's GPUs (tp x dp of them) fill whole nodes, or each stage fits
-  // in one node with a NIC per GPU (no NIC shared between stages); and a
-  // stage's nodes line up with the leaf switches.
+  // in one node with a NIC per GPU (no NIC shared between stages); and, when
+  // up-links are oversubscribed, a stage's nodes line up with the leaves.
   bool placement_is_uniform() const {
     const int per_stage = plan_.tp * plan_.dp;
     const int per_node = cluster_.node.gpus_per_node;
     const bool whole_nodes = per_stage % per_node == 0;
     const bool within_node = per_node % per_stage == 0 && cluster_.node.nics_per_node == per_node;
     if (!whole_nodes && !within_node) return false;
-    if (cluster_.network.kind == hw::NetworkKind::kFlat || !whole_nodes) return true;
+    // Leaves matter only when their up-links can be a bottleneck.
+    if (cluster_.network.kind == hw::NetworkKind::kFlat || cluster_.network.oversubscription <= 1.0 || !whole_nodes) {
+      return true;
+    }
     const int stage_nodes = per_stage / per_node;
     const int leaf = cluster_.network.nodes_per_leaf;
     return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
