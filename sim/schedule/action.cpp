@@ -32,6 +32,15 @@ std::string to_string(const Action& a) {
   return s;
 }
 
+std::string to_string(const std::vector<Action>& actions) {
+  std::string s;
+  for (const Action& a : actions) {
+    if (!s.empty()) s += ' ';
+    s += to_string(a);
+  }
+  return s;
+}
+
 Shape Shape::linear(int ranks, int microbatches) {
   Shape s;
   s.ranks = ranks;

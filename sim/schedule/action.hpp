@@ -40,6 +40,8 @@ bool is_compute(Op op);        // F, B, I, W
 bool is_backward_end(Op op);   // the action whose end completes a backward: B or W
 std::string op_name(Op op);    // "F", "SEND_F", "REDUCE_GRAD", ...
 std::string to_string(const Action& a);
+// A rank's actions, space-separated: "0F0 0F1 0B0 ...".
+std::string to_string(const std::vector<Action>& actions);
 
 // What a schedule needs to know to lay out its program.
 struct Shape {

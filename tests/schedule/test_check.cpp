@@ -28,14 +28,6 @@ std::string error_of(const Program& p, const Shape& s) {
   return "";
 }
 
-std::string render(const std::vector<Action>& actions) {
-  std::string s;
-  for (const Action& a : actions) {
-    if (!s.empty()) s += ' ';
-    s += to_string(a);
-  }
-  return s;
-}
 constexpr Op F = Op::kForward;
 constexpr Op B = Op::kBackward;
 }  // namespace
@@ -103,8 +95,8 @@ TEST_CASE("with_communication adds sends, receives, gradient reduction and the o
   p.ranks = {{{F, 0, 0}, {F, 0, 1}, {B, 0, 0}, {B, 0, 1}}, {{F, 1, 0}, {B, 1, 0}, {F, 1, 1}, {B, 1, 1}}};
   const Shape s = Shape::linear(2, 2);
   const Program full = with_communication(p, s);
-  CHECK(render(full.ranks[0]) == "0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1 0REDUCE_GRAD OPTIMIZER");
-  CHECK(render(full.ranks[1]) ==
+  CHECK(to_string(full.ranks[0]) == "0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1 0REDUCE_GRAD OPTIMIZER");
+  CHECK(to_string(full.ranks[1]) ==
         "1RECV_F0 1F0 1B0 1SEND_B0 1RECV_F1 1F1 1B1 1SEND_B1 1REDUCE_GRAD OPTIMIZER");
   CHECK(error_of_full(full, s).empty());
 }
