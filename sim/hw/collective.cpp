@@ -26,6 +26,31 @@ constexpr Protocol kProtocols[] = {
     {8.4, 3.4, 14.0, 1.0, 1.0},    // Simple
 };
 
+// NCCL's tree latencies, same source and order (LL, LL128, Simple): base,
+// per NVLink hop, per network hop.
+struct TreeProtocol {
+  double base_us;
+  double nvlink_us;
+  double network_us;
+  double share_one_node;
+  double share_nodes;
+};
+constexpr TreeProtocol kTreeProtocols[] = {
+    {6.8, 0.6, 5.0, 1.0 / 3.8, 1.0 / 3.8},        // LL
+    {14.0, 1.25, 8.5, 7.0 / 9.0, 120.0 / 128.0},  // LL128
+    {8.4, 4.0, 14.0, 1.0, 1.0},                   // Simple
+};
+constexpr double kTreeBandwidth = 0.92;
+
+int log2_floor(int n) {
+  int l = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++l;
+  }
+  return l;
+}
+
 }  // namespace
 
 CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpus) {
@@ -86,8 +111,27 @@ RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& gro
   return best;
 }
 
+RingPlan plan_collective(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
+  RingPlan best = plan_ring(kind, bytes, group, node);
+  if (kind != CollectiveKind::kAllReduce || best.steps == 0) return best;
+  const double bus_bw = ring_bus_bytes_per_s(node, group);
+  for (const TreeProtocol& p : kTreeProtocols) {
+    const double latency_us =
+        p.base_us + 2.0 * ((group.ranks_per_node - 1) * p.nvlink_us + log2_floor(group.nodes) * p.network_us);
+    const double share = kTreeBandwidth * (group.nodes > 1 ? p.share_nodes : p.share_one_node);
+    const double seconds = latency_us * 1e-6 + bytes / (0.5 * bus_bw * share);
+    if (seconds < best.seconds) {
+      best.tree = true;
+      best.base_us = latency_us;
+      best.bandwidth_share = share;
+      best.seconds = seconds;
+    }
+  }
+  return best;
+}
+
 core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
-  return core::Time::seconds(plan_ring(kind, bytes, group, node).seconds);
+  return core::Time::seconds(plan_collective(kind, bytes, group, node).seconds);
 }
 
 }  // namespace trainsim::hw

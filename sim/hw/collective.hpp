@@ -34,6 +34,7 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
 // How NCCL would run a ring collective: the protocol that gives the shortest
 // time, and what that time is made of.
 struct RingPlan {
+  bool tree = false;      // the plan is NCCL's tree all-reduce, not a ring (see plan_collective)
   int steps = 0;          // ring steps: n - 1, twice for an all-reduce
   int network_steps = 0;  // of which cross the network: nodes - 1 (twice for an all-reduce)
   double base_us = 0.0;             // the protocol's launch latency
@@ -48,6 +49,12 @@ struct RingPlan {
 // `bytes` is the buffer each rank contributes (all-reduce, reduce-scatter) or
 // receives in total (all-gather).
 RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node);
+// The faster of the ring and, for an all-reduce, NCCL's tree: latency
+// base + 2 x ((ranks per node - 1) x NVLink latency + log2(nodes) x network
+// latency), bandwidth half the bus bandwidth x 0.92 x the protocol's share
+// (LL 1/3.8; LL128 7/9 in one node, 120/128 across; Simple 1), as
+// NVIDIA/nccl src/graph/tuning.cc models it.
+RingPlan plan_collective(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node);
 core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group,
                            const NodeSpec& node);
 

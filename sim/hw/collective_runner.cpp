@@ -62,9 +62,14 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     return;
   }
   const CollectiveGroup group = group_of(cluster_, in.members);
-  in.plan = plan_ring(in.kind, in.bytes, group, cluster_.node);
+  in.plan = plan_collective(in.kind, in.bytes, group, cluster_.node);
   if (in.plan.steps == 0) {
     finish(id, engine);
+    return;
+  }
+  if (in.plan.tree) {
+    // Only rings run as flows; a tree takes its modelled time.
+    engine.schedule(id_, engine.now() + core::Time::seconds(in.plan.seconds), token(kAnalyticDone, id));
     return;
   }
   // Members by node, in GPU order. Channel c leaves each node through the last

@@ -2,6 +2,10 @@
 // algorithm, each step a flow over the topology, so that collectives contend
 // with each other and with pipeline transfers on shared links.
 //
+// When NCCL's model prefers its tree (small all-reduces across many nodes,
+// plan_collective), the collective takes the tree's modelled time instead:
+// trees are not run as flows.
+//
 // The ring follows NCCL's tuning model (plan_ring): the protocol chosen for
 // the size, its launch latency once, its per-step latency on each hop (NVLink
 // inside a node, network across), and its share of the bus bandwidth, which

@@ -63,8 +63,23 @@ TEST_CASE("across nodes only the boundary steps pay the network latency") {
   const auto g = hw::group_of(c, gpus);
   CHECK(g.nodes == 2);
   CHECK(g.ranks_per_node == 8);
-  const double t = hw::collective_time(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).to_seconds();
+  const double t = hw::plan_ring(hw::CollectiveKind::kAllReduce, 8192.0, g, c.node).seconds;
   CHECK(t == doctest::Approx(28.96e-6).scale(0).epsilon(1e-3));
+}
+
+TEST_CASE("a small all-reduce across nodes takes NCCL's tree") {
+  // Same 16 GPUs on 2 nodes, 8 KiB. Tree LL: 6.8 + 2 x (7 x 0.6 + log2(2) x 5.0) = 25.2 us,
+  // plus 8192 / (0.5 x 192e9 x 0.92 / 3.8) = 0.35 us -> 25.55 us, below the ring's 28.96 us.
+  hw::ClusterSpec c{a100_node(), 2};
+  std::vector<int> gpus;
+  for (int g = 0; g < 16; ++g) gpus.push_back(g);
+  const auto plan = hw::plan_collective(hw::CollectiveKind::kAllReduce, 8192.0, hw::group_of(c, gpus), c.node);
+  CHECK(plan.tree);
+  CHECK(plan.seconds == doctest::Approx(25.55e-6).scale(0).epsilon(1e-3));
+  // At 1 GiB the ring's bandwidth wins: 2 x 15/16 x 2^30 / 192e9 against 2^30 / (0.5 x 192e9 x 0.92).
+  CHECK_FALSE(hw::plan_collective(hw::CollectiveKind::kAllReduce, 1073741824.0, hw::group_of(c, gpus), c.node).tree);
+  // Reduce-scatter has no tree in NCCL.
+  CHECK_FALSE(hw::plan_collective(hw::CollectiveKind::kReduceScatter, 8192.0, hw::group_of(c, gpus), c.node).tree);
 }
 
 TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
