@@ -89,20 +89,49 @@ RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& gro
   if (n <= 1 || !(bytes > 0.0)) return best;
   // A ring over n ranks takes n - 1 steps (twice for an all-reduce), of which
   // nodes - 1 (twice) cross the network.
+  // How the kinds map on NCCL's ring model (tuning.cc): an all-reduce takes
+  // 2 (n - 1) steps and moves 2 (n - 1)/n of the buffer per rank; a
+  // reduce-scatter or all-gather n - 1 steps and (n - 1)/n; a broadcast n
+  // steps and the whole buffer. An all-to-all and a send/recv are not rings:
+  // NCCL runs them as concurrent point-to-point transfers, so they pay one
+  // step's latency after the base and move (n - 1)/n of the buffer (all of it
+  // for a send/recv).
+  if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv) {
+    const double bus_bw = ring_bus_bytes_per_s(node, group);
+    const double moved = kind == CollectiveKind::kSendRecv ? bytes : bytes * (n - 1) / n;
+    best.seconds = std::numeric_limits<double>::infinity();
+    for (const Protocol& p : kProtocols) {
+      RingPlan plan;
+      plan.steps = 1;
+      plan.network_steps = group.nodes > 1 ? 1 : 0;
+      plan.base_us = p.base_us;
+      plan.nvlink_step_us = p.nvlink_step_us;
+      plan.network_step_us = p.network_step_us;
+      plan.bandwidth_share = p.bandwidth_share;
+      plan.bus_bytes_per_s = bus_bw;
+      plan.bus_bytes = moved;
+      const double latency_us = p.base_us + (group.nodes > 1 ? p.network_step_us : p.nvlink_step_us);
+      plan.seconds = latency_us * 1e-6 + moved / (bus_bw * p.bandwidth_share);
+      if (plan.seconds < best.seconds) best = plan;
+    }
+    best.point_to_point = true;
+    return best;
+  }
+  const bool broadcast = kind == CollectiveKind::kBroadcast;
   const int rounds = kind == CollectiveKind::kAllReduce ? 2 : 1;
   const double bus_bw = ring_bus_bytes_per_s(node, group);
   const bool one_per_node = group.ranks_per_node < 2;
   best.seconds = std::numeric_limits<double>::infinity();
   for (const Protocol& p : kProtocols) {
     RingPlan plan;
-    plan.steps = rounds * (n - 1);
+    plan.steps = broadcast ? n : rounds * (n - 1);
     plan.network_steps = rounds * (group.nodes - 1);
     plan.base_us = p.base_us;
     plan.nvlink_step_us = p.nvlink_step_us;
     plan.network_step_us = p.network_step_us;
     plan.bandwidth_share = one_per_node ? p.bandwidth_share_one_per_node : p.bandwidth_share;
     plan.bus_bytes_per_s = bus_bw;
-    plan.bus_bytes = bytes * rounds * (n - 1) / n;
+    plan.bus_bytes = broadcast ? bytes : bytes * rounds * (n - 1) / n;
     const double latency_us = p.base_us + (plan.steps - plan.network_steps) * p.nvlink_step_us +
                               plan.network_steps * p.network_step_us;
     plan.seconds = latency_us * 1e-6 + plan.bus_bytes / (bus_bw * plan.bandwidth_share);

@@ -11,7 +11,14 @@
 
 namespace trainsim::hw {
 
-enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather };
+enum class CollectiveKind {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,  // a ring, as NCCL runs it: n steps of latency, the buffer once over the bus
+  kAllToAll,   // every rank sends 1/n of its buffer to each other rank (NCCL: grouped send/recv)
+  kSendRecv,   // one rank to one other (the group holds the two)
+};
 
 // Where the members of a group sit.
 struct CollectiveGroup {
@@ -34,7 +41,8 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
 // How NCCL would run a ring collective: the protocol that gives the shortest
 // time, and what that time is made of.
 struct RingPlan {
-  bool tree = false;      // the plan is NCCL's tree all-reduce, not a ring (see plan_collective)
+  bool tree = false;            // the plan is NCCL's tree all-reduce, not a ring (see plan_collective)
+  bool point_to_point = false;  // an all-to-all or send/recv: concurrent transfers, not a ring
   int steps = 0;          // ring steps: n - 1, twice for an all-reduce
   int network_steps = 0;  // of which cross the network: nodes - 1 (twice for an all-reduce)
   double base_us = 0.0;             // the protocol's launch latency

@@ -67,8 +67,8 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     finish(id, engine);
     return;
   }
-  if (in.plan.tree) {
-    // Only rings run as flows; a tree takes its modelled time.
+  if (in.plan.tree || in.plan.point_to_point) {
+    // Only rings run as flows; a tree or an all-to-all takes its modelled time.
     engine.schedule(id_, engine.now() + core::Time::seconds(in.plan.seconds), token(kAnalyticDone, id));
     return;
   }

@@ -104,3 +104,19 @@ TEST_CASE("across oversubscribed leaves a ring gets the NICs' share of the up-li
   CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 16})) == doctest::Approx(12e9).scale(0));
   CHECK(hw::ring_bus_bytes_per_s(c.node, hw::group_of(c, {0, 8})) == doctest::Approx(24e9).scale(0));
 }
+
+TEST_CASE("broadcast, all-to-all and send/recv in the same model") {
+  // 8 ranks in one node, 1 GiB, Simple protocol wins at this size.
+  // Broadcast: n = 8 steps: 8.4 + 8 x 3.4 = 35.6 us, plus 2^30 / 240e9 = 4.4739 ms -> 4.5095 ms.
+  // All-to-all: one step: 8.4 + 3.4 = 11.8 us, plus 7/8 x 2^30 / 240e9 = 3.9147 ms -> 3.9265 ms.
+  // Send/recv between 2 GPUs: 11.8 us + 2^30 / 240e9 = 4.4857 ms.
+  hw::ClusterSpec c{a100_node(), 1};
+  const auto g = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7});
+  const double gib = 1073741824.0;
+  CHECK(hw::collective_time(hw::CollectiveKind::kBroadcast, gib, g, c.node).to_seconds() ==
+        doctest::Approx(4.5095e-3).scale(0).epsilon(1e-4));
+  CHECK(hw::collective_time(hw::CollectiveKind::kAllToAll, gib, g, c.node).to_seconds() ==
+        doctest::Approx(3.9265e-3).scale(0).epsilon(1e-4));
+  CHECK(hw::collective_time(hw::CollectiveKind::kSendRecv, gib, hw::group_of(c, {0, 1}), c.node).to_seconds() ==
+        doctest::Approx(4.4857e-3).scale(0).epsilon(1e-4));
+}

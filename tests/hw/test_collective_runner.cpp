@@ -75,7 +75,8 @@ TEST_CASE("on an idle network flow-level and analytic collectives agree within 5
     hw::ClusterSpec c = dgx_a100(k.nodes);
     c.node.nics_per_node = k.nics;
     const auto group = hw::group_of(c, k.members);
-    for (auto kind : {hw::CollectiveKind::kAllReduce, hw::CollectiveKind::kReduceScatter, hw::CollectiveKind::kAllGather}) {
+    for (auto kind : {hw::CollectiveKind::kAllReduce, hw::CollectiveKind::kReduceScatter, hw::CollectiveKind::kAllGather,
+                      hw::CollectiveKind::kBroadcast, hw::CollectiveKind::kAllToAll}) {
       for (double mib : {1.0, 16.0, 256.0, 1024.0}) {
         const double bytes = mib * 1048576.0;
         const double analytic = hw::collective_time(kind, bytes, group, c.node).to_seconds();
