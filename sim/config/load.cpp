@@ -465,9 +465,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   }
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
   if (s.has("zero_stage")) {
-    const json& z = s.required("zero_stage", "0, 1 or 2");
-    if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 2) {
-      ctx.fail(s.path("zero_stage"), "expected 0, 1 or 2 (ZeRO-3 is not modelled yet), got " + show(z));
+    const json& z = s.required("zero_stage", "0, 1, 2 or 3");
+    if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {
+      ctx.fail(s.path("zero_stage"), "expected 0, 1, 2 or 3, got " + show(z));
     }
     p.zero_stage = z.get<int>();
   }

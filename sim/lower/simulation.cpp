@@ -147,6 +147,8 @@ class Lowering {
   // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
   std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
   std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
+  std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
+  std::map<core::TaskId, hw::MemoryEffect> effects_;          // memory taken and given back, by task
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
   struct KeyHash {
     std::size_t operator()(const std::tuple<int, int, int, int, int>& k) const {
@@ -256,6 +258,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   first_.resize(Q);
   last_.resize(Q);
   last_collective_.resize(Q);
+  last_gather_.resize(Q);
 
   for (int p = 0; p < P; ++p) lower_pipeline(p);
   for (int p = 0; p < P; ++p) wire_dependencies(p);
@@ -274,11 +277,13 @@ std::unique_ptr<Simulation> Lowering::build() {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
       const std::int64_t bytes = costs_.stages[a.stage].activation_bytes;
-      if (a.op == Op::kForward) sim_->memory.set_effect(*first_[q][k], {static_cast<std::uint32_t>(q), bytes, 0});
-      if (schedule::is_backward_end(a.op)) {
-        sim_->memory.set_effect(*last_[q][k], {static_cast<std::uint32_t>(q), 0, bytes});
-      }
+      if (a.op == Op::kForward) effects_[*first_[q][k]].allocate_at_start += bytes;
+      if (schedule::is_backward_end(a.op)) effects_[*last_[q][k]].release_at_end += bytes;
     }
+  }
+  for (auto& [task, effect] : effects_) {
+    effect.pool = static_cast<std::uint32_t>(sim_->info[task].rank);
+    sim_->memory.set_effect(task, effect);
   }
   for (int q = 0; q < Q; ++q) sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
   if (options_.comm_slowdown > 0.0) {
@@ -293,7 +298,7 @@ void Lowering::lower_pipeline(int p) {
   const int R = shape_.ranks;
   const bool full = !symmetric();
   const int dp_participants = full ? plan_.dp : 1;
-  enum Kind { kBucket, kEmbedding, kGather, kBarrier };
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter };
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -308,6 +313,7 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
     const std::vector<int> group = dp_group(r, pipe.tensor);
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
+    std::vector<core::TaskId> computed;   // the last task of each compute action so far
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const Action& a = actions[k];
       const TaskInfo info{TaskKind::kCompute, a, q, -1};
@@ -318,6 +324,33 @@ void Lowering::lower_pipeline(int p) {
         const core::Time duration = compute_duration(a, c);
         const bool split = schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
         const std::size_t parts = split ? std::max<std::size_t>(1, c.grad_bucket_share.size()) : 1;
+        // ZeRO-3: gather the stage's parameters before F and before the
+        // backward that needs them (B or I), on a stream of its own, at most
+        // one action ahead (the gather waits for the action before last).
+        std::optional<core::TaskId> gather;
+        const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
+        if (c.param_gather > core::Time::zero() && needs_params) {
+          core::Task t;
+          t.resource = runner_id_;
+          const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(k), pipe.tensor,
+                                           full ? 0 : pipe.replica);
+          auto it = instances_.find(key);
+          if (it == instances_.end()) {
+            const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                        ? std::optional<core::Time>(c.param_gather)
+                                                        : std::nullopt;
+            it = instances_
+                     .emplace(key, sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group,
+                                                          dp_participants, fixed, peers_groups))
+                     .first;
+          }
+          t.route = it->second;
+          gather = add_task(t, {TaskKind::kParamAllGather, a, q, -1});
+          if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], *gather);
+          last_gather_[q] = gather;
+          if (computed.size() >= 2) edges_.emplace_back(computed[computed.size() - 2], *gather);
+          effects_[*gather].allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
+        }
         core::Time done;
         for (std::size_t j = 0; j < parts; ++j) {
           const core::Time d = j + 1 == parts ? duration - done
@@ -330,9 +363,20 @@ void Lowering::lower_pipeline(int p) {
           if (j == 0) {
             first_[q][k] = id;
             if (barrier) edges_.emplace_back(*barrier, id);
+            if (gather) edges_.emplace_back(*gather, id);
           }
           last_[q][k] = id;
           if (split) backward_parts[a.stage].push_back(id);
+        }
+        computed.push_back(*last_[q][k]);
+        if (gather) effects_[*last_[q][k]].release_at_end += static_cast<std::int64_t>(c.param_gather_bytes);
+        if (c.grad_scatter > core::Time::zero() && schedule::is_backward_end(a.op)) {
+          // ZeRO-3: this backward's gradients go to their owners at once.
+          collective_task(q, {kGradScatter, a.stage, static_cast<int>(k), pipe.tensor, full ? 0 : pipe.replica},
+                          hw::CollectiveKind::kReduceScatter, c.grad_bytes, group, dp_participants, c.grad_scatter,
+                          {TaskKind::kGradReduce, a, q, -1}, peers_groups)
+              ;
+          edges_.emplace_back(*last_[q][k], last_collective_[q].value());
         }
         if (full && plan_.tp > 1) {
           // Tensor peers all-reduce inside every compute action: none runs ahead.

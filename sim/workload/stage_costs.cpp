@@ -81,6 +81,7 @@ double model_state_bytes_per_param(int zero_stage, int dp) {
   switch (zero_stage) {
     case 1: return 4.0 + 12.0 / d;
     case 2: return 2.0 + 14.0 / d;
+    case 3: return 16.0 / d;
     default: return kModelStateBytesPerParam;
   }
 }
@@ -148,7 +149,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // Gradient buckets, in the order backward fills them.
     const double grad_bytes = c.params * kActivationBytes;
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
-    const auto buckets = plan.dp > 1 ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes))) : 1;
+    // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
+    const auto buckets = plan.dp > 1 && plan.zero_stage < 3
+                             ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes)))
+                             : 1;
     if (buckets > 1'000'000) {
       throw std::overflow_error(std::to_string(buckets) + " gradient buckets on one stage; raise parallel.grad_bucket_mib");
     }
@@ -156,12 +160,19 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.grad_bytes = grad_bytes;
     c.grad_reduce_kind = reduce;
     for (std::size_t k = 0; k < buckets; ++k) {
-      const double bytes = plan.dp > 1 ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes) : 0.0;
+      const double bytes = plan.dp > 1 && plan.zero_stage < 3
+                               ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
+                               : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       c.grad_bucket_reduce.push_back(hw::collective_time(reduce, bytes, dp_group, node));
     }
-    if (plan.zero_stage >= 1) {
+    if (plan.zero_stage == 1 || plan.zero_stage == 2) {
       c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node);
+    }
+    if (plan.zero_stage == 3 && plan.dp > 1) {
+      c.param_gather_bytes = c.params * kActivationBytes;
+      c.param_gather = hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node);
+      c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node);
     }
     if (tied && stages > 1 && (first || last)) {
       const hw::CollectiveGroup ends =

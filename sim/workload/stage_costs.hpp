@@ -36,6 +36,13 @@ struct StageCost {
   hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
+  // ZeRO-3: the stage's parameters are sharded too; they are all-gathered
+  // before each forward and each backward (into a buffer of param_gather_bytes
+  // freed when the action ends) and the gradients reduce-scattered after each
+  // backward. Zero otherwise.
+  core::Time param_gather;
+  double param_gather_bytes = 0.0;
+  core::Time grad_scatter;
   // Tied input/output embeddings with pp > 1: the first and last stages each
   // hold a copy and all-reduce its gradient between them (Megatron-LM's
   // embedding group). Zero on other stages.
@@ -62,8 +69,8 @@ struct StageCosts {
 // (ZeRO, arXiv 1910.02054 §3.1).
 inline constexpr double kModelStateBytesPerParam = 16.0;
 
-// Per GPU, per parameter of its model shard, under ZeRO stage 0-2 over `dp`
-// replicas (ZeRO §5.1): 16; 4 + 12/dp; 2 + 14/dp.
+// Per GPU, per parameter of its model shard, under ZeRO stage 0-3 over `dp`
+// replicas (ZeRO §5.1): 16; 4 + 12/dp; 2 + 14/dp; 16/dp.
 double model_state_bytes_per_param(int zero_stage, int dp);
 // Adam's step reads FP32 weight, momentum, variance and the FP16 gradient
 // (12 + 2) and writes the three FP32 tensors and the FP16 weight (12 + 2).

@@ -284,11 +284,10 @@ TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
         "parallel.recompute=some)");
 }
 
-TEST_CASE("ZeRO stages 0 to 2 are read; 3 is refused") {
-  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=2"}).plan.zero_stage == 2);
-  CHECK(error_of(base(), {"parallel.zero_stage=3"}) ==
-        "test.json: parallel.zero_stage: expected 0, 1 or 2 (ZeRO-3 is not modelled yet), got 3 (from --set "
-        "parallel.zero_stage=3)");
+TEST_CASE("ZeRO stages 0 to 3 are read; others refused") {
+  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3"}).plan.zero_stage == 3);
+  CHECK(error_of(base(), {"parallel.zero_stage=4"}) ==
+        "test.json: parallel.zero_stage: expected 0, 1, 2 or 3, got 4 (from --set parallel.zero_stage=4)");
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_bucket_mib=50"}).plan.grad_bucket_mib == 50);
 }
 

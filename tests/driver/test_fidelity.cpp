@@ -34,6 +34,7 @@ TEST_CASE("symmetric and full fidelity agree within 1%") {
       {"cluster.node.nics_per_node=1"},              // eight GPUs' pipeline sends on one NIC
       {"cluster.node.nics_per_node=1", "options.collectives=flow"},  // and the rings' flows beside them
       {"parallel.tp=8", "parallel.dp=1", "options.collectives=flow"},  // one GPU per node per stage
+      {"parallel.zero_stage=3", "options.collectives=flow"},          // parameter gathers beside scatters
       // data parallelism across nodes, contending with pipeline traffic on shared NICs:
       {"parallel.tp=1", "parallel.pp=2", "parallel.dp=16", "parallel.global_batch=128", "cluster.node.nics_per_node=2",
        "options.collectives=flow"},

@@ -225,3 +225,21 @@ TEST_CASE("compute slows while a gradient bucket is reduced beside it") {
   const auto sim = simulate("1f1b", 1, 1, costs, 1, options);
   CHECK(sim->timeline.makespan.to_microseconds() == doctest::Approx(59).scale(0));
 }
+
+TEST_CASE("ZeRO-3 gathers parameters one action ahead and scatters each backward's gradients") {
+  // p = 1, m = 2 (1F1B: F0 F1 B0 B1), F = 10 us, B = 20 us, all-gather 5 us,
+  // reduce-scatter 3 us, gathers on their own stream, each at most one action
+  // ahead (it waits for the action before last):
+  //   gather F0 0..5, F0 5..15; gather F1 5..10, F1 15..25;
+  //   gather B0 waits F0: 15..20, B0 25..45; scatter B0 45..48;
+  //   gather B1 waits F1: 25..30, B1 45..65; scatter B1 65..68;
+  //   REDUCE_GRAD (nothing left) and the optimizer (0 us) at 68.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].param_gather = Time::microseconds(5);
+  costs.stages[0].param_gather_bytes = 1000;
+  costs.stages[0].grad_scatter = Time::microseconds(3);
+  const auto sim = simulate("1f1b", 1, 2, costs);
+  CHECK(sim->timeline.makespan == Time::microseconds(68));
+  // Two gathered copies can be held at once (the current action's and the next one's).
+  CHECK(sim->memory.pools()[0].peak() == 2000);
+}

@@ -205,6 +205,7 @@ TEST_CASE("model state per GPU follows the ZeRO paper's formulas") {
   CHECK(psi * model_state_bytes_per_param(0, 64) == doctest::Approx(120e9).scale(0));
   CHECK(psi * model_state_bytes_per_param(1, 64) == doctest::Approx(31.40625e9).scale(0));  // (4 + 12/64) psi
   CHECK(psi * model_state_bytes_per_param(2, 64) == doctest::Approx(16.640625e9).scale(0));  // (2 + 14/64) psi
+  CHECK(psi * model_state_bytes_per_param(3, 64) == doctest::Approx(1.875e9).scale(0));  // 16/64 psi: the paper's 1.9 GB
 }
 
 TEST_CASE("gradients are reduced in buckets in backward order") {
