@@ -282,6 +282,18 @@ class Section {
   std::string string_or(const std::string& key, const std::string& fallback) const {
     return has(key) ? string(key) : fallback;
   }
+  // One of a few named values: `choice("kind", kFlat, {{"flat", kFlat}, ...})`.
+  template <class T>
+  T choice(const std::string& key, T fallback, const std::vector<std::pair<std::string, T>>& options) const {
+    if (!has(key)) return fallback;
+    const std::string given = string(key);
+    std::string names;
+    for (std::size_t i = 0; i < options.size(); ++i) {
+      if (options[i].first == given) return options[i].second;
+      names += (i == 0 ? "" : i + 1 == options.size() ? " or " : ", ") + ("\"" + options[i].first + "\"");
+    }
+    ctx_.fail(path(key), "expected " + names + ", got " + show(json(given)));
+  }
   bool boolean_or(const std::string& key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = (*obj_)[key];
@@ -391,16 +403,10 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   if (doc["cluster"].contains("network")) {
     const Section w(doc, "cluster.network", ctx);
     hw::NetworkSpec& net = cluster.network;
-    const std::string kind = w.string_or("kind", "flat");
-    if (kind == "flat") {
-      net.kind = hw::NetworkKind::kFlat;
-    } else if (kind == "fat-tree") {
-      net.kind = hw::NetworkKind::kFatTree;
-    } else if (kind == "rail") {
-      net.kind = hw::NetworkKind::kRail;
-    } else {
-      ctx.fail(w.path("kind"), "expected \"flat\", \"fat-tree\" or \"rail\", got " + show(json(kind)));
-    }
+    net.kind = w.choice<hw::NetworkKind>("kind", hw::NetworkKind::kFlat,
+                                         {{"flat", hw::NetworkKind::kFlat},
+                                          {"fat-tree", hw::NetworkKind::kFatTree},
+                                          {"rail", hw::NetworkKind::kRail}});
     net.nodes_per_leaf = w.positive_int_or("nodes_per_leaf", 1, kMaxCount);
     net.oversubscription = w.has("oversubscription") ? w.positive_number("oversubscription", 1.0, 1e3) : 1.0;
     net.switch_latency_us = w.has("switch_latency_us") ? w.non_negative_number("switch_latency_us", kMaxMicroseconds) : 0.0;
@@ -419,14 +425,8 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   const Section s(doc, "model", ctx);
   workload::TransformerSpec m;
   m.name = s.string_or("name", "custom model");
-  const std::string arch = s.string_or("arch", "gpt");
-  if (arch == "gpt") {
-    m.arch = workload::Arch::kGpt;
-  } else if (arch == "llama") {
-    m.arch = workload::Arch::kLlama;
-  } else {
-    ctx.fail(s.path("arch"), "expected \"gpt\" or \"llama\", got " + show(json(arch)));
-  }
+  m.arch = s.choice<workload::Arch>("arch", workload::Arch::kGpt,
+                                     {{"gpt", workload::Arch::kGpt}, {"llama", workload::Arch::kLlama}});
   m.layers = s.positive_int("layers", kMaxModelDim);
   m.hidden = s.positive_int("hidden", kMaxModelDim);
   m.heads = s.positive_int("heads", kMaxModelDim);
@@ -453,16 +453,10 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);
   p.schedule = s.string_or("schedule", "1f1b");
-  const std::string recompute = s.string_or("recompute", "none");
-  if (recompute == "none") {
-    p.recompute = workload::Recompute::kNone;
-  } else if (recompute == "selective") {
-    p.recompute = workload::Recompute::kSelective;
-  } else if (recompute == "full") {
-    p.recompute = workload::Recompute::kFull;
-  } else {
-    ctx.fail(s.path("recompute"), "expected \"none\", \"selective\" or \"full\", got " + show(json(recompute)));
-  }
+  p.recompute = s.choice<workload::Recompute>("recompute", workload::Recompute::kNone,
+                                               {{"none", workload::Recompute::kNone},
+                                                {"selective", workload::Recompute::kSelective},
+                                                {"full", workload::Recompute::kFull}});
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
   if (s.has("zero_stage")) {
     const json& z = s.required("zero_stage", "0, 1, 2 or 3");
@@ -498,12 +492,7 @@ Options read_options(const json& doc, const Context& ctx) {
   if (!doc.contains("options")) return o;
   const Section s(doc, "options", ctx);
   o.strict_memory = s.boolean_or("strict_memory", false);
-  const std::string fidelity = s.string_or("fidelity", "symmetric");
-  if (fidelity == "symmetric" || fidelity == "full") {
-    o.full_fidelity = fidelity == "full";
-  } else {
-    ctx.fail(s.path("fidelity"), "expected \"symmetric\" or \"full\", got " + show(json(fidelity)));
-  }
+  o.full_fidelity = s.choice<bool>("fidelity", false, {{"symmetric", false}, {"full", true}});
   // Lists of small objects: each entry's keys are checked here.
   auto entries = [&](const std::string& key, const std::vector<std::string>& known,
                      const std::function<void(const std::string& where, const json& entry)>& read) {
@@ -558,12 +547,7 @@ Options read_options(const json& doc, const Context& ctx) {
     o.links.push_back(f);
   });
   if (s.has("comm_slowdown")) o.comm_slowdown = s.non_negative_number("comm_slowdown", 10.0);
-  const std::string collectives = s.string_or("collectives", "analytic");
-  if (collectives == "analytic" || collectives == "flow") {
-    o.flow_collectives = collectives == "flow";
-  } else {
-    ctx.fail(s.path("collectives"), "expected \"analytic\" or \"flow\", got " + show(json(collectives)));
-  }
+  o.flow_collectives = s.choice<bool>("collectives", false, {{"analytic", false}, {"flow", true}});
   return o;
 }
 
