@@ -187,15 +187,24 @@ TEST_CASE("a tied embedding's gradient all-reduce waits for both ends of the pip
   CHECK(sim->timeline.makespan == Time::microseconds(65));
 }
 
-TEST_CASE("gradient buckets start as soon as their part of the last backward ends") {
-  // p = 1, m = 1: F 0..10 us, B 10..40 us cut in 3 equal parts ending at 20, 30, 40.
-  // Bucket reductions of 5 us each: 20..25, 30..35, 40..45; optimizer 2 us at 45..47;
-  // then a 7 us parameter all-gather (ZeRO-1/2): 47..54.
+// One stage: F 10 us, B 30 us, gradients in 3 equal buckets of 5 us each,
+// a 2 us optimizer step and a 7 us parameter all-gather (ZeRO-1/2).
+namespace {
+workload::StageCosts three_buckets() {
   workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(30), 0);
   costs.stages[0].grad_bucket_share = {1.0 / 3, 1.0 / 3, 1.0 / 3};
   costs.stages[0].grad_bucket_reduce = {Time::microseconds(5), Time::microseconds(5), Time::microseconds(5)};
   costs.stages[0].optimizer_step = Time::microseconds(2);
   costs.stages[0].param_all_gather = Time::microseconds(7);
+  return costs;
+}
+}  // namespace
+
+TEST_CASE("gradient buckets start as soon as their part of the last backward ends") {
+  // p = 1, m = 1: F 0..10 us, B 10..40 us cut in 3 equal parts ending at 20, 30, 40.
+  // Bucket reductions of 5 us each: 20..25, 30..35, 40..45; optimizer 2 us at 45..47;
+  // then a 7 us parameter all-gather (ZeRO-1/2): 47..54.
+  const workload::StageCosts costs = three_buckets();
   const auto sim = simulate("1f1b", 1, 1, costs);
   std::vector<Time> bucket_starts;
   for (core::TaskId id = 0; id < sim->graph.size(); ++id) {
@@ -215,11 +224,7 @@ TEST_CASE("compute slows while a gradient bucket is reduced beside it") {
   // 20..25 while part 2 does 2.5 us of work, the other 7.5 end at 32.5; bucket 1
   // runs 32.5..37.5 while part 3 does 2.5, the rest ends at 45; bucket 2
   // 45..50; optimizer 50..52; parameter all-gather 52..59.
-  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(30), 0);
-  costs.stages[0].grad_bucket_share = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-  costs.stages[0].grad_bucket_reduce = {Time::microseconds(5), Time::microseconds(5), Time::microseconds(5)};
-  costs.stages[0].optimizer_step = Time::microseconds(2);
-  costs.stages[0].param_all_gather = Time::microseconds(7);
+  const workload::StageCosts costs = three_buckets();
   lower::Options options;
   options.comm_slowdown = 1.0;
   const auto sim = simulate("1f1b", 1, 1, costs, 1, options);
