@@ -450,9 +450,11 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.tp = s.positive_int_or("tp", 1, kMaxCount);
   p.pp = s.positive_int_or("pp", 1, kMaxCount);
   p.dp = s.positive_int_or("dp", 1, kMaxCount);
+  p.vp = s.positive_int_or("vp", 1, kMaxCount);
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);
   p.schedule = s.string_or("schedule", "1f1b");
+  p.twobp_concat = s.boolean_or("twobp_concat", false);
   p.recompute = s.choice<workload::Recompute>("recompute", workload::Recompute::kNone,
                                                {{"none", workload::Recompute::kNone},
                                                 {"selective", workload::Recompute::kSelective},
@@ -565,15 +567,20 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (!p.stage_layers.empty()) {
     long long sum = 0;
     for (int l : p.stage_layers) sum += l;
-    if (static_cast<int>(p.stage_layers.size()) != p.pp || sum != m.layers) {
-      ctx.fail("parallel.stage_layers", fmt::format("expected pp = {} entries adding up to model.layers = {}, got {} "
-                                                    "adding up to {}",
-                                                    p.pp, m.layers, p.stage_layers.size(), sum));
+    if (static_cast<long long>(p.stage_layers.size()) != static_cast<long long>(p.pp) * p.vp || sum != m.layers) {
+      ctx.fail("parallel.stage_layers", fmt::format("expected pp x vp = {} x {} = {} entries adding up to "
+                                                    "model.layers = {}, got {} adding up to {}",
+                                                    p.pp, p.vp, static_cast<long long>(p.pp) * p.vp, m.layers,
+                                                    p.stage_layers.size(), sum));
     }
-  } else if (m.layers % p.pp != 0) {
-    ctx.fail("parallel.pp", fmt::format("model.layers = {} does not divide into pp = {} stages (or give "
-                                        "parallel.stage_layers)",
-                                        m.layers, p.pp));
+  } else if (m.layers % (static_cast<long long>(p.pp) * p.vp) != 0) {
+    ctx.fail(p.vp > 1 ? "parallel.vp" : "parallel.pp",
+             p.vp > 1 ? fmt::format("model.layers = {} does not divide into pp x vp = {} x {} = {} stages (or give "
+                                    "parallel.stage_layers)",
+                                    m.layers, p.pp, p.vp, static_cast<long long>(p.pp) * p.vp)
+                      : fmt::format("model.layers = {} does not divide into pp = {} stages (or give "
+                                    "parallel.stage_layers)",
+                                    m.layers, p.pp));
   }
   if (m.heads % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp));
@@ -602,11 +609,11 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
   // size that simulates in seconds and fits in memory.
   constexpr long long kMaxStageMicrobatches = 2'500'000;
-  const long long work = static_cast<long long>(p.pp) * (p.global_batch / per_step);
+  const long long work = static_cast<long long>(p.pp) * p.vp * (p.global_batch / per_step);
   if (work > kMaxStageMicrobatches) {
-    ctx.fail("parallel", fmt::format("pp x micro-batches = {} x {} = {} is more than the {} the simulator takes "
-                                     "(raise parallel.microbatch_size or lower parallel.global_batch)",
-                                     p.pp, p.global_batch / per_step, work, kMaxStageMicrobatches));
+    ctx.fail("parallel", fmt::format("pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator "
+                                     "takes (raise parallel.microbatch_size or lower parallel.global_batch)",
+                                     p.pp, p.vp, p.global_batch / per_step, work, kMaxStageMicrobatches));
   }
 }
 

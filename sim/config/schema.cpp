@@ -20,8 +20,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
       {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
       {"parallel",
-       {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel",
-        "zero_stage", "grad_bucket_mib", "stage_layers"}},
+       {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute",
+        "sequence_parallel", "zero_stage", "grad_bucket_mib", "stage_layers"}},
       {"options", {"strict_memory", "fidelity", "collectives", "gpu_speed", "links", "comm_slowdown"}},
   };
   return s;

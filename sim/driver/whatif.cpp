@@ -20,7 +20,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
                   c.forward.to_seconds() * 1e3, c.input_grad.to_seconds() * 1e3, c.weight_grad.to_seconds() * 1e3,
                   static_cast<double>(c.activation_bytes) / 1073741824.0);
   }
-  w.shape = schedule::Shape::linear(plan.pp, plan.microbatches());
+  w.shape = schedule::Shape::looped(plan.pp, plan.vp, plan.microbatches());
   const schedule::Schedule* sched = schedule::find_schedule(plan.schedule);
   if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
   try {
@@ -51,6 +51,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.schedule = sc.plan.schedule;
   info.tp = sc.plan.tp;
   info.pp = sc.plan.pp;
+  info.vp = sc.plan.vp;
   info.dp = sc.plan.dp;
   info.microbatch_size = sc.plan.microbatch_size;
   info.global_batch = sc.plan.global_batch;

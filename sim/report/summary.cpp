@@ -169,6 +169,7 @@ nlohmann::json to_json(const Summary& s) {
   j["plan"] = {{"tp", s.info.tp},
                {"pp", s.info.pp},
                {"dp", s.info.dp},
+               {"vp", s.info.vp},
                {"microbatch_size", s.info.microbatch_size},
                {"global_batch", s.info.global_batch},
                {"microbatches", s.info.microbatches},
@@ -231,8 +232,9 @@ std::string to_text(const Summary& s) {
     out += fmt::format("  {:<24}{}\n", key, value);
   };
   out += fmt::format("trainsim: {} — {} on {} GPUs\n", s.info.config, s.info.model, s.info.gpus);
-  line("plan", fmt::format("tp={} pp={} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
-                           s.info.tp, s.info.pp, s.info.dp, s.info.microbatch_size, s.info.microbatches,
+  line("plan", fmt::format("tp={} pp={}{} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
+                           s.info.tp, s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
+                           s.info.microbatch_size, s.info.microbatches,
                            s.info.global_batch, s.info.schedule,
                            s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
                            s.info.sequence_parallel ? ", sequence parallel" : ""));

@@ -17,6 +17,7 @@ struct RunInfo {
   std::string model;     // model name
   std::string schedule;  // schedule name
   int tp = 1, pp = 1, dp = 1;
+  int vp = 1;  // virtual stages per pipeline rank
   int microbatch_size = 1;
   int global_batch = 1;
   int microbatches = 1;

@@ -20,6 +20,8 @@ std::string op_name(Op op) {
     case Op::kRecvB: return "RECV_B";
     case Op::kReduceGrad: return "REDUCE_GRAD";
     case Op::kOptimizer: return "OPTIMIZER";
+    case Op::kUnshard: return "UNSHARD";
+    case Op::kReshard: return "RESHARD";
   }
   return "?";
 }
@@ -28,7 +30,7 @@ std::string to_string(const Action& a) {
   if (a.op == Op::kOptimizer) return "OPTIMIZER";
   std::string s = std::to_string(a.stage);
   s += op_name(a.op);
-  if (a.op != Op::kReduceGrad) s += std::to_string(a.microbatch);
+  if (a.op != Op::kReduceGrad && a.op != Op::kUnshard && a.op != Op::kReshard) s += std::to_string(a.microbatch);
   return s;
 }
 
@@ -47,6 +49,15 @@ Shape Shape::linear(int ranks, int microbatches) {
   s.stages = ranks;
   s.microbatches = microbatches;
   for (int r = 0; r < ranks; ++r) s.stage_rank.push_back(r);
+  return s;
+}
+
+Shape Shape::looped(int ranks, int virtual_stages, int microbatches) {
+  Shape s;
+  s.ranks = ranks;
+  s.stages = ranks * virtual_stages;
+  s.microbatches = microbatches;
+  for (int st = 0; st < s.stages; ++st) s.stage_rank.push_back(st % ranks);
   return s;
 }
 

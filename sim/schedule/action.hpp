@@ -4,7 +4,8 @@
 //
 // The vocabulary follows torch.distributed.pipelining. Compute actions print as
 // `<stage><op><micro-batch>` (`0F0`, `1B3`, `2I3`, `2W3`); communication as
-// `<stage>SEND_F<mb>` and the like; `<stage>REDUCE_GRAD`; `OPTIMIZER`.
+// `<stage>SEND_F<mb>` and the like; `<stage>REDUCE_GRAD`, `<stage>UNSHARD`,
+// `<stage>RESHARD`; `OPTIMIZER`.
 //
 // Schedule plugins emit compute actions only; with_communication() (see
 // communication.hpp) adds the rest, as torch's lowering passes do.
@@ -27,6 +28,8 @@ enum class Op : std::uint8_t {
   kRecvB,       // RECV_B: receive the output gradient of (stage, mb) from stage + 1
   kReduceGrad,  // REDUCE_GRAD: all-reduce the stage's weight gradients across replicas
   kOptimizer,   // OPTIMIZER: the rank's optimizer step (stage and micro-batch unused)
+  kUnshard,     // UNSHARD: all-gather the stage's sharded parameters (ZeRO-3) for the actions that follow
+  kReshard,     // RESHARD: drop them again; after a backward, reduce-scatter the stage's gradients
 };
 
 struct Action {
@@ -52,6 +55,10 @@ struct Shape {
 
   // The usual placement: stage s on rank s.
   static Shape linear(int ranks, int microbatches);
+  // Looped placement of ranks x virtual_stages stages: stage s on rank
+  // s mod ranks (Megatron-LM's interleaving, breadth-first's looping).
+  static Shape looped(int ranks, int virtual_stages, int microbatches);
+  int virtual_stages() const { return stages / ranks; }
 };
 
 struct Program {

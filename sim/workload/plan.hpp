@@ -17,9 +17,16 @@ struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
   int dp = 1;  // data parallel (replicas)
+  // Virtual stages per pipeline rank (interleaved 1F1B, breadth-first): the
+  // model is cut into pp x vp stages, stage s placed on rank s mod pp.
+  int vp = 1;
   int microbatch_size = 1;
   int global_batch = 1;
   std::string schedule = "1f1b";
+  // 2BP: run each rank's deferred weight-gradient passes as one op over the
+  // concatenated micro-batches (one larger GEMM per weight) instead of one per
+  // micro-batch.
+  bool twobp_concat = false;
   Recompute recompute = Recompute::kNone;
   // Sequence parallelism: the parts of a layer outside the tensor-parallel
   // GEMMs (norms, dropouts) work on 1/tp of the sequence, and each TP
@@ -33,22 +40,25 @@ struct Plan {
   // Gradients are reduced in buckets of this many MiB, each as soon as the
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;
-  // Layers of each pipeline stage; empty for layers / pp on every stage.
+  // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;
 
+  int stages() const { return pp * vp; }
+  // The pipeline rank that runs `stage` (looped placement).
+  int rank_of_stage(int stage) const { return stage % pp; }
   int layers_of_stage(int stage, int model_layers) const {
-    return stage_layers.empty() ? model_layers / pp : stage_layers[stage];
+    return stage_layers.empty() ? model_layers / stages() : stage_layers[stage];
   }
 
   int gpus() const { return tp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.
   int microbatches() const { return global_batch / (dp * microbatch_size); }
-  // GPU id of pipeline rank `stage`, data-parallel replica `replica`, tensor
+  // GPU id of pipeline rank `rank`, data-parallel replica `replica`, tensor
   // rank `tensor`. Megatron-LM's order: tensor ranks fastest, then replicas,
-  // then stages, so a tensor group shares a node.
-  int gpu_of(int stage, int replica = 0, int tensor = 0) const {
-    return (stage * dp + replica) * tp + tensor;
+  // then pipeline ranks, so a tensor group shares a node.
+  int gpu_of(int rank, int replica = 0, int tensor = 0) const {
+    return (rank * dp + replica) * tp + tensor;
   }
 };
 

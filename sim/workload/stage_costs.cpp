@@ -88,7 +88,7 @@ double model_state_bytes_per_param(int zero_stage, int dp) {
 
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
   const hw::NodeSpec& node = cluster.node;
-  const int stages = plan.pp;
+  const int stages = plan.stages();
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
   const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp);
@@ -101,16 +101,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   out.hardware_flops_per_iteration =
       out.model_flops_per_iteration +
       recompute_flops(model, plan.recompute) * static_cast<double>(plan.global_batch);
-  for (int r = 0; r < stages; ++r) {
-    const bool first = r == 0;
-    const bool last = r == stages - 1;
+  for (int st = 0; st < stages; ++st) {
+    const bool first = st == 0;
+    const bool last = st == stages - 1;
+    const int r = plan.rank_of_stage(st);
     std::vector<int> tp_gpus, dp_gpus;
     for (int k = 0; k < plan.tp; ++k) tp_gpus.push_back(plan.gpu_of(r, 0, k));
     for (int d = 0; d < plan.dp; ++d) dp_gpus.push_back(plan.gpu_of(r, d, 0));
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
     const hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_gpus);
 
-    const int layers_per_stage = plan.layers_of_stage(r, model.layers);
+    const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times;
     times.add(layer, layers_per_stage, node, s, tp_group);
     if (first) times.add(embedding, 1, node, s, tp_group);
@@ -176,7 +177,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     if (tied && stages > 1 && (first || last)) {
       const hw::CollectiveGroup ends =
-          hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(stages - 1)});
+          hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(plan.rank_of_stage(stages - 1))});
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node);

@@ -271,8 +271,8 @@ TEST_CASE("notes must be text") {
 TEST_CASE("a plan too large to simulate is refused up front") {
   // pp 4 x (1e9 / 4) micro-batches = 1e9 (stage, micro-batch) pairs.
   CHECK(error_of(base(), {"parallel.global_batch=1000000000"}) ==
-        "test.json: parallel: pp x micro-batches = 4 x 250000000 = 1000000000 is more than the 2500000 the simulator "
-        "takes (raise parallel.microbatch_size or lower parallel.global_batch)");
+        "test.json: parallel: pp x vp x micro-batches = 4 x 1 x 250000000 = 1000000000 is more than the 2500000 the "
+        "simulator takes (raise parallel.microbatch_size or lower parallel.global_batch)");
 }
 
 TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
@@ -327,7 +327,8 @@ TEST_CASE("stages may hold different numbers of layers") {
   CHECK(s.plan.layers_of_stage(0, 24) == 5);
   CHECK(s.plan.layers_of_stage(1, 24) == 7);
   CHECK(error_of(base(), {"parallel.stage_layers=[6, 6, 6]"}) ==
-        "test.json: parallel.stage_layers: expected pp = 4 entries adding up to model.layers = 24, got 3 adding up to 18 "
+        "test.json: parallel.stage_layers: expected pp x vp = 4 x 1 = 4 entries adding up to model.layers = 24, got 3 "
+        "adding up to 18 "
         "(from --set parallel.stage_layers=[6, 6, 6])");
   CHECK(error_of(base(), {"parallel.stage_layers=[6, 6, 6, 0]"}) ==
         "test.json: parallel.stage_layers[3]: expected a positive integer, got 0 (from --set "
@@ -362,4 +363,16 @@ TEST_CASE("a straggler must be a GPU of the cluster, listed once") {
   CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 3, "factor": 0.8}, {"gpu": 3, "factor": 0.5}])"}) ==
         "test.json: options.gpu_speed[1].gpu: GPU 3 is listed twice (from --set "
         "options.gpu_speed=[{\"gpu\": 3, \"factor\": 0.8}, {\"gpu\": 3, \"factor\": 0.5}])");
+}
+
+TEST_CASE("virtual stages must divide the layers") {
+  // 24 layers over pp 4 x vp 2 = 8 stages of 3 layers; vp 5 gives 20 stages, 24 % 20 != 0.
+  const Scenario s = load_document(base(), "test.json", ".", {"parallel.vp=2"});
+  CHECK(s.plan.stages() == 8);
+  CHECK(s.plan.layers_of_stage(7, 24) == 3);
+  CHECK(s.plan.rank_of_stage(5) == 1);
+  CHECK(error_of(base(), {"parallel.vp=5"}) ==
+        "test.json: parallel.vp: model.layers = 24 does not divide into pp x vp = 4 x 5 = 20 stages (or give "
+        "parallel.stage_layers) (from --set parallel.vp=5)");
+  CHECK(error_of(base(), {"parallel.vp=0"}).find("parallel.vp: expected") != std::string::npos);
 }
