@@ -12,7 +12,7 @@ namespace {
 
 void print_schedules() {
   for (const auto& s : trainsim::schedule::all_schedules()) {
-    fmt::print("{:<10} {}\n", s->name(), s->description());
+    fmt::print("{:<17} {}\n", s->name(), s->description());
   }
 }
 

@@ -6,6 +6,7 @@
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
+#include "schedule/sharding.hpp"
 
 namespace trainsim::driver {
 
@@ -25,6 +26,8 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
   try {
     w.program = schedule::with_communication(sched->program(w.shape), w.shape);
+    // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
+    if (plan.zero_stage == 3 && plan.dp > 1) w.program = schedule::with_sharding(w.program);
   } catch (const std::invalid_argument& e) {
     throw schedule::ProgramError(e.what());  // the plugin refused the shape
   }

@@ -33,6 +33,17 @@ std::tuple<Op, int, int> matching_send(const Action& recv) {
   return {Op::kSendB, recv.stage + 1, recv.microbatch};
 }
 
+// Whether actions[k] ends a run of backward-ending actions (B or W) of its
+// stage: the next compute action on the rank is not another of them.
+bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
+  if (!schedule::is_backward_end(actions[k].op)) return false;
+  for (std::size_t j = k + 1; j < actions.size(); ++j) {
+    if (!schedule::is_compute(actions[j].op)) continue;
+    return !(schedule::is_backward_end(actions[j].op) && actions[j].stage == actions[k].stage);
+  }
+  return true;
+}
+
 // Slows a GPU's compute stream while collectives of that GPU run.
 class Interference final : public hw::CollectiveListener {
  public:
@@ -126,6 +137,7 @@ class Lowering {
     }
     return copies;
   }
+  void find_concatenated_weight_grads();
   void lower_pipeline(int p);
   void wire_dependencies(int p);
 
@@ -142,6 +154,11 @@ class Lowering {
   std::vector<Pipeline> pipelines_;
   std::vector<std::vector<int>> stages_of_rank_;
   core::ResourceId network_id_ = 0, runner_id_ = 0;
+  // Per pipeline rank and action: with parallel.twobp_concat, the index of the
+  // W that ends the concatenated run this W belongs to (-1 for none), and
+  // whether this W ends such a run.
+  std::vector<std::vector<int>> merged_into_;
+  std::vector<std::vector<char>> concat_end_;
   std::vector<std::vector<core::TaskId>> compute_order_;  // per simulated GPU
   std::vector<double> slowdown_;                          // per simulated GPU: 1 / speed factor
   // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
@@ -260,6 +277,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   last_collective_.resize(Q);
   last_gather_.resize(Q);
 
+  find_concatenated_weight_grads();
   for (int p = 0; p < P; ++p) lower_pipeline(p);
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
@@ -276,9 +294,23 @@ std::unique_ptr<Simulation> Lowering::build() {
     for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
-      const std::int64_t bytes = costs_.stages[a.stage].activation_bytes;
-      if (a.op == Op::kForward) effects_[*first_[q][k]].allocate_at_start += bytes;
-      if (schedule::is_backward_end(a.op)) effects_[*last_[q][k]].release_at_end += bytes;
+      const workload::StageCost& c = costs_.stages[a.stage];
+      switch (a.op) {
+        case Op::kForward: effects_[*first_[q][k]].allocate_at_start += c.activation_bytes; break;
+        case Op::kBackward: effects_[*last_[q][k]].release_at_end += c.activation_bytes; break;
+        case Op::kInputGrad:
+          // I makes the output gradients W will read and no longer needs the rest.
+          effects_[*first_[q][k]].allocate_at_start += c.weight_grad_bytes;
+          effects_[*last_[q][k]].release_at_end += c.activation_bytes;
+          break;
+        case Op::kWeightGrad: {
+          // A W merged into a concatenated run gives its memory back when the run ends.
+          const int into = merged_into_[r][k];
+          effects_[*last_[q][into < 0 ? k : static_cast<std::size_t>(into)]].release_at_end += c.weight_grad_bytes;
+          break;
+        }
+        default: break;
+      }
     }
   }
   for (auto& [task, effect] : effects_) {
@@ -291,6 +323,40 @@ std::unique_ptr<Simulation> Lowering::build() {
     sim_->collectives->set_listener(sim_->interference.get());
   }
   return std::move(sim_);
+}
+
+void Lowering::find_concatenated_weight_grads() {
+  const int R = shape_.ranks, M = shape_.microbatches;
+  merged_into_.resize(R);
+  concat_end_.resize(R);
+  for (int r = 0; r < R; ++r) {
+    const auto& actions = program_.ranks[r];
+    merged_into_[r].assign(actions.size(), -1);
+    concat_end_[r].assign(actions.size(), 0);
+    if (!plan_.twobp_concat) continue;
+    // Runs of W's of one stage, apart only by non-compute actions, that cover
+    // every micro-batch.
+    for (std::size_t k = 0; k < actions.size();) {
+      if (actions[k].op != Op::kWeightGrad) {
+        ++k;
+        continue;
+      }
+      std::vector<std::size_t> run = {k};
+      std::size_t j = k + 1;
+      for (; j < actions.size(); ++j) {
+        if (actions[j].op == Op::kWeightGrad && actions[j].stage == actions[k].stage) {
+          run.push_back(j);
+        } else if (schedule::is_compute(actions[j].op)) {
+          break;
+        }
+      }
+      if (static_cast<int>(run.size()) == M && M > 1) {
+        for (std::size_t x = 0; x + 1 < run.size(); ++x) merged_into_[r][run[x]] = static_cast<int>(run.back());
+        concat_end_[r][run.back()] = 1;
+      }
+      k = j;
+    }
+  }
 }
 
 void Lowering::lower_pipeline(int p) {
@@ -313,7 +379,11 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
     const std::vector<int> group = dp_group(r, pipe.tensor);
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
-    std::vector<core::TaskId> computed;   // the last task of each compute action so far
+    // ZeRO-3 windows (UNSHARD ... RESHARD): the gather the next action waits
+    // for, the last task of the latest action that used the parameters, and
+    // the end of every closed window.
+    std::optional<core::TaskId> pending_gather, last_param_action;
+    std::vector<core::TaskId> window_ends;
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const Action& a = actions[k];
       const TaskInfo info{TaskKind::kCompute, a, q, -1};
@@ -321,35 +391,20 @@ void Lowering::lower_pipeline(int p) {
         // The last backward of a stage is cut by gradient bucket; parts share
         // the duration by bucket size, the last taking the rounding.
         const workload::StageCost& c = costs_.stages[a.stage];
-        const core::Time duration = compute_duration(a, c);
+        // parallel.twobp_concat: a rank's W's of one stage over every
+        // micro-batch run as one op; it is timed on the run's last W, the
+        // others take no time.
+        core::Time duration = compute_duration(a, c);
+        if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
+        if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
         const bool split = schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
         const std::size_t parts = split ? std::max<std::size_t>(1, c.grad_bucket_share.size()) : 1;
-        // ZeRO-3: gather the stage's parameters before F and before the
-        // backward that needs them (B or I), on a stream of its own, at most
-        // one action ahead (the gather waits for the action before last).
+        // ZeRO-3: the action waits for its window's gather (UNSHARD).
         std::optional<core::TaskId> gather;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        if (c.param_gather > core::Time::zero() && needs_params) {
-          core::Task t;
-          t.resource = runner_id_;
-          const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(k), pipe.tensor,
-                                           full ? 0 : pipe.replica);
-          auto it = instances_.find(key);
-          if (it == instances_.end()) {
-            const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
-                                                        ? std::optional<core::Time>(c.param_gather)
-                                                        : std::nullopt;
-            it = instances_
-                     .emplace(key, sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group,
-                                                          dp_participants, fixed, peers_groups))
-                     .first;
-          }
-          t.route = it->second;
-          gather = add_task(t, {TaskKind::kParamAllGather, a, q, -1});
-          if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], *gather);
-          last_gather_[q] = gather;
-          if (computed.size() >= 2) edges_.emplace_back(computed[computed.size() - 2], *gather);
-          effects_[*gather].allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
+        if (needs_params && pending_gather) {
+          gather = pending_gather;
+          pending_gather.reset();
         }
         core::Time done;
         for (std::size_t j = 0; j < parts; ++j) {
@@ -368,10 +423,9 @@ void Lowering::lower_pipeline(int p) {
           last_[q][k] = id;
           if (split) backward_parts[a.stage].push_back(id);
         }
-        computed.push_back(*last_[q][k]);
-        if (gather) effects_[*last_[q][k]].release_at_end += static_cast<std::int64_t>(c.param_gather_bytes);
-        if (c.grad_scatter > core::Time::zero() && schedule::is_backward_end(a.op)) {
-          // ZeRO-3: this backward's gradients go to their owners at once.
+        if (needs_params) last_param_action = *last_[q][k];
+        if (c.grad_scatter > core::Time::zero() && ends_backward_run(actions, k)) {
+          // ZeRO-3: the gradients of this run of backwards go to their owners at once.
           collective_task(q, {kGradScatter, a.stage, static_cast<int>(k), pipe.tensor, full ? 0 : pipe.replica},
                           hw::CollectiveKind::kReduceScatter, c.grad_bytes, group, dp_participants, c.grad_scatter,
                           {TaskKind::kGradReduce, a, q, -1}, peers_groups)
@@ -397,6 +451,38 @@ void Lowering::lower_pipeline(int p) {
           edges_.emplace_back(*last_[q][k], id);
           barrier = id;
         }
+      } else if (a.op == Op::kUnshard) {
+        // ZeRO-3: gather the stage's parameters on a stream of its own, at
+        // most one window ahead: it waits for the window before last to end.
+        const workload::StageCost& c = costs_.stages[a.stage];
+        core::Task t;
+        t.resource = runner_id_;
+        const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(k), pipe.tensor,
+                                         full ? 0 : pipe.replica);
+        auto it = instances_.find(key);
+        if (it == instances_.end()) {
+          const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                      ? std::optional<core::Time>(c.param_gather)
+                                                      : std::nullopt;
+          it = instances_
+                   .emplace(key, sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group,
+                                                        dp_participants, fixed, peers_groups))
+                   .first;
+        }
+        t.route = it->second;
+        const core::TaskId id = add_task(t, {TaskKind::kParamAllGather, a, q, -1});
+        first_[q][k] = last_[q][k] = id;
+        if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
+        last_gather_[q] = id;
+        if (window_ends.size() >= 2) edges_.emplace_back(window_ends[window_ends.size() - 2], id);
+        effects_[id].allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
+        pending_gather = id;
+      } else if (a.op == Op::kReshard) {
+        // The window's last action gives the gathered parameters back.
+        if (!last_param_action) throw std::logic_error("RESHARD with no action before it");
+        effects_[*last_param_action].release_at_end +=
+            static_cast<std::int64_t>(costs_.stages[a.stage].param_gather_bytes);
+        window_ends.push_back(*last_param_action);
       } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
         const workload::StageCost& c = costs_.stages[a.stage];
         const double bytes = a.op == Op::kSendF ? c.send_forward_bytes : c.send_backward_bytes;

@@ -1,6 +1,7 @@
 #include "schedule/check.hpp"
 
 #include <algorithm>
+#include <map>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <optional>
@@ -65,6 +66,7 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
         throw ProgramError(where(program, ref) + " but stage " + std::to_string(a.stage) + " is placed on rank " +
                            std::to_string(shape.stage_rank[a.stage]));
       }
+      if (a.op == Op::kUnshard || a.op == Op::kReshard) continue;  // paired in check_sharding
       if (a.op == Op::kReduceGrad) {
         if (reduce[a.stage]) throw ProgramError(where(program, ref) + " repeats " + where(program, *reduce[a.stage]));
         reduce[a.stage] = ref;
@@ -149,8 +151,51 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
   return deps;
 }
 
+namespace {
+
+// UNSHARD and RESHARD of a stage alternate on its rank, starting with UNSHARD
+// and ending with RESHARD; once a stage is sharded, its F, B and I run only
+// between the two.
+void check_sharding(const Program& program) {
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    const auto& actions = program.ranks[r];
+    std::map<int, bool> open;  // stage -> inside an UNSHARD ... RESHARD window
+    for (const Action& a : actions) {
+      if (a.op == Op::kUnshard || a.op == Op::kReshard) open.emplace(a.stage, false);
+    }
+    if (open.empty()) continue;
+    for (int k = 0; k < static_cast<int>(actions.size()); ++k) {
+      const Action& a = actions[k];
+      const ActionRef ref{static_cast<int>(r), k};
+      const auto it = open.find(a.stage);
+      if (a.op == Op::kUnshard) {
+        if (it->second) throw ProgramError(where(program, ref) + " while the stage's parameters are already gathered");
+        it->second = true;
+      } else if (a.op == Op::kReshard) {
+        if (!it->second) {
+          throw ProgramError(where(program, ref) + " without an UNSHARD before it");
+        }
+        it->second = false;
+      } else if ((a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) && it != open.end() &&
+                 !it->second) {
+        throw ProgramError(where(program, ref) + " runs on sharded parameters: no UNSHARD of stage " +
+                           std::to_string(a.stage) + " before it");
+      }
+    }
+    for (const auto& [stage, is_open] : open) {
+      if (is_open) {
+        throw ProgramError("rank " + std::to_string(r) + ": stage " + std::to_string(stage) +
+                           " is gathered (UNSHARD) and never given back (RESHARD)");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Dependency> check(const Program& program, const Shape& shape) {
   std::vector<Dependency> deps = dependencies(program, shape);
+  check_sharding(program);
 
   // Built once, walked once: a compressed-sparse-row graph. The edges come in
   // a fixed order, so the search (and the cycle it reports) is always the same.

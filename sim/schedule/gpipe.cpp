@@ -5,7 +5,7 @@
 namespace trainsim::schedule {
 
 Program GPipe::program(const Shape& shape) const {
-  if (shape.stages != shape.ranks) throw std::invalid_argument("gpipe runs one stage per rank");
+  if (shape.stages != shape.ranks) throw std::invalid_argument("gpipe runs one stage per rank (parallel.vp = 1); see breadth-first");
   Program p;
   p.ranks.resize(shape.ranks);
   for (int s = 0; s < shape.stages; ++s) {

@@ -6,7 +6,7 @@
 namespace trainsim::schedule {
 
 Program OneFOneB::program(const Shape& shape) const {
-  if (shape.stages != shape.ranks) throw std::invalid_argument("1f1b runs one stage per rank");
+  if (shape.stages != shape.ranks) throw std::invalid_argument("1f1b runs one stage per rank (parallel.vp = 1); see interleaved-1f1b");
   Program p;
   p.ranks.resize(shape.ranks);
   const int m = shape.microbatches;

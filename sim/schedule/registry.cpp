@@ -1,7 +1,11 @@
 #include "schedule/registry.hpp"
 
+#include "schedule/breadth_first.hpp"
 #include "schedule/gpipe.hpp"
+#include "schedule/interleaved_one_f_one_b.hpp"
 #include "schedule/one_f_one_b.hpp"
+#include "schedule/two_bp.hpp"
+#include "schedule/zero_bubble.hpp"
 
 namespace trainsim::schedule {
 
@@ -10,6 +14,12 @@ std::vector<std::unique_ptr<Schedule>> make_all() {
   std::vector<std::unique_ptr<Schedule>> all;
   all.push_back(std::make_unique<GPipe>());
   all.push_back(std::make_unique<OneFOneB>());
+  all.push_back(std::make_unique<InterleavedOneFOneB>());
+  all.push_back(std::make_unique<TwoBP>());
+  all.push_back(std::make_unique<GPipeTwoBP>());
+  all.push_back(std::make_unique<ZeroBubbleH1>());
+  all.push_back(std::make_unique<ZeroBubbleH2>());
+  all.push_back(std::make_unique<BreadthFirst>());
   return all;
 }
 }  // namespace

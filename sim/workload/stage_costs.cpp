@@ -56,6 +56,18 @@ double recompute_flops(const TransformerSpec& model, Recompute recompute) {
   return f * model.layers;
 }
 
+// Bytes W keeps from the end of I: for every GEMM with weights, its input X
+// (m x k) and the gradient of its output dY (m x n); the embedding's scatter-add
+// keeps the gradient of its output.
+double weight_grad_operand_bytes(const std::vector<Op>& ops) {
+  double bytes = 0.0;
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0) bytes += (op.m * op.k + op.m * op.n) * kActivationBytes;
+    if (op.kind == OpKind::kElementwise && op.bytes_weight_grad > 0.0) bytes += op.bytes_weight_grad / 3.0;
+  }
+  return bytes;
+}
+
 std::int64_t to_bytes(double b) {
   if (!(b < 0x1p62)) throw std::overflow_error("a memory size of " + std::to_string(b) + " bytes is beyond what the simulator represents");
   return static_cast<std::int64_t>(std::llround(b));
@@ -135,6 +147,19 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
     if (last) activations += 4.0 * s * b * h / t * (1.0 + static_cast<double>(model.vocab) / h);
     c.activation_bytes = to_bytes(activations);
+    double w_operands = layers_per_stage * weight_grad_operand_bytes(layer);
+    if (first) w_operands += weight_grad_operand_bytes(embedding);
+    if (last) w_operands += weight_grad_operand_bytes(head);
+    c.weight_grad_bytes = to_bytes(w_operands);
+    if (plan.twobp_concat) {
+      // The same stage over all micro-batches at once.
+      const int all = plan.microbatch_size * plan.microbatches();
+      PassTimes whole;
+      whole.add(layer_ops(model, all, plan.tp, sp), layers_per_stage, node, s, tp_group);
+      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, node, s, tp_group);
+      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, node, s, tp_group);
+      c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
+    }
 
     double params = layers_per_stage * model.params_per_layer();
     if (first) params += model.embedding_params();

@@ -23,6 +23,13 @@ struct StageCost {
   core::Time tp_comm_forward;   // the TP collective part of `forward`
   core::Time tp_comm_backward;  // the TP collective part of `input_grad`
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
+  // When the backward is split, what W still needs once I has ended: each
+  // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
+  // end gives back activation_bytes and takes these until W ends.
+  std::int64_t weight_grad_bytes = 0;
+  // parallel.twobp_concat: W of all the pipeline's micro-batches run as one op
+  // (GEMMs m times taller, hence more efficient). Zero otherwise.
+  core::Time weight_grad_concat;
   std::int64_t model_state_bytes = 0;  // weights, gradients, optimizer state
   double params = 0.0;                 // parameters held per GPU
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU

@@ -6,6 +6,7 @@
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
+#include "schedule/sharding.hpp"
 
 using namespace trainsim;
 using core::Time;
@@ -40,19 +41,32 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
 }
 
 // Pipeline rank r runs on GPU r * tp (tp = 8 puts each rank on its own node).
+// With `vp` virtual stages per rank, `costs` holds p x vp stages. A stage with
+// ZeRO-3 gather costs gets the UNSHARD/RESHARD pass, as the driver does.
 std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
                                             const workload::StageCosts& costs, int tp = 1,
-                                            const lower::Options& options = {}) {
-  const schedule::Shape shape = schedule::Shape::linear(p, m);
-  const schedule::Program program =
+                                            const lower::Options& options = {}, int vp = 1,
+                                            bool twobp_concat = false) {
+  const schedule::Shape shape = schedule::Shape::looped(p, vp, m);
+  schedule::Program program =
       schedule::with_communication(schedule::find_schedule(schedule)->program(shape), shape);
+  if (costs.stages.front().param_gather > Time::zero()) program = schedule::with_sharding(program);
   const auto deps = schedule::check(program, shape);
   workload::Plan plan;
   plan.tp = tp;
   plan.pp = p;
+  plan.vp = vp;
+  plan.twobp_concat = twobp_concat;
   auto sim = lower::lower(program, shape, deps, costs, cluster(), plan, options);
   lower::run(*sim);
   return sim;
+}
+
+// Uniform stages with the backward split: F, I and W as given.
+workload::StageCosts uniform_split(int stages, Time f, Time i, Time w) {
+  workload::StageCosts costs = uniform(stages, f, i, 0);
+  for (auto& c : costs.stages) c.weight_grad = w;
+  return costs;
 }
 
 }  // namespace
@@ -246,5 +260,143 @@ TEST_CASE("ZeRO-3 gathers parameters one action ahead and scatters each backward
   const auto sim = simulate("1f1b", 1, 2, costs);
   CHECK(sim->timeline.makespan == Time::microseconds(68));
   // Two gathered copies can be held at once (the current action's and the next one's).
+  CHECK(sim->memory.pools()[0].peak() == 2000);
+}
+
+TEST_CASE("uniform costs: interleaved 1F1B and breadth-first take (m v + p - 1)(F + B) per chunk") {
+  // Each chunk costs F and B; a rank's work is m v (F + B) and the pipeline
+  // fills and drains once, over p - 1 chunk slots: the bubble (p - 1)(F + B)
+  // is 1/v of the non-interleaved one for the same model (Narayanan et al. 2021, §2.2.2).
+  const Time F = Time::ps(3000), B = Time::ps(5000);
+  for (const char* name : {"interleaved-1f1b", "breadth-first"}) {
+    for (int p : {1, 2, 4}) {
+      for (int v : {1, 2, 4}) {
+        for (int m : {p, 2 * p, 4 * p}) {
+          CAPTURE(name);
+          CAPTURE(p);
+          CAPTURE(v);
+          CAPTURE(m);
+          const auto sim = simulate(name, p, m, uniform(p * v, F, B, 0), 1, {}, v);
+          CHECK(sim->timeline.makespan == (F + B) * (m * v + p - 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("uniform costs: 2BP takes (m + p - 1)(F + I) + m W") {
+  // 1F1B's shape with I in place of B, then rank 0, the last to finish its
+  // I's, runs its m deferred W's.
+  const Time F = Time::ps(3000), I = Time::ps(3500), W = Time::ps(2500);
+  for (int p : {1, 2, 4, 8}) {
+    for (int m : {1, 3, 8, 16}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const auto sim = simulate("2bp", p, m, uniform_split(p, F, I, W));
+      CHECK(sim->timeline.makespan == (F + I) * (m + p - 1) + W * m);
+    }
+  }
+}
+
+TEST_CASE("uniform costs: ZB-H1 idles (p - 1)(F + I - W), ZB-H2 (p - 1) max(F, F + I - 2W)") {
+  // m >= p and W <= I. ZB-H1's W's fill all of 1F1B's bubble but F + I - W
+  // per stage; ZB-H2's longer warm-up leaves only the fill, (p - 1) F, unless
+  // two W's cannot cover an F + I.
+  for (const auto& [f, i, w] : {std::tuple{1000, 1000, 1000}, std::tuple{1000, 1500, 700}, std::tuple{1000, 1200, 1000}}) {
+    const Time F = Time::ps(f), I = Time::ps(i), W = Time::ps(w);
+    for (int p : {2, 4, 8}) {
+      for (int m : {p, 2 * p, 3 * p}) {
+        CAPTURE(f);
+        CAPTURE(i);
+        CAPTURE(w);
+        CAPTURE(p);
+        CAPTURE(m);
+        const Time work = (F + I + W) * m;
+        CHECK(simulate("zb-h1", p, m, uniform_split(p, F, I, W))->timeline.makespan == work + (F + I - W) * (p - 1));
+        if (m >= 2 * p) {
+          const Time fill = std::max(F, F + I - W - W);
+          CHECK(simulate("zb-h2", p, m, uniform_split(p, F, I, W))->timeline.makespan == work + fill * (p - 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("micro-batches in flight: ZB-H1 as 1F1B (p - r), ZB-H2 2(p - r) - 1, interleaved and breadth-first") {
+  // Activations A are held from F to I (W keeps nothing here): rank r's peak
+  // is the most forwards it runs ahead of its I's. ZB-H1 warms up with
+  // p - r - 1 and adds one; ZB-H2 with 2(p - r) - 2. Breadth-first holds all
+  // m v chunk-micro-batches, as GPipe; interleaved 1F1B (m = p) too, since
+  // Megatron-LM runs every forward first when m = p.
+  const Time F = Time::ps(1000), I = Time::ps(1000), W = Time::ps(1000);
+  const std::int64_t A = 1000;
+  for (int p : {2, 4}) {
+    const int m = 3 * p;
+    auto split = uniform_split(p, F, I, W);
+    for (auto& c : split.stages) c.activation_bytes = A;
+    const auto h1 = simulate("zb-h1", p, m, split);
+    const auto h2 = simulate("zb-h2", p, m, split);
+    for (int r = 0; r < p; ++r) {
+      CAPTURE(p);
+      CAPTURE(r);
+      CHECK(h1->memory.pools()[r].peak() == A * (p - r));
+      CHECK(h2->memory.pools()[r].peak() == A * (2 * (p - r) - 1));
+    }
+    const int v = 2;
+    const auto bf = simulate("breadth-first", p, p, uniform(p * v, F, I, A), 1, {}, v);
+    const auto il = simulate("interleaved-1f1b", p, p, uniform(p * v, F, I, A), 1, {}, v);
+    for (int r = 0; r < p; ++r) {
+      CHECK(bf->memory.pools()[r].peak() == A * p * v);
+      CHECK(il->memory.pools()[r].peak() == A * p * v);
+    }
+  }
+}
+
+TEST_CASE("2BP keeps what every W needs until the end: memory grows with m") {
+  // A = 0, W operands Wb: after its I's a rank holds m x Wb until the W's run.
+  // ZB-H1 runs W's as it goes: rank r owes at most r of them, plus the one
+  // whose operands its current I is making.
+  const Time F = Time::ps(1000), I = Time::ps(1000), W = Time::ps(1000);
+  const std::int64_t Wb = 10;
+  const int p = 4;
+  for (int m : {4, 8, 16}) {
+    auto costs = uniform_split(p, F, I, W);
+    for (auto& c : costs.stages) c.weight_grad_bytes = Wb;
+    const auto two = simulate("2bp", p, m, costs);
+    const auto h1 = simulate("zb-h1", p, m, costs);
+    for (int r = 0; r < p; ++r) {
+      CAPTURE(m);
+      CAPTURE(r);
+      CHECK(two->memory.pools()[r].peak() == Wb * m);
+      CHECK(h1->memory.pools()[r].peak() == Wb * (r + 1));
+    }
+  }
+}
+
+TEST_CASE("parallel.twobp_concat runs a rank's deferred W's as one op") {
+  // p = 1, m = 4: F I F I F I F I, then one W over all four micro-batches,
+  // timed at Wc (here 3 us instead of 4 x 1 us): 4 (2 + 1) + 3 = 15 us.
+  auto costs = uniform_split(1, Time::microseconds(2), Time::microseconds(1), Time::microseconds(1));
+  costs.stages[0].weight_grad_concat = Time::microseconds(3);
+  CHECK(simulate("2bp", 1, 4, costs)->timeline.makespan == Time::microseconds(16));
+  CHECK(simulate("2bp", 1, 4, costs, 1, {}, 1, true)->timeline.makespan == Time::microseconds(15));
+}
+
+TEST_CASE("ZeRO-3 with breadth-first: one gather per pass, one scatter after the last backward") {
+  // GPipe-like order on p = 1, m = 3: windows (F0 F1 F2) and (B0 B1 B2).
+  // F = 10 us, B = 20 us, gather 5 us, reduce-scatter 3 us:
+  //   gather 1: 0..5; F0 5..15, F1 15..25, F2 25..35;
+  //   gather 2 (no window before last to wait for): 5..10;
+  //   B0 35..55, B1 55..75, B2 75..95; one scatter 95..98.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].param_gather = Time::microseconds(5);
+  costs.stages[0].param_gather_bytes = 1000;
+  costs.stages[0].grad_scatter = Time::microseconds(3);
+  const auto sim = simulate("breadth-first", 1, 3, costs);
+  CHECK(sim->timeline.makespan == Time::microseconds(98));
+  int gathers = 0;
+  for (const auto& info : sim->info) gathers += info.kind == lower::TaskKind::kParamAllGather;
+  CHECK(gathers == 2);
+  // Both windows' parameters are held from 5 us (the second was prefetched).
   CHECK(sim->memory.pools()[0].peak() == 2000);
 }

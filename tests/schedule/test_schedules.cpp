@@ -1,19 +1,22 @@
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
+#include "schedule/sharding.hpp"
 
 using namespace trainsim::schedule;
 
 
-TEST_CASE("the registry lists gpipe and 1f1b") {
-  REQUIRE(find_schedule("gpipe") != nullptr);
-  REQUIRE(find_schedule("1f1b") != nullptr);
+TEST_CASE("the registry lists every schedule") {
+  for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "breadth-first"}) {
+    CAPTURE(name);
+    CHECK(find_schedule(name) != nullptr);
+  }
   CHECK(find_schedule("nope") == nullptr);
-  CHECK(all_schedules().size() >= 2);
 }
 
 TEST_CASE("GPipe: all forwards, then all backwards") {
@@ -36,13 +39,94 @@ TEST_CASE("1F1B with fewer micro-batches than stages") {
   CHECK(to_string(p.ranks[0]) == "0F0 0F1 0B0 0B1");
 }
 
-TEST_CASE("every registered schedule passes the checks on assorted shapes") {
+TEST_CASE("every registered schedule passes the checks, or refuses the shape with a reason") {
+  // pp 1..8, vp 1..4, m 1..32: a plugin either emits a program that passes
+  // every check (with and without ZeRO-3's UNSHARD/RESHARD) or throws
+  // std::invalid_argument saying why.
   for (const auto& s : all_schedules()) {
-    for (int ranks : {1, 2, 3, 8}) {
-      for (int m : {1, 2, 5, 16}) {
-        const Shape shape = Shape::linear(ranks, m);
-        CHECK_NOTHROW(check(with_communication(s->program(shape), shape), shape));
+    int accepted = 0;
+    for (int ranks = 1; ranks <= 8; ++ranks) {
+      for (int vp = 1; vp <= 4; ++vp) {
+        for (int m = 1; m <= 32; ++m) {
+          const Shape shape = Shape::looped(ranks, vp, m);
+          Program compute;
+          try {
+            compute = s->program(shape);
+          } catch (const std::invalid_argument& e) {
+            CHECK(std::string(e.what()).size() > 10);
+            continue;
+          }
+          ++accepted;
+          CAPTURE(std::string(s->name()));
+          CAPTURE(ranks);
+          CAPTURE(vp);
+          CAPTURE(m);
+          const Program program = with_communication(compute, shape);
+          CHECK_NOTHROW(check(program, shape));
+          CHECK_NOTHROW(check(with_sharding(program), shape));
+        }
       }
     }
+    CAPTURE(std::string(s->name()));
+    CHECK(accepted > 0);
   }
+}
+
+TEST_CASE("single-stage schedules refuse virtual stages") {
+  for (const char* name : {"gpipe", "1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2"}) {
+    CAPTURE(name);
+    CHECK_THROWS_AS(find_schedule(name)->program(Shape::looped(2, 2, 4)), std::invalid_argument);
+  }
+}
+
+TEST_CASE("interleaved 1F1B: Megatron-LM's warm-up and chunk order") {
+  // p = 2, v = 2, m = 4: 8 steps per rank. Warm-up 2 (p - r - 1) + (v - 1) p:
+  // 4 on rank 0, 2 on rank 1. Forward step k runs chunk (k mod 4) / 2 on
+  // micro-batch k / 4 * 2 + k mod 2; backward steps take the chunks in reverse.
+  // Rank r's chunk c is stage 2c + r.
+  const Program p = find_schedule("interleaved-1f1b")->program(Shape::looped(2, 2, 4));
+  CHECK(to_string(p.ranks[0]) == "0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 0B2 0B3");
+  CHECK(to_string(p.ranks[1]) == "1F0 1F1 3F0 3B0 3F1 3B1 1F2 1B0 1F3 1B1 3F2 3B2 3F3 3B3 1B2 1B3");
+}
+
+TEST_CASE("interleaved 1F1B needs m to be a multiple of pp") {
+  try {
+    (void)find_schedule("interleaved-1f1b")->program(Shape::looped(4, 2, 6));
+    FAIL("accepted m = 6 on pp = 4");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) ==
+          "interleaved-1f1b needs the micro-batches per pipeline (6) to be a multiple of pp (4): change "
+          "parallel.global_batch, microbatch_size or dp");
+  }
+}
+
+TEST_CASE("2BP: 1F1B's order with I for B, every W at the end") {
+  // 1F1B on p = 2, m = 3, rank 0: F0 F1 B0 F2 B1 B2.
+  const Program p = find_schedule("2bp")->program(Shape::linear(2, 3));
+  CHECK(to_string(p.ranks[0]) == "0F0 0F1 0I0 0F2 0I1 0I2 0W0 0W1 0W2");
+  CHECK(to_string(p.ranks[1]) == "1F0 1I0 1F1 1I1 1F2 1I2 1W0 1W1 1W2");
+  const Program g = find_schedule("gpipe-2bp")->program(Shape::linear(2, 2));
+  CHECK(to_string(g.ranks[0]) == "0F0 0F1 0I0 0I1 0W0 0W1");
+}
+
+TEST_CASE("ZB-H1: warm-up p - r - 1, r rounds with W put off, then F I W") {
+  // p = 3, m = 4. Rank 0: F0 F1, then F I W while forwards remain, then I W.
+  // Rank 2: no warm-up, two rounds of F I, then F I W, then the two W's owed.
+  const Program p = find_schedule("zb-h1")->program(Shape::linear(3, 4));
+  CHECK(to_string(p.ranks[0]) == "0F0 0F1 0F2 0I0 0W0 0F3 0I1 0W1 0I2 0W2 0I3 0W3");
+  CHECK(to_string(p.ranks[2]) == "2F0 2I0 2F1 2I1 2F2 2I2 2W0 2F3 2I3 2W1 2W2 2W3");
+}
+
+TEST_CASE("ZB-H2: warm-up 2(p - r) - 2, 2r rounds with W put off") {
+  // p = 2, m = 4. Rank 0: warm-up 2, then F I W. Rank 1: two rounds of F I, then F I W, then W's.
+  const Program p = find_schedule("zb-h2")->program(Shape::linear(2, 4));
+  CHECK(to_string(p.ranks[0]) == "0F0 0F1 0F2 0I0 0W0 0F3 0I1 0W1 0I2 0W2 0I3 0W3");
+  CHECK(to_string(p.ranks[1]) == "1F0 1I0 1F1 1I1 1F2 1I2 1W0 1F3 1I3 1W1 1W2 1W3");
+}
+
+TEST_CASE("breadth-first: each local stage takes every micro-batch in turn") {
+  // p = 2, v = 2, m = 2: rank 0 holds stages 0 and 2.
+  const Program p = find_schedule("breadth-first")->program(Shape::looped(2, 2, 2));
+  CHECK(to_string(p.ranks[0]) == "0F0 0F1 2F0 2F1 2B0 2B1 0B0 0B1");
+  CHECK(to_string(p.ranks[1]) == "1F0 1F1 3F0 3F1 3B0 3B1 1B0 1B1");
 }

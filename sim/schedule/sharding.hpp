@@ -1,0 +1,20 @@
+// Sharded parameters (ZeRO-3 / FSDP): a pass that brackets each run of a
+// stage's compute with UNSHARD (all-gather its parameters) and RESHARD (drop
+// them), as torch.distributed.pipelining's lowering does for FSDP stages.
+//
+// A run is a stretch of consecutive F's, or of consecutive backwards (B or I),
+// of one stage on a rank; W's do not need the parameters, so they neither
+// break a run nor start one. The schedule thereby decides how often weights
+// are gathered: 1F1B alternates F and B, so every action gathers;
+// breadth-first runs every micro-batch through a stage in turn, so a stage
+// gathers once per forward pass and once per backward pass.
+#pragma once
+
+#include "schedule/action.hpp"
+
+namespace trainsim::schedule {
+
+// `program` with communication already added (with_communication).
+Program with_sharding(const Program& program);
+
+}  // namespace trainsim::schedule

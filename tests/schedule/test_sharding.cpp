@@ -1,0 +1,66 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "schedule/check.hpp"
+#include "schedule/communication.hpp"
+#include "schedule/registry.hpp"
+#include "schedule/sharding.hpp"
+
+using namespace trainsim::schedule;
+
+namespace {
+Program sharded(const char* name, const Shape& shape) {
+  return with_sharding(with_communication(find_schedule(name)->program(shape), shape));
+}
+}  // namespace
+
+TEST_CASE("1F1B alternates F and B, so every action gathers the weights") {
+  // p = 1, m = 2: F0 B0 F1 B1 are four runs.
+  const Program p = sharded("1f1b", Shape::linear(1, 2));
+  CHECK(to_string(p.ranks[0]) ==
+        "0UNSHARD 0F0 0RESHARD 0UNSHARD 0B0 0RESHARD 0UNSHARD 0F1 0RESHARD 0UNSHARD 0B1 0RESHARD 0REDUCE_GRAD "
+        "OPTIMIZER");
+}
+
+TEST_CASE("breadth-first gathers a local stage once per pass") {
+  // p = 1, v = 2, m = 3: stage 0's forwards, stage 1's forwards, stage 1's
+  // backwards, stage 0's backwards: four runs, four gathers for 12 actions.
+  const Program p = sharded("breadth-first", Shape::looped(1, 2, 3));
+  CHECK(to_string(p.ranks[0]) ==
+        "0UNSHARD 0F0 0F1 0F2 0RESHARD 1UNSHARD 1F0 1F1 1F2 1RESHARD 1UNSHARD 1B0 1B1 1B2 1RESHARD 1REDUCE_GRAD "
+        "0UNSHARD 0B0 0B1 0B2 0RESHARD 0REDUCE_GRAD OPTIMIZER");
+}
+
+TEST_CASE("W's need no weights: a run of I's stays one window across them") {
+  // 2BP, p = 1, m = 2: F0 I0 F1 I1 W0 W1 (warm-up 0): the W's come after the
+  // last I's window closes.
+  const Program p = sharded("2bp", Shape::linear(1, 2));
+  CHECK(to_string(p.ranks[0]) ==
+        "0UNSHARD 0F0 0RESHARD 0UNSHARD 0I0 0RESHARD 0UNSHARD 0F1 0RESHARD 0UNSHARD 0I1 0RESHARD 0W0 0W1 0REDUCE_GRAD "
+        "OPTIMIZER");
+}
+
+TEST_CASE("the checks refuse unpaired UNSHARD and RESHARD") {
+  const Shape shape = Shape::linear(1, 1);
+  const Program base = with_communication(find_schedule("1f1b")->program(shape), shape);
+  auto error_of = [&](const Program& p) {
+    try {
+      check(p, shape);
+    } catch (const ProgramError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Program no_unshard = base;  // 0F0 0B0 0REDUCE_GRAD OPTIMIZER
+  no_unshard.ranks[0].insert(no_unshard.ranks[0].begin(), {Op::kReshard, 0, 0});
+  CHECK(error_of(no_unshard) == "rank 0: 0RESHARD without an UNSHARD before it");
+  Program outside = base;
+  outside.ranks[0].insert(outside.ranks[0].begin() + 1, {Op::kUnshard, 0, 0});
+  outside.ranks[0].insert(outside.ranks[0].begin() + 3, {Op::kReshard, 0, 0});
+  // 0F0 0UNSHARD 0B0 0RESHARD: F runs before its weights were gathered.
+  CHECK(error_of(outside) == "rank 0: 0F0 runs on sharded parameters: no UNSHARD of stage 0 before it");
+  Program never = base;
+  never.ranks[0].insert(never.ranks[0].begin(), {Op::kUnshard, 0, 0});
+  CHECK(error_of(never) == "rank 0: stage 0 is gathered (UNSHARD) and never given back (RESHARD)");
+}
