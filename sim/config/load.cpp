@@ -12,6 +12,9 @@
 
 #include "config/presets.hpp"
 #include "config/schema.hpp"
+#include "hw/custom_network.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/topology.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::config {
@@ -240,14 +243,14 @@ class Section {
     }
     if (!v->is_object()) ctx.fail(path_, "expected an object, got " + show(*v));
     obj_ = v;
-    const auto* keys = section_keys(path_);
-    for (const auto& [key, value] : obj_->items()) {
-      if (std::find(keys->begin(), keys->end(), key) != keys->end()) continue;
-      const auto near = closest(key, *keys);
-      ctx.fail(child(path_, key), fmt::format("unknown key{}; known keys here: {}",
-                                              near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
-                                              join(*keys, ", ")));
-    }
+    check_keys(*section_keys(path_));
+  }
+  // One object of a list, e.g. cluster.network.links[3], with its own keys.
+  Section(const json& entry, std::string path, const std::vector<std::string>& keys, const Context& ctx)
+      : path_(std::move(path)), ctx_(ctx) {
+    if (!entry.is_object()) ctx.fail(path_, "expected an object, got " + show(entry));
+    obj_ = &entry;
+    check_keys(keys);
   }
 
   bool has(const std::string& key) const { return obj_->contains(key); }
@@ -348,6 +351,16 @@ class Section {
     return x;
   }
 
+  void check_keys(const std::vector<std::string>& keys) const {
+    for (const auto& [key, value] : obj_->items()) {
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+      const auto near = closest(key, keys);
+      ctx_.fail(child(path_, key), fmt::format("unknown key{}; known keys here: {}",
+                                               near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                                               join(keys, ", ")));
+    }
+  }
+
   std::string path_;
   const Context& ctx_;
   const json* obj_ = nullptr;
@@ -383,6 +396,104 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   return g;
 }
 
+// A custom network's switches and links with their placeholders filled (see
+// hw::fill_placeholders), every name checked against the switches and the
+// nodes' vertices. A switch or cable that a placeholder entry gives more than
+// once counts once; given again by another entry, it is an error.
+hw::CustomNetwork read_custom_network(const Section& w, const hw::ClusterSpec& cluster, const Context& ctx) {
+  constexpr std::size_t kMaxEntries = 1'000'000;  // switches, or links, after filling
+  hw::CustomNetwork net;
+  auto list_at = [&](const std::string& key) -> const json& {
+    const json& v = w.required(key, "a list of objects");
+    if (!v.is_array()) ctx.fail(w.path(key), "expected a list of objects, got " + show(v));
+    return v;
+  };
+  auto fill = [&](const std::vector<std::string>& texts, const std::string& where) -> std::vector<hw::Filling> {
+    try {
+      return hw::fill_placeholders(texts, cluster.nodes, cluster.node.nics_per_node, kMaxEntries);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(where, e.what());
+    }
+  };
+  // " (\"leaf{n/2}\" with n = 4)" for a name a placeholder made.
+  auto filled_from = [](const std::string& pattern, const hw::Filling& f) -> std::string {
+    std::string values;
+    if (pattern.find("{n") != std::string::npos) values = fmt::format("n = {}", f.node);
+    if (pattern.find("{i") != std::string::npos) values += (values.empty() ? "" : ", ") + fmt::format("i = {}", f.nic);
+    return values.empty() ? "" : fmt::format(" (\"{}\" with {})", pattern, values);
+  };
+
+  std::map<std::string, std::string> switch_at;  // name -> where it is listed
+  if (w.has("switches")) {
+    const json& list = list_at("switches");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Section e(list[k], fmt::format("{}[{}]", w.path("switches"), k), {"name"}, ctx);
+      const std::string pattern = e.string("name");
+      for (const hw::Filling& f : fill({pattern}, e.path("name"))) {
+        const std::string& name = f.texts[0];
+        if (name.empty()) ctx.fail(e.path("name"), "expected a non-empty name");
+        if (name.find("->") != std::string::npos) {
+          ctx.fail(e.path("name"), fmt::format("\"{}\": a name may not hold \"->\" (link names use it)", name));
+        }
+        if (hw::node_vertex(name, cluster)) {
+          ctx.fail(e.path("name"),
+                   fmt::format("\"{}\" is the name of a node's vertex; a switch needs a name of its own", name));
+        }
+        if (const auto it = switch_at.find(name); it != switch_at.end()) {
+          ctx.fail(e.path("name"), fmt::format("switch \"{}\"{} is already listed at {}", name, filled_from(pattern, f),
+                                               it->second));
+        }
+        switch_at.emplace(name, e.path("name"));
+        net.switches.push_back(name);
+      }
+      if (net.switches.size() > kMaxEntries) {
+        ctx.fail(w.path("switches"), fmt::format("more than {} switches", kMaxEntries));
+      }
+    }
+  }
+
+  // An unknown name is named with the closest known one and what is known.
+  auto unknown = [&](const std::string& name, const std::string& from) {
+    std::vector<std::string> known = net.switches;
+    const std::vector<std::string> nodes = hw::node_vertex_names(cluster, 64);
+    known.insert(known.end(), nodes.begin(), nodes.end());
+    const auto near = closest(name, known);
+    const auto listed = static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, net.switches.size()));
+    std::vector<std::string> shown(net.switches.begin(), net.switches.begin() + listed);
+    if (net.switches.size() > shown.size()) shown.push_back("...");
+    return fmt::format("no switch or node vertex named \"{}\"{}{}; switches: {}; node vertices: {}", name, from,
+                       near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                       shown.empty() ? "none" : join(shown, ", "), hw::node_vertex_ranges(cluster));
+  };
+  std::map<std::pair<std::string, std::string>, std::string> cable_at;  // (name, name) in order -> where
+  const json& list = list_at("links");
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const std::string where = fmt::format("{}[{}]", w.path("links"), k);
+    const Section e(list[k], where, {"from", "to", "gbit_per_s", "latency_us"}, ctx);
+    const std::string from = e.string("from"), to = e.string("to");
+    const double gbit = e.positive_number("gbit_per_s", kMinRate, kMaxBandwidth);
+    const double latency = e.has("latency_us") ? e.non_negative_number("latency_us", kMaxMicroseconds) : 0.0;
+    for (const hw::Filling& f : fill({from, to}, where)) {
+      for (int end = 0; end < 2; ++end) {
+        const std::string& name = f.texts[end];
+        if (!switch_at.count(name) && !hw::node_vertex(name, cluster)) {
+          ctx.fail(e.path(end == 0 ? "from" : "to"), unknown(name, filled_from(end == 0 ? from : to, f)));
+        }
+      }
+      if (f.texts[0] == f.texts[1]) ctx.fail(where, fmt::format("a link from \"{}\" to itself", f.texts[0]));
+      const auto ends = std::minmax(f.texts[0], f.texts[1]);
+      const auto [it, fresh] = cable_at.emplace(std::make_pair(ends.first, ends.second), where);
+      if (!fresh) {
+        ctx.fail(where, fmt::format("{} and {} are already joined by {} (give one link with the bandwidth of both)",
+                                    f.texts[0], f.texts[1], it->second));
+      }
+      net.links.push_back({f.texts[0], f.texts[1], gbit, latency});
+    }
+    if (net.links.size() > kMaxEntries) ctx.fail(w.path("links"), fmt::format("more than {} links", kMaxEntries));
+  }
+  return net;
+}
+
 hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   const Section c(doc, "cluster", ctx);
   const Section n(doc, "cluster.node", ctx);
@@ -400,23 +511,37 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
   node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
   n.free_text("sources");
+  const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
+  if (gpus > kMaxGpus) {
+    ctx.fail("cluster.nodes", fmt::format("{} nodes x {} GPUs = {} GPUs, more than the {} supported", cluster.nodes,
+                                          node.gpus_per_node, gpus, kMaxGpus));
+  }
   if (doc["cluster"].contains("network")) {
     const Section w(doc, "cluster.network", ctx);
     hw::NetworkSpec& net = cluster.network;
     net.kind = w.choice<hw::NetworkKind>("kind", hw::NetworkKind::kFlat,
                                          {{"flat", hw::NetworkKind::kFlat},
                                           {"fat-tree", hw::NetworkKind::kFatTree},
-                                          {"rail", hw::NetworkKind::kRail}});
+                                          {"rail", hw::NetworkKind::kRail},
+                                          {"custom", hw::NetworkKind::kCustom}});
+    if (net.kind == hw::NetworkKind::kCustom) {
+      for (const char* key : {"nodes_per_leaf", "oversubscription", "switch_latency_us"}) {
+        if (w.has(key)) {
+          ctx.fail(w.path(key), "not used by a custom network (each of its links gives its own gbit_per_s and "
+                                "latency_us)");
+        }
+      }
+      net.custom = read_custom_network(w, cluster, ctx);
+    } else {
+      for (const char* key : {"switches", "links"}) {
+        if (w.has(key)) ctx.fail(w.path(key), "only read when cluster.network.kind is \"custom\"");
+      }
+    }
     net.nodes_per_leaf = w.positive_int_or("nodes_per_leaf", 1, kMaxCount);
     net.oversubscription = w.has("oversubscription") ? w.positive_number("oversubscription", 1.0, 1e3) : 1.0;
     net.switch_latency_us = w.has("switch_latency_us") ? w.non_negative_number("switch_latency_us", kMaxMicroseconds) : 0.0;
     w.string_or("name", "");
     w.free_text("sources");
-  }
-  const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
-  if (gpus > kMaxGpus) {
-    ctx.fail("cluster.nodes", fmt::format("{} nodes x {} GPUs = {} GPUs, more than the {} supported", cluster.nodes,
-                                          node.gpus_per_node, gpus, kMaxGpus));
   }
   return cluster;
 }
@@ -617,6 +742,54 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   }
 }
 
+// A custom network may leave GPUs apart. Every pair that exchanges data needs
+// a path: pipeline neighbours, tensor- and data-parallel peers (any two of a
+// group: a collective's ring may put them side by side), and the first and
+// last stages, which all-reduce a tied embedding.
+void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
+  const hw::ClusterSpec& cluster = sc.cluster;
+  if (cluster.network.kind != hw::NetworkKind::kCustom) return;
+  hw::FlowNetwork scratch;
+  const hw::Topology topology(cluster, scratch);
+  const hw::GpuReach reach(topology);
+  const workload::Plan& p = sc.plan;
+  // `why` makes the reason only when a message needs it.
+  auto need = [&](int a, int b, const auto& why) {
+    if (reach.connected(a, b)) return;
+    const hw::NodeSpec& n = cluster.node;
+    auto nic = [&](int gpu) {
+      return fmt::format("node{}.nic{}", cluster.node_of(gpu), (gpu % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node);
+    };
+    ctx.fail("cluster.network.links", fmt::format("GPU {} and GPU {} must talk ({}) but no path of links joins them "
+                                                  "(GPU {} uses {}, GPU {} uses {})",
+                                                  a, b, why(), a, nic(a), b, nic(b)));
+  };
+  for (int s = 0; s < p.pp; ++s) {
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        const int gpu = p.gpu_of(s, d, t);
+        if (s + 1 < p.pp) {
+          need(gpu, p.gpu_of(s + 1, d, t), [&] { return fmt::format("pipeline neighbours: stages {} and {}", s, s + 1); });
+        }
+        for (int u = t + 1; u < p.tp; ++u) {
+          need(gpu, p.gpu_of(s, d, u), [&] { return fmt::format("tensor-parallel peers in stage {}", s); });
+        }
+        for (int e = d + 1; e < p.dp; ++e) {
+          need(gpu, p.gpu_of(s, e, t), [&] { return fmt::format("data-parallel peers in stage {}", s); });
+        }
+      }
+    }
+  }
+  if (sc.model.arch == workload::Arch::kGpt && p.pp > 1) {
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        need(p.gpu_of(0, d, t), p.gpu_of(p.pp - 1, d, t),
+             [] { return std::string("first and last stages: they all-reduce the tied embedding"); });
+      }
+    }
+  }
+}
+
 }  // namespace
 
 nlohmann::json parse_json(const std::string& text, const std::string& file) {
@@ -701,6 +874,7 @@ Scenario load_document(nlohmann::json doc, const std::string& file, const std::s
   sc.plan = read_plan(doc, ctx);
   sc.options = read_options(doc, ctx);
   check_consistency(sc, ctx);
+  check_custom_network_reach(sc, ctx);
   return sc;
 }
 

@@ -11,7 +11,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},
       {"cluster", {"node", "nodes", "network"}},
-      {"cluster.network", {"name", "kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sources"}},
+      {"cluster.network", {"name", "kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "switches", "links", "sources"}},
       {"cluster.node",
        {"name", "gpu", "gpus_per_node", "nvlink_gb_per_s", "nvlink_latency_us", "nvlink_bus_gb_per_s",
         "nics_per_node", "nic_gbit_per_s", "nic_bus_gb_per_s", "nic_latency_us", "sources"}},

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hw/gpu_spec.hpp"
 
@@ -27,6 +28,24 @@ enum class NetworkKind {
   kFlat,     // one non-blocking switch
   kFatTree,  // all NICs of a group of nodes on one leaf switch; leaves joined by a spine
   kRail,     // NIC i of every node in a group on leaf ("rail") i; leaves joined by a spine
+  kCustom,   // switches and cables as the config lists them (CustomNetwork)
+};
+
+// A cable of a custom network, between two vertices named as Topology names
+// them ("node0.nic0", "gpu3", "node1.nvswitch") or a switch of the network.
+// It carries `gbit_per_s` each way, and each way has `latency_us`.
+struct CustomLink {
+  std::string from;
+  std::string to;
+  double gbit_per_s = 0.0;
+  double latency_us = 0.0;
+};
+
+// The switches and cables of a custom network; the nodes (GPUs, NVSwitch,
+// NICs and the cables between them) are built as for every network.
+struct CustomNetwork {
+  std::vector<std::string> switches;
+  std::vector<CustomLink> links;
 };
 
 struct NetworkSpec {
@@ -34,6 +53,7 @@ struct NetworkSpec {
   int nodes_per_leaf = 1;         // fat tree: nodes per leaf; rail: nodes per rail group
   double oversubscription = 1.0;  // leaf down-links : up-links capacity (1 = non-blocking)
   double switch_latency_us = 0.0; // added on each leaf-spine hop
+  CustomNetwork custom;           // kind custom only; the three above are then unused
 };
 
 struct ClusterSpec {

@@ -66,7 +66,9 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
     g.min_ranks_per_node = std::min(g.min_ranks_per_node, count);
   }
   const NetworkSpec& net = cluster.network;
-  if (net.kind != NetworkKind::kFlat && !per_node.empty()) {
+  // A custom network states no oversubscription: each NIC counts in full
+  // (flow collectives show its contention).
+  if (net.kind != NetworkKind::kFlat && net.kind != NetworkKind::kCustom && !per_node.empty()) {
     const int first_leaf = per_node.begin()->first / net.nodes_per_leaf;
     const int last_leaf = per_node.rbegin()->first / net.nodes_per_leaf;
     if (first_leaf != last_leaf) g.nic_share = 1.0 / net.oversubscription;

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
+#include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "hw/custom_network.hpp"
 
 namespace trainsim::hw {
 
@@ -12,15 +15,25 @@ Topology::VertexId Topology::add_vertex(VertexKind kind, int a, int b) {
   return boost::add_vertex(Vertex{kind, a, b}, graph_);
 }
 
-std::string Topology::vertex_name(VertexId v) const {
-  const Vertex& x = graph_[v];
+std::string Topology::node_vertex_name(const Vertex& x) {
   switch (x.kind) {
     case VertexKind::kGpu: return "gpu" + std::to_string(x.a);
     case VertexKind::kNvSwitch: return "node" + std::to_string(x.a) + ".nvswitch";
     case VertexKind::kNic: return "node" + std::to_string(x.a) + ".nic" + std::to_string(x.b);
+    default: return "?";
+  }
+}
+
+std::string Topology::vertex_name(VertexId v) const {
+  const Vertex& x = graph_[v];
+  switch (x.kind) {
+    case VertexKind::kGpu:
+    case VertexKind::kNvSwitch:
+    case VertexKind::kNic: return node_vertex_name(x);
     case VertexKind::kLeaf:
       return "leaf" + std::to_string(x.a) + (x.b >= 0 ? ".rail" + std::to_string(x.b) : std::string());
     case VertexKind::kSpine: return cluster_.network.kind == NetworkKind::kFlat ? "core" : "spine";
+    case VertexKind::kSwitch: return cluster_.network.custom.switches[static_cast<std::size_t>(x.a)];
   }
   return "?";
 }
@@ -55,11 +68,14 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
   const core::Time nic_latency = core::Time::microseconds(n.nic_latency_us);
   const core::Time hop = core::Time::microseconds(net.switch_latency_us);
   const int groups = (cluster.nodes + net.nodes_per_leaf - 1) / net.nodes_per_leaf;
+  const bool custom = net.kind == NetworkKind::kCustom;
 
   // Switches of the network.
   std::vector<VertexId> leaves;  // fat tree: by group; rail: by group * nics + rail
   VertexId core = 0;
-  if (net.kind == NetworkKind::kFlat) {
+  if (custom) {
+    for (std::size_t k = 0; k < net.custom.switches.size(); ++k) add_vertex(VertexKind::kSwitch, static_cast<int>(k));
+  } else if (net.kind == NetworkKind::kFlat) {
     core = add_vertex(VertexKind::kSpine);
   } else {
     core = add_vertex(VertexKind::kSpine);
@@ -76,11 +92,13 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
   }
 
   // Nodes: GPUs, their NVSwitch and NICs.
-  std::vector<char> wanted(static_cast<std::size_t>(cluster.nodes), gpus.empty() ? 1 : 0);
+  std::vector<char> wanted(static_cast<std::size_t>(cluster.nodes), gpus.empty() || custom ? 1 : 0);
   for (int g : gpus) {
     if (g >= 0 && g < cluster.gpus()) wanted[cluster.node_of(g)] = 1;
   }
   gpu_vertex_.assign(static_cast<std::size_t>(cluster.gpus()), -1);
+  std::vector<VertexId> nvswitch_of;           // by node (custom networks only)
+  std::vector<std::vector<VertexId>> nics_of;  // by node and NIC (custom networks only)
   for (int node = 0; node < cluster.nodes; ++node) {
     if (!wanted[node]) continue;
     const VertexId nvswitch = add_vertex(VertexKind::kNvSwitch, node);
@@ -89,6 +107,7 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
     for (int k = 0; k < n.nics_per_node; ++k) {
       const VertexId v = add_vertex(VertexKind::kNic, node, k);
       nics.push_back(v);
+      if (custom) continue;  // its cables come from the config
       const VertexId sw = net.kind == NetworkKind::kFlat      ? core
                           : net.kind == NetworkKind::kFatTree ? leaves[group]
                                                               : leaves[group * n.nics_per_node + k];
@@ -101,6 +120,53 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
       connect(v, nvswitch, nvlink, nvlink_latency, core::Time::zero(), LinkClass::kNvLink);
       connect(v, nics[l * n.nics_per_node / n.gpus_per_node], nic, nic_latency, core::Time::zero(), LinkClass::kNic);
     }
+    if (custom) {
+      nvswitch_of.push_back(nvswitch);
+      nics_of.push_back(std::move(nics));
+    }
+  }
+  if (custom) wire_custom(nvswitch_of, nics_of);
+}
+
+void Topology::wire_custom(const std::vector<VertexId>& nvswitch_of,
+                           const std::vector<std::vector<VertexId>>& nics_of) {
+  const CustomNetwork& net = cluster_.network.custom;
+  std::map<std::string, VertexId, std::less<>> switch_vertex;
+  for (std::size_t k = 0; k < net.switches.size(); ++k) {
+    const std::string& name = net.switches[k];
+    if (name.empty() || node_vertex(name, cluster_)) {
+      throw std::invalid_argument("custom network: switch \"" + name + "\" needs a name of its own");
+    }
+    // Switches were added first, so switch k is vertex k.
+    if (!switch_vertex.emplace(name, static_cast<VertexId>(k)).second) {
+      throw std::invalid_argument("custom network: switch \"" + name + "\" is listed twice");
+    }
+  }
+  auto vertex_of = [&](const std::string& name) -> VertexId {
+    if (const auto it = switch_vertex.find(name); it != switch_vertex.end()) return it->second;
+    if (const auto v = node_vertex(name, cluster_)) {
+      if (v->kind == VertexKind::kGpu) return static_cast<VertexId>(gpu_vertex_[static_cast<std::size_t>(v->a)]);
+      if (v->kind == VertexKind::kNvSwitch) return nvswitch_of[static_cast<std::size_t>(v->a)];
+      return nics_of[static_cast<std::size_t>(v->a)][static_cast<std::size_t>(v->b)];
+    }
+    throw std::invalid_argument("custom network: no vertex named \"" + name + "\"");
+  };
+  for (const CustomLink& c : net.links) {
+    const VertexId u = vertex_of(c.from), v = vertex_of(c.to);
+    if (u == v) throw std::invalid_argument("custom network: a cable from \"" + c.from + "\" to itself");
+    if (!(c.gbit_per_s > 0.0) || !std::isfinite(c.gbit_per_s) || !(c.latency_us >= 0.0) ||
+        !std::isfinite(c.latency_us)) {
+      throw std::invalid_argument("custom network: the cable " + c.from + "<->" + c.to +
+                                  " needs a positive bandwidth and a latency >= 0");
+    }
+    auto is = [this](VertexId x, VertexKind k) { return graph_[x].kind == k; };
+    const LinkClass cls = is(u, VertexKind::kGpu) || is(u, VertexKind::kNic) || is(v, VertexKind::kGpu) ||
+                                  is(v, VertexKind::kNic)
+                              ? LinkClass::kNic
+                          : is(u, VertexKind::kNvSwitch) && is(v, VertexKind::kNvSwitch) ? LinkClass::kNvLink
+                                                                                          : LinkClass::kUplink;
+    const core::Time latency = core::Time::microseconds(c.latency_us);
+    connect(u, v, c.gbit_per_s / 8.0 * 1e9, latency, latency, cls);
   }
 }
 
@@ -160,7 +226,8 @@ std::uint32_t Topology::route(int from, int to) {
   for (VertexId v = target; v != source; v = boost::source(reached_by[v], graph_)) {
     const LinkId link = graph_[reached_by[v]].link;
     const bool faulty = link < touched_.size() && touched_[link];
-    if (link_class_[link] == LinkClass::kUplink && cluster_.network.oversubscription <= 1.0 && !faulty) {
+    if (link_class_[link] == LinkClass::kUplink && cluster_.network.kind != NetworkKind::kCustom &&
+        cluster_.network.oversubscription <= 1.0 && !faulty) {
       skipped_latency += network_.link(link).latency;
       continue;
     }
@@ -192,6 +259,7 @@ std::vector<std::pair<Topology::VertexKey, Topology::VertexKey>> Topology::canon
       case NetworkKind::kFlat: return key(VertexKind::kSpine, 0);
       case NetworkKind::kFatTree: return key(VertexKind::kLeaf, node / net.nodes_per_leaf);
       case NetworkKind::kRail: return key(VertexKind::kLeaf, node / net.nodes_per_leaf, nic);
+      case NetworkKind::kCustom: break;  // shared_route refuses a custom network before asking
     }
     return key(VertexKind::kSpine, 0);
   };
@@ -211,6 +279,9 @@ std::vector<std::pair<Topology::VertexKey, Topology::VertexKey>> Topology::canon
 std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies) {
   const auto cache_key = std::make_pair(from, to);
   if (auto it = shared_routes_.find(cache_key); it != shared_routes_.end()) return it->second;
+  if (cluster_.network.kind == NetworkKind::kCustom) {
+    throw std::logic_error("Topology::shared_route: a custom network is simulated at full fidelity");
+  }
   const Route& plain = network_.route(route(from, to));
   auto key_of = [this](VertexId v) {
     const Vertex& x = graph_[v];

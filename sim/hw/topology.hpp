@@ -13,10 +13,13 @@
 //
 // Flat: one non-blocking core switch. Fat tree: a leaf per group of
 // nodes_per_leaf nodes, taking all their NICs. Rail-optimised: per group, a
-// leaf per NIC index ("rail"). Routes are shortest paths by hop count (breadth-
-// first search, ties broken by vertex order), built on first use and cached;
-// non-blocking up-links are left out of them (they never limit a flow) but
-// their latency is kept.
+// leaf per NIC index ("rail"). Custom: the switches and cables the config
+// lists (CustomNetwork), each cable with its own bandwidth and latency; a
+// cable to a NIC or GPU counts as a NIC link, one between NVSwitches as
+// NVLink, any other as an up-link. Routes are shortest paths by hop count
+// (breadth-first search, ties broken by vertex order), built on first use and
+// cached; non-blocking up-links of the built-in networks are left out of them
+// (they never limit a flow) but their latency is kept.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
@@ -31,14 +34,14 @@
 
 namespace trainsim::hw {
 
-enum class VertexKind { kGpu, kNvSwitch, kNic, kLeaf, kSpine };
+enum class VertexKind { kGpu, kNvSwitch, kNic, kLeaf, kSpine, kSwitch /* of a custom network */ };
 enum class LinkClass { kNvLink, kNic, kUplink };
 
 class Topology {
  public:
   struct Vertex {
     VertexKind kind = VertexKind::kGpu;
-    int a = 0;   // GPU id; node (NVSwitch, NIC); group (leaf)
+    int a = 0;   // GPU id; node (NVSwitch, NIC); group (leaf); index in CustomNetwork::switches
     int b = -1;  // NIC index; rail (rail leaf)
   };
   struct Edge {
@@ -46,8 +49,11 @@ class Topology {
   };
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Vertex, Edge>;
 
-  // Builds the switches and the nodes holding `gpus` (every node when empty)
-  // and registers their links in `network`.
+  // Builds the switches and the nodes holding `gpus` (every node when empty,
+  // and always for a custom network, whose routes may cross any node's NICs)
+  // and registers their links in `network`. Throws std::invalid_argument when
+  // a custom network names a vertex that does not exist, repeats a switch, or
+  // gives a cable no bandwidth (the config loader says so first, by JSON path).
   Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {});
 
   // Route index for Task::route, from GPU `from` to GPU `to`.
@@ -58,13 +64,17 @@ class Topology {
   // The route from `from` to `to` for a flow that stands for identical flows
   // between each pair of `copies` (the pair itself among them, or not): each of
   // its links weighs the number of copies whose own path takes that link.
-  // Copies need not be on built nodes. Cached per (from, to).
+  // Copies need not be on built nodes. Cached per (from, to). Not for a custom
+  // network: nothing says how the copies' paths run there without a search.
   std::uint32_t shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies);
 
   const Graph& graph() const { return graph_; }
   LinkClass link_class(LinkId link) const { return link_class_[link]; }
   // "gpu0->node0.nic0" and the like (made on demand: names are for people).
   std::string vertex_name(Graph::vertex_descriptor v) const;
+  // The name of a GPU, NVSwitch or NIC vertex (the part of the names that does
+  // not depend on the network).
+  static std::string node_vertex_name(const Vertex& v);
   std::string link_name(LinkId link) const;
 
   // Faults, before any route is asked for. `name` is one direction
@@ -78,6 +88,8 @@ class Topology {
  private:
   using VertexId = Graph::vertex_descriptor;
   VertexId add_vertex(VertexKind kind, int a = 0, int b = -1);
+  // The cables of a custom network, given each node's NVSwitch and NICs.
+  void wire_custom(const std::vector<VertexId>& nvswitch_of, const std::vector<std::vector<VertexId>>& nics_of);
   // A cable: two directed edges, each a link with its own latency.
   void connect(VertexId u, VertexId v, double bytes_per_s, core::Time latency_there, core::Time latency_back,
                LinkClass cls);

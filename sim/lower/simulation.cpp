@@ -208,10 +208,12 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   sim_ = std::make_unique<Simulation>();
   const int R = shape_.ranks;
-  if (symmetric() && !placement_is_uniform()) {
+  const bool custom = cluster_.network.kind == hw::NetworkKind::kCustom;
+  if (symmetric() && (custom || !placement_is_uniform())) {
     // One pipeline could not stand for the others: simulate every GPU.
     fidelity_ = Fidelity::kFull;
     sim_->fell_back_to_full = true;
+    sim_->fell_back_because = custom ? "custom network" : "placement not uniform";
   }
   if (symmetric()) {
     pipelines_.push_back({0, 0});

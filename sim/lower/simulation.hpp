@@ -24,7 +24,9 @@
 // simulates every GPU: every replica and tensor rank runs its own pipeline,
 // collectives wait for all their members, and tensor peers meet after every
 // compute action (they all-reduce inside it). When the placement is not
-// uniform (see placement_is_uniform in the .cpp) symmetric falls back to full.
+// uniform (see placement_is_uniform in the .cpp), or the network is a custom
+// one (no structure says that the copies' paths look alike), symmetric falls
+// back to full.
 #pragma once
 
 #include <memory>
@@ -89,7 +91,8 @@ struct TaskInfo {
 
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
-  bool fell_back_to_full = false;  // symmetric was asked, but the placement is not uniform
+  bool fell_back_to_full = false;  // symmetric was asked, but could not stand for the cluster:
+  std::string fell_back_because;   //   "placement not uniform" or "custom network"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   core::TaskGraph graph;
   std::vector<TaskInfo> info;

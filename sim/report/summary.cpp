@@ -89,7 +89,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   s.events = sim.timeline.events;
   s.simulated_gpus = static_cast<int>(sim.gpu_of_rank.size());
   s.fidelity = sim.pipelines == 1 && !sim.fell_back_to_full ? "symmetric"
-               : sim.fell_back_to_full                      ? "full (placement not uniform)"
+               : sim.fell_back_to_full                      ? "full (" + sim.fell_back_because + ")"
                                                             : "full";
   s.tasks = sim.graph.size();
   if (t > 0.0) {

@@ -301,7 +301,8 @@ TEST_CASE("a network is a preset or inline; flat when not given") {
   CHECK(r.cluster.network.kind == trainsim::hw::NetworkKind::kRail);
   CHECK(r.cluster.network.oversubscription == 2);
   CHECK(error_of(base(), {"cluster.network.kind=torus"}) ==
-        "test.json: cluster.network.kind: expected \"flat\", \"fat-tree\" or \"rail\", got \"torus\" (from --set "
+        "test.json: cluster.network.kind: expected \"flat\", \"fat-tree\", \"rail\" or \"custom\", got \"torus\" "
+        "(from --set "
         "cluster.network.kind=torus)");
   CHECK(error_of(base(), {"cluster.network=clos"}).rfind("test.json: cluster.network: unknown network preset \"clos\"", 0) == 0);
 }
