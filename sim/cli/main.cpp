@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/export_command.hpp"
 #include "cli/run_command.hpp"
 #include "config/presets.hpp"
 #include "schedule/registry.hpp"
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
   trainsim::cli::RunArgs run_args;
   trainsim::cli::add_run_command(app, run_args);
   CLI::App* schedules = app.add_subcommand("schedules", "List the pipeline schedules, one line each");
+  trainsim::cli::ExportArgs export_args;
+  CLI::App* export_schedule = trainsim::cli::add_export_command(*schedules, export_args);
   CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node, network and model presets");
 
   try {
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
 
   try {
+    if (export_schedule->parsed()) return trainsim::cli::export_command(export_args);
     if (schedules->parsed()) {
       print_schedules();
       return 0;

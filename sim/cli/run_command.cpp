@@ -10,6 +10,7 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/svg.hpp"
 #include "schedule/check.hpp"
 
 namespace trainsim::cli {
@@ -24,10 +25,14 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--trace", args.trace,
                   "Write the timeline as Chrome Trace Event JSON to this file (open in ui.perfetto.dev)")
       ->check([](const std::string& path) { return path.empty() ? std::string("needs a file name") : std::string(); });
+  run->add_option("--svg", args.svg,
+                  "Draw the schedule as simulated (one row per pipeline rank, a box per compute action) to this SVG "
+                  "file")
+      ->check([](const std::string& path) { return path.empty() ? std::string("needs a file name") : std::string(); });
   run->add_flag("--json", args.json, "Print the summary as one JSON object instead of text");
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
-      "run the plan; 4 out of memory with options.strict_memory; 5 the trace could not be written; 6 the plan\n"
+      "run the plan; 4 out of memory with options.strict_memory; 5 the trace or SVG could not be written; 6 the plan\n"
       "is beyond what the simulator represents (a duration over 53 days, an iteration over 106 days).");
 }
 
@@ -77,6 +82,20 @@ int run_command(const RunArgs& args) {
       return kOutputError;
     }
     if (!args.json) fmt::print("  trace                   {} (open in ui.perfetto.dev)\n", args.trace);
+  }
+
+  if (!args.svg.empty()) {
+    const std::filesystem::path path(args.svg);
+    std::error_code ec;
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+    std::ofstream out(path, std::ios::binary);
+    out << report::schedule_svg(*sim, summary);
+    out.close();
+    if (!out) {
+      fmt::print(stderr, "error: cannot write SVG to {}\n", args.svg);
+      return kOutputError;
+    }
+    if (!args.json) fmt::print("  svg                     {}\n", args.svg);
   }
 
   if (summary.oom && sc.options.strict_memory) {

@@ -14,6 +14,7 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> overrides;
   std::string trace;
+  std::string svg;
   bool json = false;
 };
 

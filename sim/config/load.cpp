@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "config/presets.hpp"
@@ -15,6 +16,7 @@
 #include "hw/custom_network.hpp"
 #include "hw/flow_network.hpp"
 #include "hw/topology.hpp"
+#include "schedule/csv.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::config {
@@ -603,13 +605,13 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
       p.stage_layers.push_back(v[i].get<int>());
     }
   }
-  if (schedule::find_schedule(p.schedule) == nullptr) {
+  if (!schedule::is_csv_name(p.schedule) && schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
     for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
     const auto near = closest(p.schedule, names);
     ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",
                                              p.schedule, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
-                                             join(names, ", ")));
+                                             join(names, ", ") + ", or csv:PATH"));
   }
   return p;
 }
@@ -788,6 +790,41 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
       }
     }
   }
+  if (p.vp > 1 && p.pp > 1) {
+    // Looped stages: the last rank's chunk feeds the first rank's next chunk.
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        need(p.gpu_of(p.pp - 1, d, t), p.gpu_of(0, d, t),
+             [] { return std::string("looped pipeline: the last rank sends to the first"); });
+      }
+    }
+  }
+}
+
+// `parallel.schedule: "csv:PATH"`: the schedule read from that file (relative
+// to the config's folder), checked against the plan's shape; null otherwise.
+std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx) {
+  if (!schedule::is_csv_name(p.schedule)) return nullptr;
+  const std::string key = "parallel.schedule";
+  std::filesystem::path file(p.schedule.substr(schedule::kCsvPrefix.size()));
+  if (file.empty()) ctx.fail(key, "expected a file name after \"csv:\", e.g. \"csv:my-schedule.csv\"");
+  if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+  std::string text;
+  try {
+    text = read_text(file.string(), "schedule CSV file");
+  } catch (const ConfigError& e) {
+    ctx.fail(key, e.what());
+  }
+  schedule::Program program;
+  try {
+    program = schedule::parse_csv(text);
+    schedule::check_fits(program, schedule::Shape::looped(p.pp, p.vp, p.microbatches()));
+  } catch (const schedule::CsvError& e) {
+    ctx.fail(key, file.string() + ":" + e.what());
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(key, file.string() + ": " + e.what());
+  }
+  return std::make_shared<schedule::CsvSchedule>(p.schedule, std::move(program));
 }
 
 }  // namespace
@@ -875,6 +912,7 @@ Scenario load_document(nlohmann::json doc, const std::string& file, const std::s
   sc.options = read_options(doc, ctx);
   check_consistency(sc, ctx);
   check_custom_network_reach(sc, ctx);
+  sc.csv_schedule = read_csv_schedule(sc.plan, ctx);
   return sc;
 }
 

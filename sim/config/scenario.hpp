@@ -1,10 +1,12 @@
 // A what-if, fully resolved: the cluster, the model, the plan and the options.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "hw/cluster_spec.hpp"
+#include "schedule/schedule.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
 
@@ -40,6 +42,9 @@ struct Scenario {
   workload::TransformerSpec model;
   workload::Plan plan;
   Options options;
+  // The schedule read from a file when plan.schedule is "csv:PATH"; null when
+  // plan.schedule names a registered plugin.
+  std::shared_ptr<const schedule::Schedule> csv_schedule;
 };
 
 }  // namespace trainsim::config

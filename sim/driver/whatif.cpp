@@ -22,7 +22,8 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
                   static_cast<double>(c.activation_bytes) / 1073741824.0);
   }
   w.shape = schedule::Shape::looped(plan.pp, plan.vp, plan.microbatches());
-  const schedule::Schedule* sched = schedule::find_schedule(plan.schedule);
+  const schedule::Schedule* sched =
+      sc.csv_schedule != nullptr ? sc.csv_schedule.get() : schedule::find_schedule(plan.schedule);
   if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
   try {
     w.program = schedule::with_communication(sched->program(w.shape), w.shape);

@@ -1,0 +1,76 @@
+#include "cli/export_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli/run_command.hpp"
+#include "schedule/check.hpp"
+#include "schedule/communication.hpp"
+#include "schedule/csv.hpp"
+#include "schedule/registry.hpp"
+
+namespace trainsim::cli {
+
+namespace {
+// As the config's bound on pp x vp x micro-batches: a program this size is
+// written in well under a second.
+constexpr long long kMaxStageMicrobatches = 2'500'000;
+}  // namespace
+
+CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
+  CLI::App* cmd = schedules.add_subcommand(
+      "export", "Write a schedule's compute actions as CSV (one row per pipeline rank, torch.distributed.pipelining's "
+                "form) to stdout; run it with parallel.schedule = \"csv:FILE\"");
+  cmd->add_option("name", args.name, "Schedule name (see `trainsim schedules`)")->required();
+  cmd->add_option("--pp", args.pp, "Pipeline ranks")->required()->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--microbatches", args.microbatches, "Micro-batches per iteration")
+      ->required()
+      ->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--vp", args.vp, "Virtual stages per rank (stage s on rank s mod pp)")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  cmd->footer("Exit status: 0 success; 2 no schedule of that name; 3 the schedule cannot lay out that shape.");
+  return cmd;
+}
+
+int export_command(const ExportArgs& args) {
+  const schedule::Schedule* sched = schedule::find_schedule(args.name);
+  if (sched == nullptr) {
+    std::string names;
+    for (const auto& s : schedule::all_schedules()) names += (names.empty() ? "" : ", ") + std::string(s->name());
+    fmt::print(stderr, "error: no schedule named \"{}\"; known: {} (see `trainsim schedules`)\n", args.name, names);
+    return kBadConfig;
+  }
+  const long long work = static_cast<long long>(args.pp) * args.vp * args.microbatches;
+  if (work > kMaxStageMicrobatches) {
+    fmt::print(stderr, "error: pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator takes\n",
+               args.pp, args.vp, args.microbatches, work, kMaxStageMicrobatches);
+    return kUsage;
+  }
+  const schedule::Shape shape = schedule::Shape::looped(args.pp, args.vp, args.microbatches);
+  const std::string what = fmt::format("schedule \"{}\" cannot lay out pp = {}, vp = {}, {} micro-batches", args.name,
+                                       args.pp, args.vp, args.microbatches);
+  schedule::Program program;
+  try {
+    program = sched->program(shape);
+    // Only a program that runs is worth writing down.
+    schedule::check(schedule::with_communication(program, shape), shape);
+  } catch (const std::invalid_argument& e) {  // the plugin refused the shape
+    fmt::print(stderr, "error: {}: {}\n", what, e.what());
+    return kBadProgram;
+  } catch (const schedule::ProgramError& e) {
+    fmt::print(stderr, "error: {}: {}\n", what, e.what());
+    return kBadProgram;
+  }
+  std::cout << schedule::to_csv(program);
+  std::cout.flush();
+  if (!std::cout) {
+    fmt::print(stderr, "error: cannot write the CSV to stdout\n");
+    return kOutputError;
+  }
+  return kOk;
+}
+
+}  // namespace trainsim::cli
