@@ -27,7 +27,7 @@ echo "| schedule | vp | iteration time | bubble fraction | peak memory per GPU |
 echo "|---|---|---|---|---|---|"
 for name in $("$ts" schedules | awk '{print $1}'); do
   json=""
-  for vp in 1 2; do
+  for vp in 2 1; do  # virtual stages where the schedule takes them
     status=0
     json=$("$ts" run "$config" "${plan[@]}" --set parallel.schedule="$name" --set parallel.vp=$vp \
              --svg "$out/$name.svg" --json 2>/dev/null) || status=$?
