@@ -1,10 +1,13 @@
 // A what-if, fully resolved: the cluster, the model, the plan and the options.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/cluster_spec.hpp"
+#include "workload/burst_spec.hpp"
+#include "workload/layer_table.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
 
@@ -40,6 +43,11 @@ struct Scenario {
   workload::TransformerSpec model;
   workload::Plan plan;
   Options options;
+  // model.arch = "layers": a per-layer table (a CNN), run data-parallel on
+  // every GPU or with parallel.schedule = "burst"; `model` then holds only
+  // its name.
+  std::optional<workload::LayerTable> layer_model;
+  workload::BurstSpec burst;  // parallel.burst
 };
 
 }  // namespace trainsim::config
