@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/export_command.hpp"
+#include "cli/plan_burst_command.hpp"
 #include "cli/run_command.hpp"
 #include "config/presets.hpp"
 #include "schedule/registry.hpp"
@@ -15,6 +16,9 @@ void print_schedules() {
   for (const auto& s : trainsim::schedule::all_schedules()) {
     fmt::print("{:<17} {}\n", s->name(), s->description());
   }
+  fmt::print("{:<10} {}\n", "burst",
+             "Burst parallelism (DeepPool): each layer data-parallel on its own GPUs, for layer-table models "
+             "(see plan-burst)");
 }
 
 void print_presets() {
@@ -41,6 +45,8 @@ int main(int argc, char** argv) {
 
   trainsim::cli::RunArgs run_args;
   trainsim::cli::add_run_command(app, run_args);
+  trainsim::cli::PlanBurstArgs plan_burst_args;
+  CLI::App* plan_burst = trainsim::cli::add_plan_burst_command(app, plan_burst_args);
   CLI::App* schedules = app.add_subcommand("schedules", "List the pipeline schedules, one line each");
   trainsim::cli::ExportArgs export_args;
   CLI::App* export_schedule = trainsim::cli::add_export_command(*schedules, export_args);
@@ -67,6 +73,7 @@ int main(int argc, char** argv) {
       print_presets();
       return 0;
     }
+    if (plan_burst->parsed()) return trainsim::cli::plan_burst_command(plan_burst_args);
     return trainsim::cli::run_command(run_args);
   } catch (const std::exception& e) {
     // Anything the commands do not turn into a specific message (e.g. out of memory).

@@ -164,6 +164,7 @@ void expand_all(json& doc, Context& ctx) {
   expand(doc, "cluster.node", "node", ctx);
   expand(doc, "cluster.node.gpu", "gpu", ctx);
   expand(doc, "cluster.network", "network", ctx);
+  expand(doc, "parallel.burst.background.model", "model", ctx);
 }
 
 void apply_override(json& doc, const std::string& text, Context& ctx) {
@@ -553,7 +554,9 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   workload::TransformerSpec m;
   m.name = s.string_or("name", "custom model");
   m.arch = s.choice<workload::Arch>("arch", workload::Arch::kGpt,
-                                     {{"gpt", workload::Arch::kGpt}, {"llama", workload::Arch::kLlama}});
+                                     {{"gpt", workload::Arch::kGpt},
+                                      {"llama", workload::Arch::kLlama},
+                                      {"layers", workload::Arch::kGpt}});  // "layers": read_layer_table
   m.layers = s.positive_int("layers", kMaxModelDim);
   m.hidden = s.positive_int("hidden", kMaxModelDim);
   m.heads = s.positive_int("heads", kMaxModelDim);
@@ -569,6 +572,188 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
     ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads));
   }
   return m;
+}
+
+// ---- Layer-table models and burst parallelism (workload/layer_table.hpp,
+// workload/burst_spec.hpp) ----
+
+bool is_layer_table(const json& doc, const std::string& path) {
+  const json* v = &doc;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!v->is_object() || !v->contains(key)) return false;
+    v = &(*v)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return v->is_object() && v->contains("arch") && (*v)["arch"] == "layers";
+}
+
+workload::LayerTable read_layer_table(const json& doc, const std::string& path, const Context& ctx) {
+  const Section s(doc, path, ctx);
+  workload::LayerTable t;
+  t.name = s.string_or("name", "custom model");
+  s.choice<int>("arch", 0, {{"layers", 0}});
+  s.free_text("source");
+  for (const char* key : {"hidden", "heads", "kv_heads", "ffn", "seq", "vocab"}) {
+    if (s.has(key)) ctx.fail(s.path(key), "not a key of a layer-table model (arch \"layers\"); remove it");
+  }
+  t.input_bytes_per_sample = s.positive_number("input_bytes_per_sample", 1.0, 1e12);
+  const std::string expected =
+      "a non-empty list of layers {name, flops_per_sample, params, output_bytes_per_sample[, gemms]}";
+  const json& list = s.required("layers", expected);
+  if (!list.is_array() || list.empty()) ctx.fail(s.path("layers"), "expected " + expected + ", got " + show(list));
+  constexpr std::size_t kMaxLayers = 10'000;
+  if (list.size() > kMaxLayers) {
+    ctx.fail(s.path("layers"), fmt::format("expected at most {} layers, got {}", kMaxLayers, list.size()));
+  }
+  const std::vector<std::string> known = {"name", "flops_per_sample", "params", "output_bytes_per_sample", "gemms"};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("{}[{}]", s.path("layers"), i);
+    const json& e = list[i];
+    if (!e.is_object()) {
+      ctx.fail(where, "expected a layer {name, flops_per_sample, params, output_bytes_per_sample}, got " + show(e));
+    }
+    for (const auto& [k, v] : e.items()) {
+      if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+      const auto near = closest(k, known);
+      ctx.fail(where + "." + k, fmt::format("unknown key{}; known keys here: {}",
+                                            near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+    }
+    // A number in [min, max] (min 0 allows zero).
+    auto number = [&](const std::string& key, double min, double max) {
+      if (!e.contains(key)) {
+        ctx.fail(where + "." + key, fmt::format("is missing (expected a number from {:g} to {:g})", min, max));
+      }
+      const json& v = e[key];
+      if (!v.is_number() || !(v.get<double>() >= min) || v.get<double>() > max || (min > 0.0 && v.get<double>() == 0.0)) {
+        ctx.fail(where + "." + key, fmt::format("expected a number from {:g} to {:g}, got {}", min, max, show(v)));
+      }
+      return v.get<double>();
+    };
+    workload::Layer l;
+    if (!e.contains("name") || !e["name"].is_string() || e["name"].get<std::string>().empty()) {
+      ctx.fail(where + ".name", "expected the layer's name (a non-empty string)");
+    }
+    l.name = e["name"].get<std::string>();
+    l.flops_per_sample = number("flops_per_sample", 0.0, 1e15);
+    l.params = number("params", 0.0, 1e13);
+    l.output_bytes_per_sample = number("output_bytes_per_sample", 1.0, 1e12);
+    if (e.contains("gemms")) {
+      const json& g = e["gemms"];
+      if (!g.is_array()) ctx.fail(where + ".gemms", "expected a list of [m_per_sample, n, k], got " + show(g));
+      double flops = 0.0;
+      for (std::size_t j = 0; j < g.size(); ++j) {
+        const json& x = g[j];
+        const bool ok = x.is_array() && x.size() == 3 &&
+                        std::all_of(x.begin(), x.end(), [](const json& d) {
+                          return d.is_number() && d.get<double>() >= 1.0 && d.get<double>() <= 1e9;
+                        });
+        if (!ok) {
+          ctx.fail(fmt::format("{}.gemms[{}]", where, j), "expected [m_per_sample, n, k], each from 1 to 1e9, got " + show(x));
+        }
+        l.gemms.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<double>()});
+        flops += l.gemms.back().flops_per_sample();
+      }
+      if (flops > l.flops_per_sample * (1.0 + 1e-9)) {
+        ctx.fail(where + ".gemms", fmt::format("the GEMMs' FLOPs (2 m n k, summed: {:g}) exceed flops_per_sample = {:g}",
+                                               flops, l.flops_per_sample));
+      }
+    }
+    t.layers.push_back(std::move(l));
+  }
+  return t;
+}
+
+workload::BurstSpec read_burst(const json& doc, const Context& ctx) {
+  workload::BurstSpec b;
+  if (!doc.contains("parallel") || !doc["parallel"].is_object() || !doc["parallel"].contains("burst")) return b;
+  const Section s(doc, "parallel.burst", ctx);
+  if (s.has("amplification_limit")) b.amplification_limit = s.positive_number("amplification_limit", 1.0, 1e6);
+  if (s.has("layer_gpus")) {
+    const json& v = s.required("layer_gpus", "a list of GPU counts, one per layer");
+    if (!v.is_array()) ctx.fail(s.path("layer_gpus"), "expected a list of GPU counts, one per layer, got " + show(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > kMaxGpus) {
+        ctx.fail(fmt::format("{}[{}]", s.path("layer_gpus"), i), "expected a positive integer, got " + show(v[i]));
+      }
+      b.layer_gpus.push_back(v[i].get<int>());
+    }
+  }
+  if (s.has("interference")) b.interference = s.non_negative_number("interference", 10.0);
+  if (s.has("background")) {
+    const Section bg(doc, "parallel.burst.background", ctx);
+    const std::string path = bg.path("model");
+    bg.required("model", "a layer-table model: a preset name such as \"resnet-50\", an object or a .json file");
+    if (!is_layer_table(doc, path)) ctx.fail(path, "expected a layer-table model (arch \"layers\"), such as \"resnet-50\"");
+    workload::BurstBackground background;
+    background.model = read_layer_table(doc, path, ctx);
+    background.batch = bg.positive_int("batch", kMaxCount);
+    b.background = std::move(background);
+  } else if (s.has("interference")) {
+    ctx.fail(s.path("interference"), "applies only with parallel.burst.background (the job it slows the foreground for)");
+  }
+  return b;
+}
+
+// A layer-table model runs data-parallel on every GPU, or under the burst
+// schedule; the pipeline and transformer settings do not apply to it.
+void check_layer_plan(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const int gpus = sc.cluster.gpus();
+  const bool burst = p.schedule == "burst";
+  const std::string why = "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
+  if (p.tp != 1) ctx.fail("parallel.tp", why);
+  if (p.pp != 1) ctx.fail("parallel.pp", why);
+  if (p.vp != 1) ctx.fail("parallel.vp", why);
+  if (p.microbatch_size != 1) ctx.fail("parallel.microbatch_size", why + "; each GPU runs its samples as one batch");
+  if (p.twobp_concat) ctx.fail("parallel.twobp_concat", why);
+  if (p.recompute != workload::Recompute::kNone) ctx.fail("parallel.recompute", why);
+  if (p.sequence_parallel) ctx.fail("parallel.sequence_parallel", why);
+  if (p.zero_stage != 0) ctx.fail("parallel.zero_stage", why);
+  if (!p.stage_layers.empty()) ctx.fail("parallel.stage_layers", why);
+  if (p.grad_bucket_mib != workload::Plan{}.grad_bucket_mib) {
+    ctx.fail("parallel.grad_bucket_mib", why + "; each layer's gradients are one all-reduce");
+  }
+  if (sc.options.comm_slowdown > 0.0) {
+    ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
+                                      "foreground for a background job)");
+  }
+  if (burst && p.dp != 1 && p.dp != gpus) {
+    ctx.fail("parallel.dp", fmt::format("the burst schedule gives each layer its GPUs among all {}: expected {} or "
+                                        "none, got {}", gpus, gpus, p.dp));
+  }
+  if (!burst && p.dp != gpus) {
+    ctx.fail("parallel.dp", fmt::format("a layer-table model runs data-parallel on every GPU: expected {} "
+                                        "(cluster.nodes = {} x gpus_per_node = {}), got {}",
+                                        gpus, sc.cluster.nodes, sc.cluster.node.gpus_per_node, p.dp));
+  }
+  if (p.global_batch < (burst ? 1 : gpus)) {
+    ctx.fail("parallel.global_batch", fmt::format("{} samples leave GPUs without any under data parallelism over {} "
+                                                  "GPUs (the burst schedule can use fewer)", p.global_batch, gpus));
+  }
+  const auto& layers = sc.layer_model->layers;
+  // Tasks grow with layers x GPUs; keep the graph to a size that simulates in seconds.
+  constexpr long long kMaxLayerGpus = 2'500'000;
+  if (static_cast<long long>(layers.size()) * gpus > kMaxLayerGpus) {
+    ctx.fail("model.layers", fmt::format("{} layers x {} GPUs is more than the {} the simulator takes", layers.size(),
+                                         gpus, kMaxLayerGpus));
+  }
+  const auto& given = sc.burst.layer_gpus;
+  if (!given.empty()) {
+    if (given.size() != layers.size()) {
+      ctx.fail("parallel.burst.layer_gpus", fmt::format("expected one GPU count per layer ({} layers), got {}",
+                                                        layers.size(), given.size()));
+    }
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      if (gpus % given[i] != 0 || given[i] > p.global_batch) {
+        ctx.fail(fmt::format("parallel.burst.layer_gpus[{}]", i),
+                 fmt::format("expected a divisor of the cluster's {} GPUs up to parallel.global_batch = {} (layer "
+                             "\"{}\"), got {}", gpus, p.global_batch, layers[i].name, given[i]));
+      }
+    }
+  }
 }
 
 workload::Plan read_plan(const json& doc, const Context& ctx) {
@@ -605,9 +790,11 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
       p.stage_layers.push_back(v[i].get<int>());
     }
   }
-  if (!schedule::is_csv_name(p.schedule) && schedule::find_schedule(p.schedule) == nullptr) {
+  // "burst" is no pipeline schedule: it gives each layer its own GPUs (lower/burst.hpp).
+  if (p.schedule != "burst" && !schedule::is_csv_name(p.schedule) && schedule::find_schedule(p.schedule) == nullptr) {
     std::vector<std::string> names;
     for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
+    names.emplace_back("burst");
     const auto near = closest(p.schedule, names);
     ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",
                                              p.schedule, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
@@ -680,11 +867,31 @@ Options read_options(const json& doc, const Context& ctx) {
   return o;
 }
 
+void check_gpu_speed(const Scenario& sc, const Context& ctx) {
+  const int gpus = sc.cluster.gpus();
+  for (std::size_t i = 0; i < sc.options.gpu_speed.size(); ++i) {
+    const int gpu = sc.options.gpu_speed[i].gpu;
+    const std::string where = fmt::format("options.gpu_speed[{}].gpu", i);
+    if (gpu >= gpus) ctx.fail(where, fmt::format("GPU {} does not exist (the cluster has GPUs 0 to {})", gpu, gpus - 1));
+    for (std::size_t k = 0; k < i; ++k) {
+      if (sc.options.gpu_speed[k].gpu == gpu) ctx.fail(where, fmt::format("GPU {} is listed twice", gpu));
+    }
+  }
+}
+
 // Checks that need more than one section.
 void check_consistency(const Scenario& sc, const Context& ctx) {
   const auto& p = sc.plan;
   const auto& m = sc.model;
   const int gpus = sc.cluster.gpus();
+  if (sc.layer_model) {
+    check_layer_plan(sc, ctx);
+    check_gpu_speed(sc, ctx);
+    return;
+  }
+  if (p.schedule == "burst") {
+    ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
+  }
   if (static_cast<long long>(p.tp) * p.pp * p.dp != gpus) {
     ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
                                      "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
@@ -725,14 +932,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
                          p.microbatch_size, per_step));
   }
-  for (std::size_t i = 0; i < sc.options.gpu_speed.size(); ++i) {
-    const int gpu = sc.options.gpu_speed[i].gpu;
-    const std::string where = fmt::format("options.gpu_speed[{}].gpu", i);
-    if (gpu >= gpus) ctx.fail(where, fmt::format("GPU {} does not exist (the cluster has GPUs 0 to {})", gpu, gpus - 1));
-    for (std::size_t k = 0; k < i; ++k) {
-      if (sc.options.gpu_speed[k].gpu == gpu) ctx.fail(where, fmt::format("GPU {} is listed twice", gpu));
-    }
-  }
+  check_gpu_speed(sc, ctx);
   // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
   // size that simulates in seconds and fits in memory.
   constexpr long long kMaxStageMicrobatches = 2'500'000;
@@ -907,8 +1107,17 @@ Scenario load_document(nlohmann::json doc, const std::string& file, const std::s
   Scenario sc;
   sc.file = file;
   sc.cluster = read_cluster(doc, ctx);
-  sc.model = read_model(doc, ctx);
+  if (is_layer_table(doc, "model")) {
+    sc.layer_model = read_layer_table(doc, "model", ctx);
+    sc.model.name = sc.layer_model->name;
+  } else {
+    sc.model = read_model(doc, ctx);
+  }
   sc.plan = read_plan(doc, ctx);
+  sc.burst = read_burst(doc, ctx);
+  if (sc.plan.schedule != "burst" && doc["parallel"].contains("burst")) {
+    ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");
+  }
   sc.options = read_options(doc, ctx);
   check_consistency(sc, ctx);
   check_custom_network_reach(sc, ctx);

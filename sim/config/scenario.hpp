@@ -2,11 +2,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/cluster_spec.hpp"
 #include "schedule/schedule.hpp"
+#include "workload/burst_spec.hpp"
+#include "workload/layer_table.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
 
@@ -45,6 +48,11 @@ struct Scenario {
   // The schedule read from a file when plan.schedule is "csv:PATH"; null when
   // plan.schedule names a registered plugin.
   std::shared_ptr<const schedule::Schedule> csv_schedule;
+  // model.arch = "layers": a per-layer table (a CNN), run data-parallel on
+  // every GPU or with parallel.schedule = "burst"; `model` then holds only
+  // its name.
+  std::optional<workload::LayerTable> layer_model;
+  workload::BurstSpec burst;  // parallel.burst
 };
 
 }  // namespace trainsim::config

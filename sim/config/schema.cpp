@@ -8,6 +8,9 @@ namespace trainsim::config {
 
 namespace {
 const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
+  // A model is a transformer by shape, or (arch "layers") a per-layer table.
+  static const std::vector<std::string> model = {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn",
+                                                 "seq", "vocab", "input_bytes_per_sample", "source"};
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},
       {"cluster", {"node", "nodes", "network"}},
@@ -18,10 +21,13 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"cluster.node.gpu",
        {"name", "peak_tflops", "memory_gb", "hbm_tb_per_s", "hbm_achievable_tb_per_s", "gemm_tflops",
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
-      {"model", {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn", "seq", "vocab", "source"}},
+      {"model", model},
       {"parallel",
        {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute",
-        "sequence_parallel", "zero_stage", "grad_bucket_mib", "stage_layers"}},
+        "sequence_parallel", "zero_stage", "grad_bucket_mib", "stage_layers", "burst"}},
+      {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
+      {"parallel.burst.background", {"model", "batch"}},
+      {"parallel.burst.background.model", model},
       {"options", {"strict_memory", "fidelity", "collectives", "gpu_speed", "links", "comm_slowdown"}},
   };
   return s;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <spdlog/spdlog.h>
 
+#include "driver/layer_whatif.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
@@ -11,6 +12,7 @@
 namespace trainsim::driver {
 
 WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
+  if (sc.layer_model) return simulate_layers(sc, record_link_rates);
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   WhatIf w;
@@ -49,6 +51,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
 }
 
 report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std::string& config_label) {
+  if (sc.layer_model) return summarize_layers(sc, w, config_label);
   report::RunInfo info;
   info.config = config_label;
   info.model = sc.model.name;

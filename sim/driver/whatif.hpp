@@ -14,12 +14,15 @@
 
 namespace trainsim::driver {
 
+struct LayerRun;  // driver/layer_whatif.hpp
+
 struct WhatIf {
   workload::StageCosts costs;
   schedule::Shape shape;
   schedule::Program program;  // with communication
   std::unique_ptr<lower::Simulation> sim;
   double wall_s = 0.0;  // wall-clock time the costing, checks and simulation took
+  std::shared_ptr<const LayerRun> layers;  // a layer-table model's plan (else empty)
 };
 
 // Throws schedule::ProgramError when the schedule cannot run the plan, and

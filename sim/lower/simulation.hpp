@@ -104,6 +104,11 @@ struct Simulation {
   hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
   std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster
   core::Timeline timeline;       // filled by run()
+  // Burst parallelism (lower/burst.hpp): the layers' names, for stage labels,
+  // and per simulated GPU the spans its compute stream left to a background
+  // job. Both empty for a pipeline.
+  std::vector<std::string> stage_names;
+  std::vector<std::vector<std::pair<core::Time, core::Time>>> background;
 
   int pipeline_rank(int q) const { return q % pipeline_ranks; }
 };

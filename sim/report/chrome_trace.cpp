@@ -17,7 +17,22 @@ std::string us(core::Time t) {
   return fmt::format("{}.{:06}", ps / 1000000, ps % 1000000);
 }
 
-std::string task_name(const lower::TaskInfo& ti) {
+// Burst parallelism: stages are layers, named (lower/burst.hpp).
+std::string burst_task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
+  const schedule::Action& a = ti.action;
+  const std::vector<std::string>& layer = sim.stage_names;
+  switch (ti.kind) {
+    case lower::TaskKind::kCompute: return fmt::format("{} {}", schedule::op_name(a.op), layer[a.stage]);
+    case lower::TaskKind::kTransfer:
+      return a.op == schedule::Op::kSendF ? fmt::format("send act {}", layer[a.stage])
+                                          : fmt::format("send grad {}", layer[a.stage - 1]);
+    case lower::TaskKind::kGradReduce: return fmt::format("grad all-reduce {}", layer[a.stage]);
+    default: return "?";
+  }
+}
+
+std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
+  if (!sim.stage_names.empty()) return burst_task_name(sim, ti);
   const schedule::Action& a = ti.action;
   const std::string part = ti.parts > 1 ? fmt::format(" [{}/{}]", ti.part + 1, ti.parts) : "";
   switch (ti.kind) {
@@ -71,7 +86,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   }
   std::size_t most_peers = 0;
   for (const auto& p : peers) most_peers = std::max(most_peers, p.size());
-  const int threads_per_gpu = kFirstSendThread + static_cast<int>(most_peers);
+  // Then, with a background job (burst's GPU multiplexing), its own thread.
+  const int background_thread = sim.background.empty() ? -1 : kFirstSendThread + static_cast<int>(most_peers);
+  const int threads_per_gpu = kFirstSendThread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1);
   auto pid_of = [&](int r) { return cluster.node_of(sim.gpu_of_rank[r]); };
   auto tid_of = [&](int r, int offset) { return (sim.gpu_of_rank[r] % per_node) * threads_per_gpu + offset; };
   auto send_thread = [&](int r, int peer) {
@@ -116,6 +133,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, sim.pipeline_rank(r)));
     thread(tid_of(r, kCommThread), fmt::format("GPU {} comm", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
+    if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));
   }
 
   // Slices. Collectives that cost nothing (no data parallelism) are left out.
@@ -134,8 +152,17 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
       args = fmt::format(R"("rank":{})", ti.rank);
     }
     emit(fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
-                     task_name(ti), category(ti.kind), pid_of(ti.rank), thread_of(id), us(start), us(end - start),
+                     task_name(sim, ti), category(ti.kind), pid_of(ti.rank), thread_of(id), us(start), us(end - start),
                      args));
+  }
+
+  // The background job's share of each GPU: the stretches its compute stream was idle.
+  for (std::size_t r = 0; r < sim.background.size(); ++r) {
+    for (const auto& [start, end] : sim.background[r]) {
+      emit(fmt::format(R"({{"ph":"X","name":"background job","cat":"background","pid":{},"tid":{},"ts":{},"dur":{},"args":{{}}}})",
+                       pid_of(static_cast<int>(r)), tid_of(static_cast<int>(r), background_thread), us(start),
+                       us(end - start)));
+    }
   }
 
   // Flow arrows: from each transfer to the action that waits for it. Each end
@@ -148,9 +175,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
       const lower::TaskInfo& from_info = sim.info[id];
       ++flow_id;
       emit(fmt::format(R"({{"ph":"s","name":"{}","cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})",
-                       task_name(from_info), flow_id, pid_of(from_info.rank), thread_of(id), us(sim.timeline.start[id])));
+                       task_name(sim, from_info), flow_id, pid_of(from_info.rank), thread_of(id), us(sim.timeline.start[id])));
       emit(fmt::format(R"({{"ph":"f","bp":"e","name":"{}","cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})",
-                       task_name(from_info), flow_id, pid_of(sim.info[to].rank), thread_of(to),
+                       task_name(sim, from_info), flow_id, pid_of(sim.info[to].rank), thread_of(to),
                        us(sim.timeline.start[to])));
     });
   }

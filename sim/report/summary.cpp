@@ -219,6 +219,7 @@ nlohmann::json to_json(const Summary& s) {
   j["slowest_gpu"] = s.slowest_gpu;
   j["events"] = s.events;
   j["sim_wall_s"] = s.info.sim_wall_s;
+  if (s.burst) j["burst"] = to_json(*s.burst);
   return j;
 }
 
@@ -232,14 +233,22 @@ std::string to_text(const Summary& s) {
     out += fmt::format("  {:<24}{}\n", key, value);
   };
   out += fmt::format("trainsim: {} — {} on {} GPUs\n", s.info.config, s.info.model, s.info.gpus);
-  line("plan", fmt::format("tp={} pp={}{} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
-                           s.info.tp, s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
-                           s.info.microbatch_size, s.info.microbatches,
-                           s.info.global_batch, s.info.schedule,
-                           s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
-                           s.info.sequence_parallel ? ", sequence parallel" : ""));
-  line("iteration time", fmt::format("{:.4f} s", s.iteration_time_s));
-  line("throughput", fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
+  if (s.burst) {
+    line("plan", fmt::format("{}, global batch {}", s.burst->mode, s.info.global_batch));
+  } else {
+    line("plan", fmt::format("tp={} pp={}{} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
+                             s.info.tp, s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
+                             s.info.microbatch_size, s.info.microbatches,
+                             s.info.global_batch, s.info.schedule,
+                             s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
+                             s.info.sequence_parallel ? ", sequence parallel" : ""));
+  }
+  // A CNN's iteration takes milliseconds: seconds to four places would hide it.
+  line("iteration time", s.burst ? fmt::format("{:.4f} ms", s.iteration_time_s * 1e3)
+                                 : fmt::format("{:.4f} s", s.iteration_time_s));
+  line("throughput", s.burst ? fmt::format("{:.2f} samples/s", s.samples_per_s)
+                             : fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
+  if (s.burst) out += to_text(*s.burst);
   line("model TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f}% of {:.1f} peak)", s.model_tflops_per_gpu,
                                             100.0 * s.mfu, s.info.peak_tflops));
   if (s.hardware_tflops_per_gpu > s.model_tflops_per_gpu * (1 + 1e-9)) {
@@ -263,7 +272,7 @@ std::string to_text(const Summary& s) {
   line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
   line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
                                           gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
-  out += "  per pipeline rank:\n";
+  out += s.burst ? "  per GPU:\n" : "  per pipeline rank:\n";
   out += fmt::format("    {:>4} {:>6} {:>8} {:>12}\n", "rank", "GPU", "bubble", "peak GiB");
   for (const StageSummary& st : s.stages) {
     out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lower/simulation.hpp"
+#include "report/burst_stats.hpp"
 
 namespace trainsim::report {
 
@@ -91,6 +93,7 @@ struct Summary {
   int simulated_gpus = 0;
   std::string fidelity;  // "symmetric", "full", or "full (placement not uniform)"
   int slowest_gpu = 0;  // the GPU with the most compute time
+  std::optional<BurstStats> burst;  // a layer-table model (report/burst_stats.hpp)
 };
 
 Summary summarize(const lower::Simulation& sim, const RunInfo& info);
