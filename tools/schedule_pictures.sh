@@ -43,7 +43,7 @@ for name in $("$ts" schedules | awk '{print $1}'); do
 import json, sys
 s = json.load(sys.stdin)
 name, vp, out = sys.argv[1], sys.argv[2], sys.argv[3]
-print("| `{}` | {} | {:.1f} ms | {:.1f}% | {:.2f} GiB | [{}.svg]({}/{}.svg) |".format(
+print("| `{}` | {} | {:.1f} ms | {:.1f}% | {:.2f} GiB | ![{}]({}/{}.svg) |".format(
     name, vp, s["iteration_time_s"] * 1e3, s["bubble_fraction"] * 100, s["peak_memory_bytes"] / 2**30,
     name, out, name))' "$name" "$vp" "$out" <<< "$json"
 done
