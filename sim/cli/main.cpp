@@ -16,7 +16,8 @@ void print_schedules() {
   for (const auto& s : trainsim::schedule::all_schedules()) {
     fmt::print("{:<17} {}\n", s->name(), s->description());
   }
-  fmt::print("{:<10} {}\n", "burst",
+  fmt::print("{:<17} {}\n", "csv:PATH", "a schedule read from a CSV file in torch.distributed.pipelining's form");
+  fmt::print("{:<17} {}\n", "burst",
              "Burst parallelism (DeepPool): each layer data-parallel on its own GPUs, for layer-table models "
              "(see plan-burst)");
 }
