@@ -1,0 +1,29 @@
+// Whole what-ifs in process, from costing to timeline, as `sim_wall_s`
+// reports them: the GPT-3 175B and Llama 3 405B examples in symmetric
+// fidelity (the configs are loaded once, outside the timed loop).
+// Run: build/tools/bench/whatif_bench
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "config/load.hpp"
+#include "driver/whatif.hpp"
+
+using namespace trainsim;
+
+static void BM_WhatIf(benchmark::State& state, const std::string& config) {
+  const config::Scenario sc = config::load_file(std::string(TRAINSIM_SOURCE_DIR) + "/" + config);
+  std::size_t events = 0;
+  for (auto _ : state) {
+    const driver::WhatIf w = driver::simulate(sc);
+    events = w.sim->timeline.events;
+    benchmark::DoNotOptimize(events);
+  }
+  state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK_CAPTURE(BM_WhatIf, gpt3_175b_1024xa100, "configs/examples/gpt3-175b-1024xa100.json")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WhatIf, llama3_405b_16384xh100, "configs/examples/llama3-405b-16384xh100.json")
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
