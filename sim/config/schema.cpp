@@ -22,7 +22,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"parallel",
        {"tp", "pp", "dp", "microbatch_size", "global_batch", "schedule", "recompute", "sequence_parallel",
         "zero_stage", "grad_bucket_mib", "stage_layers"}},
-      {"options", {"strict_memory", "fidelity", "collectives", "gpu_speed", "links", "comm_slowdown"}},
+      {"options",
+       {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown"}},
   };
   return s;
 }
