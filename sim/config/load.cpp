@@ -864,6 +864,10 @@ Options read_options(const json& doc, const Context& ctx) {
   });
   if (s.has("comm_slowdown")) o.comm_slowdown = s.non_negative_number("comm_slowdown", 10.0);
   o.flow_collectives = s.choice<bool>("collectives", false, {{"analytic", false}, {"flow", true}});
+  using A = hw::CollectiveAlgorithm;
+  o.collective_algorithm = s.choice<A>("collective_algorithm", A::kAuto,
+                                       {{"auto", A::kAuto}, {"ring", A::kRing}, {"tree", A::kTree},
+                                        {"hierarchical", A::kHierarchical}});
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hw/cluster_spec.hpp"
+#include "hw/collective.hpp"
 #include "schedule/schedule.hpp"
 #include "workload/burst_spec.hpp"
 #include "workload/layer_table.hpp"
@@ -22,6 +23,8 @@ struct Options {
   bool full_fidelity = false;
   // Run collectives as flows on the topology, not as their analytic time.
   bool flow_collectives = false;
+  // How collectives run: what NCCL would choose, or a forced algorithm.
+  hw::CollectiveAlgorithm collective_algorithm = hw::CollectiveAlgorithm::kAuto;
   // Full fidelity only: stragglers (gpu, speed factor) and link faults.
   struct GpuSpeed {
     int gpu = 0;

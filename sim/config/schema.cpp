@@ -28,7 +28,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},
       {"parallel.burst.background.model", model},
-      {"options", {"strict_memory", "fidelity", "collectives", "gpu_speed", "links", "comm_slowdown"}},
+      {"options",
+       {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown"}},
   };
   return s;
 }

@@ -16,7 +16,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   WhatIf w;
-  w.costs = workload::stage_costs(sc.model, plan, sc.cluster);
+  w.costs = workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm);
   for (std::size_t s = 0; s < w.costs.stages.size(); ++s) {
     const auto& c = w.costs.stages[s];
     spdlog::debug("stage {}: F {:.3f} ms, I {:.3f} ms, W {:.3f} ms, activations {:.3f} GiB/micro-batch", s,
@@ -38,6 +38,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
+  options.collective_algorithm = sc.options.collective_algorithm;
   options.record_link_rates = record_link_rates;
   options.comm_slowdown = sc.options.comm_slowdown;
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});

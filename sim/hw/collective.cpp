@@ -56,14 +56,28 @@ int log2_floor(int n) {
 CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpus) {
   CollectiveGroup g;
   g.ranks = static_cast<int>(gpus.size());
+  const NodeSpec& node = cluster.node;
+  const int nics = std::max(1, node.nics_per_node);
   std::map<int, int> per_node;
-  for (int gpu : gpus) ++per_node[cluster.node_of(gpu)];
+  std::map<std::pair<int, int>, std::vector<int>> per_nic;  // (node, NIC) -> members' nodes
+  for (int gpu : gpus) {
+    const int n = cluster.node_of(gpu);
+    ++per_node[n];
+    const int nic = node.gpus_per_node > 0 ? (gpu % node.gpus_per_node) * nics / node.gpus_per_node : 0;
+    per_nic[{n, nic}].push_back(n);
+  }
   g.nodes = std::max<int>(1, static_cast<int>(per_node.size()));
   g.ranks_per_node = 1;
   g.min_ranks_per_node = per_node.empty() ? 1 : per_node.begin()->second;
-  for (const auto& [node, count] : per_node) {
+  for (const auto& [n, count] : per_node) {
     g.ranks_per_node = std::max(g.ranks_per_node, count);
     g.min_ranks_per_node = std::min(g.min_ranks_per_node, count);
+  }
+  for (const auto& [nic, nodes] : per_nic) {
+    g.ranks_per_nic = std::max(g.ranks_per_nic, static_cast<int>(nodes.size()));
+    int peers = 0;  // each member here exchanges with every member off its node
+    for (int n : nodes) peers += g.ranks - per_node[n];
+    g.nic_peers = std::max(g.nic_peers, peers);
   }
   const NetworkSpec& net = cluster.network;
   // A custom network states no oversubscription: each NIC counts in full
@@ -85,8 +99,54 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 
-RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
-  RingPlan best;
+CollectivePlan plan_point_to_point(CollectiveKind kind, double bytes, const CollectiveGroup& group,
+                                   const NodeSpec& node) {
+  CollectivePlan best;
+  const int n = group.ranks;
+  if (n <= 1 || !(bytes > 0.0)) return best;
+  const bool send_recv = kind == CollectiveKind::kSendRecv;
+  const double bus_bw = ring_bus_bytes_per_s(node, group);
+  const double per_peer = bytes / n;  // all-to-all: what each rank sends each other rank
+  best.seconds = std::numeric_limits<double>::infinity();
+  for (const Protocol& p : kProtocols) {
+    CollectivePlan plan;
+    plan.point_to_point = true;
+    plan.steps = 1;
+    plan.network_steps = group.nodes > 1 ? 1 : 0;
+    plan.base_us = p.base_us;
+    plan.nvlink_step_us = p.nvlink_step_us;
+    plan.network_step_us = p.network_step_us;
+    plan.bandwidth_share = p.bandwidth_share;
+    plan.bus_bytes_per_s = bus_bw;
+    plan.bus_bytes = send_recv ? bytes : bytes * (n - 1) / n;
+    if (send_recv) {
+      const double latency_us = p.base_us + (group.nodes > 1 ? p.network_step_us : p.nvlink_step_us);
+      plan.seconds = latency_us * 1e-6 + bytes / (bus_bw * p.bandwidth_share);
+    } else {
+      // Transfers inside a node and across nodes use different links (NVLink,
+      // NICs) and run at once: the slower class decides.
+      double slowest = 0.0;
+      if (group.ranks_per_node > 1) {
+        slowest = p.nvlink_step_us * 1e-6 + (group.ranks_per_node - 1) * per_peer /
+                                                (node.nvlink_bus_gb_per_s * 1e9 * p.bandwidth_share);
+      }
+      if (group.nodes > 1) {
+        slowest = std::max(slowest, p.network_step_us * 1e-6 +
+                                        group.nic_peers * per_peer /
+                                            (node.nic_bus_gb_per_s * 1e9 * group.nic_share * p.bandwidth_share));
+      }
+      plan.seconds = p.base_us * 1e-6 + slowest;
+    }
+    if (plan.seconds < best.seconds) best = plan;
+  }
+  return best;
+}
+
+CollectivePlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
+  if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv) {
+    return plan_point_to_point(kind, bytes, group, node);
+  }
+  CollectivePlan best;
   const int n = group.ranks;
   if (n <= 1 || !(bytes > 0.0)) return best;
   // A ring over n ranks takes n - 1 steps (twice for an all-reduce), of which
@@ -94,38 +154,14 @@ RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& gro
   // How the kinds map on NCCL's ring model (tuning.cc): an all-reduce takes
   // 2 (n - 1) steps and moves 2 (n - 1)/n of the buffer per rank; a
   // reduce-scatter or all-gather n - 1 steps and (n - 1)/n; a broadcast n
-  // steps and the whole buffer. An all-to-all and a send/recv are not rings:
-  // NCCL runs them as concurrent point-to-point transfers, so they pay one
-  // step's latency after the base and move (n - 1)/n of the buffer (all of it
-  // for a send/recv).
-  if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kSendRecv) {
-    const double bus_bw = ring_bus_bytes_per_s(node, group);
-    const double moved = kind == CollectiveKind::kSendRecv ? bytes : bytes * (n - 1) / n;
-    best.seconds = std::numeric_limits<double>::infinity();
-    for (const Protocol& p : kProtocols) {
-      RingPlan plan;
-      plan.steps = 1;
-      plan.network_steps = group.nodes > 1 ? 1 : 0;
-      plan.base_us = p.base_us;
-      plan.nvlink_step_us = p.nvlink_step_us;
-      plan.network_step_us = p.network_step_us;
-      plan.bandwidth_share = p.bandwidth_share;
-      plan.bus_bytes_per_s = bus_bw;
-      plan.bus_bytes = moved;
-      const double latency_us = p.base_us + (group.nodes > 1 ? p.network_step_us : p.nvlink_step_us);
-      plan.seconds = latency_us * 1e-6 + moved / (bus_bw * p.bandwidth_share);
-      if (plan.seconds < best.seconds) best = plan;
-    }
-    best.point_to_point = true;
-    return best;
-  }
+  // steps and the whole buffer.
   const bool broadcast = kind == CollectiveKind::kBroadcast;
   const int rounds = kind == CollectiveKind::kAllReduce ? 2 : 1;
   const double bus_bw = ring_bus_bytes_per_s(node, group);
   const bool one_per_node = group.ranks_per_node < 2;
   best.seconds = std::numeric_limits<double>::infinity();
   for (const Protocol& p : kProtocols) {
-    RingPlan plan;
+    CollectivePlan plan;
     plan.steps = broadcast ? n : rounds * (n - 1);
     plan.network_steps = rounds * (group.nodes - 1);
     plan.base_us = p.base_us;
@@ -142,27 +178,96 @@ RingPlan plan_ring(CollectiveKind kind, double bytes, const CollectiveGroup& gro
   return best;
 }
 
-RingPlan plan_collective(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
-  RingPlan best = plan_ring(kind, bytes, group, node);
-  if (kind != CollectiveKind::kAllReduce || best.steps == 0) return best;
+CollectivePlan plan_tree(double bytes, const CollectiveGroup& group, const NodeSpec& node) {
+  CollectivePlan best;
+  if (group.ranks <= 1 || !(bytes > 0.0)) return best;
   const double bus_bw = ring_bus_bytes_per_s(node, group);
+  const int depth = log2_floor(group.nodes);
+  best.seconds = std::numeric_limits<double>::infinity();
   for (const TreeProtocol& p : kTreeProtocols) {
     const double latency_us =
-        p.base_us + 2.0 * ((group.ranks_per_node - 1) * p.nvlink_us + log2_floor(group.nodes) * p.network_us);
+        p.base_us + 2.0 * ((group.ranks_per_node - 1) * p.nvlink_us + depth * p.network_us);
     const double share = kTreeBandwidth * (group.nodes > 1 ? p.share_nodes : p.share_one_node);
     const double seconds = latency_us * 1e-6 + bytes / (0.5 * bus_bw * share);
     if (seconds < best.seconds) {
-      best.tree = true;
-      best.base_us = latency_us;
+      best.algorithm = CollectiveAlgorithm::kTree;
+      // Up the chain of the deepest node and the tree over nodes, then down.
+      best.steps = 2 * (group.ranks_per_node - 1 + depth);
+      best.network_steps = 2 * depth;
+      best.base_us = p.base_us;
+      best.nvlink_step_us = p.nvlink_us;
+      best.network_step_us = p.network_us;
       best.bandwidth_share = share;
+      best.bus_bytes_per_s = bus_bw;
+      best.bus_bytes = 2.0 * bytes;
       best.seconds = seconds;
     }
   }
   return best;
 }
 
-core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node) {
-  return core::Time::seconds(plan_collective(kind, bytes, group, node).seconds);
+CollectivePlan plan_hierarchical(CollectiveKind kind, double bytes, const CollectiveGroup& group,
+                                 const NodeSpec& node) {
+  CollectivePlan plan;
+  const int k = group.ranks_per_node, m = group.nodes;
+  const bool reduces = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter ||
+                       kind == CollectiveKind::kAllGather;
+  // One ring per local rank needs as many members on every node; with one
+  // node, or one member per node, it would only be a ring with extra launches.
+  if (!reduces || m < 2 || k < 2 || group.min_ranks_per_node != k || !(bytes > 0.0)) return plan;
+  CollectiveGroup inside;
+  inside.ranks = inside.ranks_per_node = inside.min_ranks_per_node = k;
+  CollectiveGroup across;
+  across.ranks = across.nodes = m;
+  across.nic_share = group.nic_share;
+  // The k rings across nodes run at once: rings of members sharing a NIC split it.
+  NodeSpec shared = node;
+  shared.nic_bus_gb_per_s = node.nic_bus_gb_per_s / group.ranks_per_nic;
+  const double shard = bytes / k;  // what each local rank's ring across nodes carries
+  using K = CollectiveKind;
+  std::vector<CollectivePhase> phases;
+  if (kind == K::kAllReduce) {
+    phases = {{K::kReduceScatter, bytes, false, {}}, {K::kAllReduce, shard, true, {}}, {K::kAllGather, bytes, false, {}}};
+  } else if (kind == K::kReduceScatter) {
+    phases = {{K::kReduceScatter, bytes, false, {}}, {K::kReduceScatter, shard, true, {}}};
+  } else {
+    phases = {{K::kAllGather, shard, true, {}}, {K::kAllGather, bytes, false, {}}};
+  }
+  plan.algorithm = CollectiveAlgorithm::kHierarchical;
+  for (CollectivePhase& ph : phases) {
+    ph.plan = ph.across_nodes ? plan_ring(ph.kind, ph.bytes, across, shared) : plan_ring(ph.kind, ph.bytes, inside, node);
+    plan.steps += ph.plan.steps;
+    plan.network_steps += ph.plan.network_steps;
+    plan.bus_bytes += ph.plan.bus_bytes;
+    plan.seconds += ph.plan.seconds;
+  }
+  plan.base_us = phases.front().plan.base_us;
+  plan.phases = std::move(phases);
+  return plan;
+}
+
+CollectivePlan plan_collective(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node,
+                               CollectiveAlgorithm algorithm) {
+  CollectivePlan ring = plan_ring(kind, bytes, group, node);
+  if (ring.point_to_point || ring.steps == 0) return ring;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return ring;
+    case CollectiveAlgorithm::kTree:
+      return kind == CollectiveKind::kAllReduce ? plan_tree(bytes, group, node) : ring;
+    case CollectiveAlgorithm::kHierarchical: {
+      CollectivePlan h = plan_hierarchical(kind, bytes, group, node);
+      return h.steps > 0 ? h : ring;
+    }
+    case CollectiveAlgorithm::kAuto: break;
+  }
+  if (kind != CollectiveKind::kAllReduce) return ring;
+  CollectivePlan tree = plan_tree(bytes, group, node);
+  return tree.seconds < ring.seconds ? tree : ring;
+}
+
+core::Time collective_time(CollectiveKind kind, double bytes, const CollectiveGroup& group, const NodeSpec& node,
+                           CollectiveAlgorithm algorithm) {
+  return core::Time::seconds(plan_collective(kind, bytes, group, node, algorithm).seconds);
 }
 
 }  // namespace trainsim::hw

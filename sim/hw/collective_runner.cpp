@@ -1,22 +1,20 @@
 #include "hw/collective_runner.hpp"
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 
 namespace trainsim::hw {
 
 namespace {
 
-// Tokens: what (2 bits), channel (8), position (22), instance (32).
+// Tokens: what (2 bits), index (30: a ring position, a wave or a transfer), instance (32).
 enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2, kAnalyticDone = 3 };
-std::uint64_t token(std::uint64_t what, std::uint32_t instance, int channel = 0, int position = 0) {
-  return what | (static_cast<std::uint64_t>(channel) << 2) | (static_cast<std::uint64_t>(position) << 10) |
-         (static_cast<std::uint64_t>(instance) << 32);
+constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 30;
+std::uint64_t token(std::uint64_t what, std::uint32_t instance, std::size_t index = 0) {
+  return what | (static_cast<std::uint64_t>(index) << 2) | (static_cast<std::uint64_t>(instance) << 32);
 }
 std::uint64_t what_of(std::uint64_t t) { return t & 3; }
-int channel_of(std::uint64_t t) { return static_cast<int>((t >> 2) & 0xff); }
-int position_of(std::uint64_t t) { return static_cast<int>((t >> 10) & 0x3fffff); }
+int index_of(std::uint64_t t) { return static_cast<int>((t >> 2) & (kIndexLimit - 1)); }
 std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 32); }
 
 }  // namespace
@@ -61,92 +59,96 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
     return;
   }
-  const CollectiveGroup group = group_of(cluster_, in.members);
-  in.plan = plan_collective(in.kind, in.bytes, group, cluster_.node);
-  if (in.plan.steps == 0) {
+  const CollectivePlan plan =
+      plan_collective(in.kind, in.bytes, group_of(cluster_, in.members), cluster_.node, algorithm_);
+  in.stages = lay_out(cluster_, in.kind, in.bytes, in.members, plan);
+  if (in.stages.empty()) {
     finish(id, engine);
     return;
   }
-  if (in.plan.tree || in.plan.point_to_point) {
-    // Only rings run as flows; a tree or an all-to-all takes its modelled time.
-    engine.schedule(id_, engine.now() + core::Time::seconds(in.plan.seconds), token(kAnalyticDone, id));
-    return;
-  }
-  // Members by node, in GPU order. Channel c leaves each node through the last
-  // member on NIC c (or on the nearest NIC that has one), so channels use
-  // different NICs; the next member, cyclically, is where it enters.
-  std::map<int, std::vector<int>> by_node;
-  std::vector<int> sorted = in.members;
-  std::sort(sorted.begin(), sorted.end());
-  for (int g : sorted) by_node[cluster_.node_of(g)].push_back(g);
-  const NodeSpec& node = cluster_.node;
-  auto nic_of = [&](int gpu) { return (gpu % node.gpus_per_node) * node.nics_per_node / node.gpus_per_node; };
-  const int channels =
-      group.nodes > 1 ? std::clamp(std::min(group.min_ranks_per_node, node.nics_per_node), 1, 255) : 1;
-  in.rings.assign(channels, {});
-  for (int c = 0; c < channels; ++c) {
-    Ring& ring = in.rings[c];
-    for (const auto& [n, block] : by_node) {
-      const int k = static_cast<int>(block.size());
-      int exit = -1;
-      for (int shift = 0; shift < node.nics_per_node && exit < 0; ++shift) {
-        for (int j = k - 1; j >= 0; --j) {
-          if (nic_of(block[j]) == (c + shift) % node.nics_per_node) {
-            exit = j;
-            break;
-          }
-        }
-      }
-      if (exit < 0) exit = (c + k - 1) % k;
-      for (int j = 1; j <= k; ++j) ring.gpus.push_back(block[(exit + j) % k]);
-    }
-    const int n = static_cast<int>(ring.gpus.size());
-    for (int i = 0; i < n; ++i) {
-      const int from = ring.gpus[i], to = ring.gpus[(i + 1) % n];
-      if (in.copies.empty()) {
-        ring.routes.push_back(topology_.route(from, to));
-      } else {
-        const auto at = [&](int gpu) {
-          return static_cast<std::size_t>(std::find(in.members.begin(), in.members.end(), gpu) - in.members.begin());
-        };
-        std::vector<std::pair<int, int>> pairs = {{from, to}};
-        for (const auto& copy : in.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
-        ring.routes.push_back(topology_.shared_route(from, to, pairs));
-      }
-      ring.crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
-    }
-  }
-  const int n = static_cast<int>(in.members.size());
-  // NCCL's model charges the network latency on 2 (nodes - 1) steps of an
-  // all-reduce (nodes - 1 otherwise); the chain of receives crosses a network
-  // hop steps x nodes / n times. Spreading the model's extra network latency
-  // over those crossings keeps their sum, so both fidelities agree when alone.
-  const double crossings = static_cast<double>(in.plan.steps) * group.nodes / n;
-  in.network_hop_us = in.plan.nvlink_step_us;
-  if (crossings > 0.0 && group.nodes > 1) {
-    in.network_hop_us += (in.plan.network_step_us - in.plan.nvlink_step_us) * in.plan.network_steps / crossings;
-  }
-  in.wire_bytes = in.bytes / channels / n / in.plan.bandwidth_share;
-  // Cap each step at the bus bandwidth without any oversubscription discount:
-  // here the up-links themselves are links, and contention on them slows the flows.
-  CollectiveGroup unshared = group;
-  unshared.nic_share = 1.0;
-  in.cap = ring_bus_bytes_per_s(node, unshared) / channels;
-  in.started.assign(static_cast<std::size_t>(channels) * n, 0);
-  in.received.assign(in.started.size(), 0);
-  engine.schedule(id_, engine.now() + core::Time::microseconds(in.plan.base_us), token(kBegin, id));
+  in.stage = 0;
+  begin_stage(id, engine);
 }
 
-void CollectiveRunner::try_send(std::uint32_t id, int channel, int position, core::Engine& engine) {
+std::uint32_t CollectiveRunner::route_of(const Instance& in, int from, int to) {
+  if (in.copies.empty()) return topology_.route(from, to);
+  const auto at = [&](int gpu) {
+    return static_cast<std::size_t>(std::find(in.members.begin(), in.members.end(), gpu) - in.members.begin());
+  };
+  std::vector<std::pair<int, int>> pairs = {{from, to}};
+  for (const auto& copy : in.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
+  return topology_.shared_route(from, to, pairs);
+}
+
+void CollectiveRunner::begin_stage(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  const int n = static_cast<int>(in.members.size());
-  const std::size_t at = static_cast<std::size_t>(channel) * n + position;
+  const CollectiveStage& st = in.stages[in.stage];
+  in.complete = 0;
+  in.routes.clear();
+  if (st.transfers.empty()) {
+    const RingSteps& r = st.ring;
+    const std::size_t n = r.rings.front().size();
+    if (r.rings.size() * n >= kIndexLimit) throw std::logic_error("too many ring positions in one collective");
+    in.crosses.clear();
+    for (const auto& ring : r.rings) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const int from = ring[i], to = ring[(i + 1) % n];
+        in.routes.push_back(route_of(in, from, to));
+        in.crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
+      }
+    }
+    in.started.assign(in.routes.size(), 0);
+    in.received.assign(in.routes.size(), 0);
+    engine.schedule(id_, engine.now() + core::Time::microseconds(st.start_us), token(kBegin, id));
+    return;
+  }
+  const auto& ts = st.transfers;
+  if (ts.size() >= kIndexLimit) throw std::logic_error("too many transfers in one collective");
+  const int count = static_cast<int>(ts.size());
+  // Who each transfer feeds, as offsets into one list.
+  in.waiting.assign(ts.size(), 1);
+  in.feeds_begin.assign(ts.size() + 1, 0);
+  for (const PipelinedTransfer& t : ts) {
+    for (int i : t.inputs) ++in.feeds_begin[i + 1];
+  }
+  for (int e = 0; e < count; ++e) in.feeds_begin[e + 1] += in.feeds_begin[e];
+  in.feeds.assign(in.feeds_begin.back(), 0);
+  std::vector<int> fill(in.feeds_begin.begin(), in.feeds_begin.end() - 1);
+  for (int e = 0; e < count; ++e) {
+    in.waiting[e] += static_cast<int>(ts[e].inputs.size());
+    for (int i : ts[e].inputs) in.feeds[fill[i]++] = e;
+    in.routes.push_back(route_of(in, ts[e].from, ts[e].to));
+  }
+  // Start times depend on latencies alone: known now. Transfers starting at
+  // the same instant start as one wave, their rates solved once.
+  std::vector<core::Time> at(ts.size());
+  for (int e = 0; e < count; ++e) at[e] = engine.now() + core::Time::microseconds(st.start_us + ts[e].start_us);
+  in.by_start.resize(ts.size());
+  for (int e = 0; e < count; ++e) in.by_start[e] = e;
+  std::stable_sort(in.by_start.begin(), in.by_start.end(), [&](int a, int b) { return at[a] < at[b]; });
+  in.wave_begin.clear();
+  in.wave_at.clear();
+  for (int k = 0; k < count; ++k) {
+    const core::Time t = at[in.by_start[k]];
+    if (in.wave_at.empty() || in.wave_at.back() != t) {
+      in.wave_begin.push_back(k);
+      in.wave_at.push_back(t);
+    }
+  }
+  in.wave_begin.push_back(count);
+  for (std::size_t w = 0; w < in.wave_at.size(); ++w) engine.schedule(id_, in.wave_at[w], token(kHopDone, id, w));
+}
+
+void CollectiveRunner::try_send(std::uint32_t id, int ring, int position, core::Engine& engine) {
+  Instance& in = instances_[id];
+  const RingSteps& r = in.stages[in.stage].ring;
+  const int n = static_cast<int>(r.rings.front().size());
+  const std::size_t at = static_cast<std::size_t>(ring) * n + position;
   const int step = in.started[at];
-  if (step >= in.plan.steps || in.received[at] < step) return;
+  if (step >= r.steps || in.received[at] < step) return;
   ++in.started[at];
-  const Ring& ring = in.rings[channel];
-  const double step_us = ring.crosses[position] ? in.network_hop_us : in.plan.nvlink_step_us;
-  engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, channel, position));
+  const double step_us = in.crosses[at] ? r.network_hop_us : r.nvlink_hop_us;
+  engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, at));
 }
 
 void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
@@ -156,36 +158,90 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
     finish(id, engine);
     return;
   }
+  const CollectiveStage& st = in.stages[in.stage];
   if (what_of(t) == kBegin) {
-    for (int c = 0; c < static_cast<int>(in.rings.size()); ++c) {
-      for (int i = 0; i < static_cast<int>(in.members.size()); ++i) try_send(id, c, i, engine);
+    const int n = static_cast<int>(st.ring.rings.front().size());
+    for (int c = 0; c < static_cast<int>(st.ring.rings.size()); ++c) {
+      for (int i = 0; i < n; ++i) try_send(id, c, i, engine);
     }
     return;
   }
-  // A hop's latency has passed: the step's bytes start to flow.
-  const int c = channel_of(t), i = position_of(t);
-  network_.start_flow(in.wire_bytes, in.rings[c].routes[i], in.cap, *this, token(kFlowDone, id, c, i), engine);
+  const int index = index_of(t);
+  if (st.transfers.empty()) {
+    // A hop's latency has passed: the step's bytes start to flow.
+    network_.start_flow(st.ring.wire_bytes, in.routes[index], st.ring.cap, *this, token(kFlowDone, id, index),
+                        engine);
+    return;
+  }
+  std::vector<FlowNetwork::FlowStart> wave;
+  for (int k = in.wave_begin[index]; k < in.wave_begin[index + 1]; ++k) {
+    const int e = in.by_start[k];
+    const PipelinedTransfer& tr = st.transfers[e];
+    wave.push_back({tr.bytes, in.routes[e], tr.cap, token(kFlowDone, id, e)});
+  }
+  network_.start_flows(wave, *this, engine);
 }
 
 void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {
   const std::uint32_t id = instance_of(t);
   Instance& in = instances_[id];
-  const int c = channel_of(t), i = position_of(t);
-  const int n = static_cast<int>(in.members.size());
-  const int next = (i + 1) % n;
-  const std::size_t next_at = static_cast<std::size_t>(c) * n + next;
-  if (++in.received[next_at] == in.plan.steps) ++in.complete;
-  if (in.complete == static_cast<int>(in.received.size())) {
-    finish(id, engine);
+  const CollectiveStage& st = in.stages[in.stage];
+  const int index = index_of(t);
+  if (!st.transfers.empty()) {
+    if (--in.waiting[index] == 0) transfer_done(id, index, engine);
     return;
   }
-  try_send(id, c, next, engine);
+  const int n = static_cast<int>(st.ring.rings.front().size());
+  const int ring = index / n, next = (index % n + 1) % n;
+  const std::size_t next_at = static_cast<std::size_t>(ring) * n + next;
+  if (++in.received[next_at] == st.ring.steps) ++in.complete;
+  if (in.complete == static_cast<int>(in.received.size())) {
+    stage_done(id, engine);
+    return;
+  }
+  try_send(id, ring, next, engine);
+}
+
+void CollectiveRunner::transfer_done(std::uint32_t id, int transfer, core::Engine& engine) {
+  Instance& in = instances_[id];
+  std::vector<int> done = {transfer};
+  while (!done.empty()) {
+    const int e = done.back();
+    done.pop_back();
+    ++in.complete;
+    for (int k = in.feeds_begin[e]; k < in.feeds_begin[e + 1]; ++k) {
+      if (--in.waiting[in.feeds[k]] == 0) done.push_back(in.feeds[k]);
+    }
+  }
+  if (in.complete == static_cast<int>(in.stages[in.stage].transfers.size())) stage_done(id, engine);
+}
+
+void CollectiveRunner::stage_done(std::uint32_t id, core::Engine& engine) {
+  Instance& in = instances_[id];
+  if (++in.stage < in.stages.size()) {
+    begin_stage(id, engine);
+  } else {
+    finish(id, engine);
+  }
 }
 
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
-  if (listener_ != nullptr && moves_data(instances_[id])) listener_->on_collective(instances_[id].members, false, engine);
+  Instance& in = instances_[id];
+  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, false, engine);
+  // The layout and its state are no longer needed.
+  in.stages = {};
+  in.routes = {};
+  in.crosses = {};
+  in.started = {};
+  in.received = {};
+  in.waiting = {};
+  in.feeds_begin = {};
+  in.feeds = {};
+  in.by_start = {};
+  in.wave_begin = {};
+  in.wave_at = {};
   // Copy: finishing a task may make the next collective of a chain ready.
-  const std::vector<core::TaskId> tasks = instances_[id].arrived;
+  const std::vector<core::TaskId> tasks = in.arrived;
   for (core::TaskId task : tasks) engine.finish(task);
 }
 

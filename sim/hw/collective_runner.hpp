@@ -1,21 +1,27 @@
-// Flow-level collectives: a ring collective run as the steps of NCCL's ring
-// algorithm, each step a flow over the topology, so that collectives contend
-// with each other and with pipeline transfers on shared links.
+// Flow-level collectives: a collective run as the phases of its algorithm
+// (collective_layout.hpp), each moving its bytes as flows over the topology,
+// so that collectives contend with each other and with pipeline transfers on
+// shared links.
 //
-// When NCCL's model prefers its tree (small all-reduces across many nodes,
-// plan_collective), the collective takes the tree's modelled time instead:
-// trees are not run as flows.
+// The plan is NCCL's tuning model's (plan_collective, for the algorithm the
+// runner was given): the protocol chosen for the size, its launch latency at
+// the start of each phase, its per-hop latencies, and its share of the bus
+// bandwidth, which caps each flow.
 //
-// The ring follows NCCL's tuning model (plan_ring): the protocol chosen for
-// the size, its launch latency once, its per-step latency on each hop (NVLink
-// inside a node, network across), and its share of the bus bandwidth, which
-// caps each step's flow. A ring that spans nodes runs as several channels
-// (one per NIC its members can drive), each leaving a node through a GPU on
-// that channel's NIC, as NCCL's rings do. Each rank sends step k + 1 once it has
-// received step k (its earlier sends may still be in flight), each send
-// paying its hop's latency. Along the chain of receives a collective then pays
-// base + the hops' latencies + steps x chunk time, NCCL's own model: alone on
-// the network the two agree; under contention, flows slow down.
+// Ring phases (ring all-reduce, reduce-scatter, all-gather, and the phases of
+// a hierarchical one) run NCCL's ring steps. A ring that spans nodes runs as
+// several channels (one per NIC its members can drive), each leaving a node
+// through a GPU on that channel's NIC, as NCCL's rings do. Each rank sends
+// step k + 1 once it has received step k (its earlier sends may still be in
+// flight), each send paying its hop's latency. Along the chain of receives a
+// collective then pays base + the hops' latencies + steps x chunk time,
+// NCCL's own model: alone on the network the two agree; under contention,
+// flows slow down.
+//
+// Pipelined phases (NCCL's tree all-reduce, broadcast, all-to-all, send/recv)
+// start their transfers in waves, at the times their inputs' latencies set
+// (independent of bandwidth), each wave's flows together; a transfer is done
+// when its flow and its inputs are.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "hw/collective.hpp"
+#include "hw/collective_layout.hpp"
 #include "hw/flow_network.hpp"
 #include "hw/topology.hpp"
 
@@ -38,8 +45,9 @@ class CollectiveListener {
 
 class CollectiveRunner final : public core::Resource, public FlowClient {
  public:
-  CollectiveRunner(const ClusterSpec& cluster, Topology& topology, FlowNetwork& network)
-      : cluster_(cluster), topology_(topology), network_(network) {}
+  CollectiveRunner(const ClusterSpec& cluster, Topology& topology, FlowNetwork& network,
+                   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto)
+      : cluster_(cluster), topology_(topology), network_(network), algorithm_(algorithm) {}
 
   // Registers a collective over `members` (GPU ids) and returns the index for
   // Task::route. `participants` tasks take part: it starts when all are ready
@@ -47,7 +55,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   // once all have arrived, and moves no flows (the analytic fidelity).
   // `copies` lists the members of identical collectives that run at the same
   // time but are not simulated (a symmetric representative's peers): each
-  // step's flow weighs them on the links they share (Topology::shared_route).
+  // flow weighs them on the links they share (Topology::shared_route).
   std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                     std::optional<core::Time> analytic_time = std::nullopt,
                     std::vector<std::vector<int>> copies = {});
@@ -59,11 +67,6 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   void on_flow_done(std::uint64_t token, core::Engine& engine) override;
 
  private:
-  struct Ring {
-    std::vector<int> gpus;              // in ring order
-    std::vector<std::uint32_t> routes;  // position i -> i + 1 (built at launch)
-    std::vector<char> crosses;          // that hop leaves the node
-  };
   struct Instance {
     CollectiveKind kind = CollectiveKind::kAllReduce;
     double bytes = 0.0;
@@ -72,24 +75,35 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     std::optional<core::Time> analytic_time;
     std::vector<std::vector<int>> copies;
     std::vector<core::TaskId> arrived;
-    RingPlan plan;
-    std::vector<Ring> rings;  // one per channel
-    double wire_bytes = 0.0;  // per step per channel, inflated by the protocol's share
-    double network_hop_us = 0.0;  // latency of a hop between nodes (see launch)
-    double cap = 0.0;         // bytes/s per channel
-    // Per (channel, position): steps whose send has started, steps received.
+    std::vector<CollectiveStage> stages;  // built at launch
+    std::size_t stage = 0;                // the one running
+    // The running stage. Ring steps: per (ring, position), the route and
+    // whether it crosses nodes to the next position, the steps whose send has
+    // started and the steps received. Pipelined: per transfer its route and
+    // what it still waits for (its flow and its inputs), who waits for it,
+    // and the transfers by start time, cut into waves.
+    std::vector<std::uint32_t> routes;
+    std::vector<char> crosses;
     std::vector<int> started, received;
-    int complete = 0;  // (channel, position) pairs that received every step
+    std::vector<int> waiting, feeds_begin, feeds;
+    std::vector<int> by_start, wave_begin;
+    std::vector<core::Time> wave_at;
+    int complete = 0;  // (ring, position) pairs that received every step; transfers done
   };
 
   void launch(std::uint32_t id, core::Engine& engine);
+  void begin_stage(std::uint32_t id, core::Engine& engine);
+  void stage_done(std::uint32_t id, core::Engine& engine);
+  std::uint32_t route_of(const Instance& in, int from, int to);
   static bool moves_data(const Instance& in);  // takes time, so slows compute beside it
-  void try_send(std::uint32_t id, int channel, int position, core::Engine& engine);
+  void try_send(std::uint32_t id, int ring, int position, core::Engine& engine);
+  void transfer_done(std::uint32_t id, int transfer, core::Engine& engine);
   void finish(std::uint32_t id, core::Engine& engine);
 
   const ClusterSpec& cluster_;
   Topology& topology_;
   FlowNetwork& network_;
+  CollectiveAlgorithm algorithm_;
   std::vector<Instance> instances_;
   core::ResourceId id_ = 0;
   CollectiveListener* listener_ = nullptr;

@@ -124,7 +124,39 @@ void FlowNetwork::start_flow(double bytes, std::uint32_t route, double max_bytes
   add_flow(f, engine);
 }
 
+void FlowNetwork::start_flows(const std::vector<FlowStart>& flows, FlowClient& client, core::Engine& engine) {
+  std::vector<LinkId> seeds;
+  std::vector<std::uint64_t> empty;  // told after the others have started
+  for (const FlowStart& s : flows) {
+    if (s.route >= routes_.size()) throw std::logic_error("start_flows: missing route");
+    const Route& route = routes_[s.route];
+    if (!(s.bytes > 0.0) || route.links.empty()) {
+      empty.push_back(s.token);
+      continue;
+    }
+    Flow f;
+    f.route = s.route;
+    f.remaining = f.size = s.bytes;
+    f.cap = s.max_bytes_per_s > 0.0 ? s.max_bytes_per_s * 1e-12 : 0.0;
+    f.client = &client;
+    f.token = s.token;
+    insert_flow(f, engine.now());
+    seeds.insert(seeds.end(), route.links.begin(), route.links.end());
+  }
+  if (!seeds.empty()) {
+    resolve(seeds, engine.now());
+    reschedule(engine);
+  }
+  for (std::uint64_t token : empty) client.on_flow_done(token, engine);
+}
+
 void FlowNetwork::add_flow(const Flow& flow, core::Engine& engine) {
+  insert_flow(flow, engine.now());
+  resolve(routes_[flow.route].links, engine.now());
+  reschedule(engine);
+}
+
+void FlowNetwork::insert_flow(const Flow& flow, core::Time now) {
   const Route& route = routes_[flow.route];
   std::uint32_t slot;
   if (!free_slots_.empty()) {
@@ -138,15 +170,13 @@ void FlowNetwork::add_flow(const Flow& flow, core::Engine& engine) {
   const std::uint32_t version = f.version + 1;
   f = flow;
   f.rate = 0.0;
-  f.updated = engine.now();
+  f.updated = now;
   f.finish = core::Time::max();
   f.version = version;
   f.active = true;
   f.active_index = static_cast<std::uint32_t>(active_.size());
   active_.push_back(slot);
   for (LinkId l : route.links) flows_on_link_[l].push_back(slot);
-  resolve(route.links, engine.now());
-  reschedule(engine);
 }
 
 void FlowNetwork::end_flow(std::uint32_t slot) {

@@ -63,6 +63,15 @@ class FlowNetwork final : public core::Resource {
   // none) caps its rate, as a protocol's own overheads would.
   void start_flow(double bytes, std::uint32_t route, double max_bytes_per_s, FlowClient& client,
                   std::uint64_t token, core::Engine& engine);
+  // Starts several flows at once for one client, solving rates once for all
+  // (a burst of transfers that begin together: an all-to-all, a tree's level).
+  struct FlowStart {
+    double bytes = 0.0;
+    std::uint32_t route = 0;
+    double max_bytes_per_s = 0.0;
+    std::uint64_t token = 0;
+  };
+  void start_flows(const std::vector<FlowStart>& flows, FlowClient& client, core::Engine& engine);
 
   // The network receives two kinds of events: route-latency expiries (one per
   // transfer) and its single completion check, which is cancelled whenever the
@@ -107,6 +116,7 @@ class FlowNetwork final : public core::Resource {
 
   void begin_flow(core::TaskId task, core::Engine& engine);
   void add_flow(const Flow& flow, core::Engine& engine);
+  void insert_flow(const Flow& flow, core::Time now);  // without solving rates
   void end_flow(std::uint32_t slot);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
   void push_due(std::uint32_t slot);

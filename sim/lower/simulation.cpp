@@ -266,7 +266,8 @@ std::unique_ptr<Simulation> Lowering::build() {
       throw std::invalid_argument(f.where + ".link: " + e.what());
     }
   }
-  sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network);
+  sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network,
+                                                             options_.collective_algorithm);
   network_id_ = static_cast<core::ResourceId>(Q);
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids
   for (int q = 0; q < Q; ++q) {

@@ -51,7 +51,7 @@ namespace trainsim::lower {
 enum class Fidelity { kSymmetric, kFull };
 enum class CollectiveModel {
   kAnalytic,  // each collective takes NCCL's modelled time, alone
-  kFlow,      // each collective's ring steps are flows on the topology
+  kFlow,      // each collective's algorithm runs as flows on the topology
 };
 
 // A GPU that computes at `factor` times the others' speed (a straggler at 0.8).
@@ -70,6 +70,9 @@ struct LinkFault {
 struct Options {
   Fidelity fidelity = Fidelity::kSymmetric;
   CollectiveModel collectives = CollectiveModel::kAnalytic;
+  // How flow collectives run (analytic ones take the stage costs' times,
+  // which should be costed with the same algorithm).
+  hw::CollectiveAlgorithm collective_algorithm = hw::CollectiveAlgorithm::kAuto;
   bool record_link_rates = false;  // keep each link's rate over time (for the trace)
   std::vector<GpuSpeed> gpu_speed;   // full fidelity only
   std::vector<LinkFault> link_faults;  // full fidelity only

@@ -15,7 +15,7 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
 }
 
 OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
-                 const hw::CollectiveGroup& tp_group) {
+                 const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
   const hw::GpuSpec& gpu = node.gpu;
   OpTiming t;
   if (op.kind == OpKind::kTpCollective) {
@@ -26,9 +26,9 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
       const double bytes = op.collective_bytes;
       const double once =
           op.sequence_parallel
-              ? hw::collective_time(hw::CollectiveKind::kReduceScatter, bytes, tp_group, node).to_seconds() +
-                    hw::collective_time(hw::CollectiveKind::kAllGather, bytes, tp_group, node).to_seconds()
-              : hw::collective_time(hw::CollectiveKind::kAllReduce, bytes, tp_group, node).to_seconds();
+              ? hw::collective_time(hw::CollectiveKind::kReduceScatter, bytes, tp_group, node, algorithm).to_seconds() +
+                    hw::collective_time(hw::CollectiveKind::kAllGather, bytes, tp_group, node, algorithm).to_seconds()
+              : hw::collective_time(hw::CollectiveKind::kAllReduce, bytes, tp_group, node, algorithm).to_seconds();
       t.tp_comm_s = count * once;
     }
     return t;

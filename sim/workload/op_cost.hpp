@@ -21,8 +21,10 @@ struct OpTiming {
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM.
 double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
 
-// `seq` is the sequence length (for attention); `tp_group` the tensor group.
+// `seq` is the sequence length (for attention); `tp_group` the tensor group,
+// whose collectives run by `algorithm`.
 OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
-                 const hw::CollectiveGroup& tp_group);
+                 const hw::CollectiveGroup& tp_group,
+                 hw::CollectiveAlgorithm algorithm = hw::CollectiveAlgorithm::kAuto);
 
 }  // namespace trainsim::workload

@@ -17,11 +17,11 @@ struct PassTimes {
   double tp_forward = 0.0, tp_backward = 0.0;
 
   void add(const std::vector<Op>& ops, double repeat, const hw::NodeSpec& node, double seq,
-           const hw::CollectiveGroup& tp_group) {
+           const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
     for (const Op& op : ops) {
-      const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group);
-      const OpTiming i = op_time(op, Pass::kInputGrad, node, seq, tp_group);
-      const OpTiming w = op_time(op, Pass::kWeightGrad, node, seq, tp_group);
+      const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
+      const OpTiming i = op_time(op, Pass::kInputGrad, node, seq, tp_group, algorithm);
+      const OpTiming w = op_time(op, Pass::kWeightGrad, node, seq, tp_group, algorithm);
       forward += repeat * (f.compute_s + f.tp_comm_s);
       input_grad += repeat * (i.compute_s + i.tp_comm_s);
       weight_grad += repeat * (w.compute_s + w.tp_comm_s);
@@ -34,12 +34,12 @@ struct PassTimes {
 // Time to redo, during backward, the part of one layer's forward that the
 // recompute policy dropped: everything (full), or the attention core (selective).
 double recompute_time(const std::vector<Op>& layer, Recompute recompute, const hw::NodeSpec& node, double seq,
-                      const hw::CollectiveGroup& tp_group) {
+                      const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
   double t = 0.0;
   for (const Op& op : layer) {
     if (recompute == Recompute::kNone) break;
     if (recompute == Recompute::kSelective && op.kind != OpKind::kAttention) continue;
-    const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group);
+    const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
     t += f.compute_s + f.tp_comm_s;
   }
   return t;
@@ -98,7 +98,8 @@ double model_state_bytes_per_param(int zero_stage, int dp) {
   }
 }
 
-StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster) {
+StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
+                       hw::CollectiveAlgorithm algorithm) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.stages();
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
@@ -125,11 +126,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
 
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times;
-    times.add(layer, layers_per_stage, node, s, tp_group);
-    if (first) times.add(embedding, 1, node, s, tp_group);
-    if (last) times.add(head, 1, node, s, tp_group);
+    times.add(layer, layers_per_stage, node, s, tp_group, algorithm);
+    if (first) times.add(embedding, 1, node, s, tp_group, algorithm);
+    if (last) times.add(head, 1, node, s, tp_group, algorithm);
     // Recomputation runs just before the backward that needs it: part of I.
-    const double redo = layers_per_stage * recompute_time(layer, plan.recompute, node, s, tp_group);
+    const double redo = layers_per_stage * recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
     times.input_grad += redo;
 
     StageCost c;
@@ -155,9 +156,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
-      whole.add(layer_ops(model, all, plan.tp, sp), layers_per_stage, node, s, tp_group);
-      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, node, s, tp_group);
-      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, node, s, tp_group);
+      whole.add(layer_ops(model, all, plan.tp, sp), layers_per_stage, node, s, tp_group, algorithm);
+      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
+      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 
@@ -190,22 +191,23 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
                                : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
-      c.grad_bucket_reduce.push_back(hw::collective_time(reduce, bytes, dp_group, node));
+      c.grad_bucket_reduce.push_back(hw::collective_time(reduce, bytes, dp_group, node, algorithm));
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
-      c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node);
+      c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node, algorithm);
     }
     if (plan.zero_stage == 3 && plan.dp > 1) {
       c.param_gather_bytes = c.params * kActivationBytes;
-      c.param_gather = hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node);
-      c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node);
+      c.param_gather =
+          hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node, algorithm);
+      c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node, algorithm);
     }
     if (tied && stages > 1 && (first || last)) {
       const hw::CollectiveGroup ends =
           hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(plan.rank_of_stage(stages - 1))});
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;
       c.embedding_grad_all_reduce =
-          hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node);
+          hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
     const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
     c.optimizer_step = core::Time::seconds(updated * kOptimizerBytesPerParam /

@@ -93,6 +93,9 @@ inline constexpr double kOptimizerBytesPerParam = 28.0;
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
                               Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 
-StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster);
+// Collectives (tensor-parallel, data-parallel, the tied embedding's) are
+// costed as run by `algorithm` (see hw::CollectiveAlgorithm).
+StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
+                       hw::CollectiveAlgorithm algorithm = hw::CollectiveAlgorithm::kAuto);
 
 }  // namespace trainsim::workload

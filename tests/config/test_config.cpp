@@ -322,6 +322,20 @@ TEST_CASE("fidelity and collective model are read, and bad values named") {
         "options.collectives=packet)");
 }
 
+TEST_CASE("the collective algorithm is read, auto by default, and a bad one named") {
+  using A = trainsim::hw::CollectiveAlgorithm;
+  CHECK(load_document(base(), "test.json", ".").options.collective_algorithm == A::kAuto);
+  CHECK(load_document(base(), "test.json", ".", {"options.collective_algorithm=ring"}).options.collective_algorithm ==
+        A::kRing);
+  CHECK(load_document(base(), "test.json", ".", {"options.collective_algorithm=tree"}).options.collective_algorithm ==
+        A::kTree);
+  CHECK(load_document(base(), "test.json", ".", {"options.collective_algorithm=hierarchical"})
+            .options.collective_algorithm == A::kHierarchical);
+  CHECK(error_of(base(), {"options.collective_algorithm=butterfly"}) ==
+        "test.json: options.collective_algorithm: expected \"auto\", \"ring\", \"tree\" or \"hierarchical\", got "
+        "\"butterfly\" (from --set options.collective_algorithm=butterfly)");
+}
+
 TEST_CASE("stages may hold different numbers of layers") {
   // 24 layers over 4 stages as 5 + 7 + 7 + 5.
   const Scenario s = load_document(base(), "test.json", ".", {"parallel.stage_layers=[5, 7, 7, 5]"});

@@ -38,6 +38,14 @@ TEST_CASE("symmetric and full fidelity agree within 1%") {
       // data parallelism across nodes, contending with pipeline traffic on shared NICs:
       {"parallel.tp=1", "parallel.pp=2", "parallel.dp=16", "parallel.global_batch=128", "cluster.node.nics_per_node=2",
        "options.collectives=flow"},
+      // and the same with the other algorithms' flows: trees, hierarchical rings
+      {"parallel.tp=1", "parallel.pp=2", "parallel.dp=16", "parallel.global_batch=128", "cluster.node.nics_per_node=2",
+       "options.collectives=flow", "options.collective_algorithm=tree"},
+      {"parallel.tp=1", "parallel.pp=2", "parallel.dp=16", "parallel.global_batch=128", "cluster.node.nics_per_node=2",
+       "options.collectives=flow", "options.collective_algorithm=hierarchical"},
+      // tensor ranks' hierarchical rings standing for each other on shared NICs
+      {"parallel.tp=2", "parallel.pp=2", "parallel.dp=8", "parallel.global_batch=64", "cluster.node.nics_per_node=2",
+       "options.collectives=flow", "options.collective_algorithm=hierarchical"},
   };
   for (const auto& overrides : cases) {
     std::vector<std::string> full = overrides;
@@ -46,6 +54,26 @@ TEST_CASE("symmetric and full fidelity agree within 1%") {
     const double every_gpu = iteration_s(full);
     CAPTURE(overrides.size());
     CHECK(symmetric == doctest::Approx(every_gpu).scale(0).epsilon(0.01));
+  }
+}
+
+TEST_CASE("a forced collective algorithm reaches both collective models") {
+  // Data parallelism over 16 GPUs on 2 nodes (stage 0: GPUs 0-15): the
+  // gradient all-reduce runs as a ring, a tree or hierarchically, and the
+  // iteration changes with it, analytic or as flows.
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=2", "parallel.dp=16",
+                                         "parallel.global_batch=128"};
+  for (const char* model : {"options.collectives=analytic", "options.collectives=flow"}) {
+    auto with = [&](const char* algorithm) {
+      std::vector<std::string> o = plan;
+      o.push_back(model);
+      o.push_back(std::string("options.collective_algorithm=") + algorithm);
+      return iteration_s(o);
+    };
+    CAPTURE(model);
+    const double ring = with("ring");
+    CHECK(with("tree") != ring);
+    CHECK(with("hierarchical") != ring);
   }
 }
 

@@ -74,12 +74,14 @@ TEST_CASE("a small all-reduce across nodes takes NCCL's tree") {
   std::vector<int> gpus;
   for (int g = 0; g < 16; ++g) gpus.push_back(g);
   const auto plan = hw::plan_collective(hw::CollectiveKind::kAllReduce, 8192.0, hw::group_of(c, gpus), c.node);
-  CHECK(plan.tree);
+  CHECK(plan.algorithm == hw::CollectiveAlgorithm::kTree);
   CHECK(plan.seconds == doctest::Approx(25.55e-6).scale(0).epsilon(1e-3));
   // At 1 GiB the ring's bandwidth wins: 2 x 15/16 x 2^30 / 192e9 against 2^30 / (0.5 x 192e9 x 0.92).
-  CHECK_FALSE(hw::plan_collective(hw::CollectiveKind::kAllReduce, 1073741824.0, hw::group_of(c, gpus), c.node).tree);
+  CHECK(hw::plan_collective(hw::CollectiveKind::kAllReduce, 1073741824.0, hw::group_of(c, gpus), c.node).algorithm ==
+        hw::CollectiveAlgorithm::kRing);
   // Reduce-scatter has no tree in NCCL.
-  CHECK_FALSE(hw::plan_collective(hw::CollectiveKind::kReduceScatter, 8192.0, hw::group_of(c, gpus), c.node).tree);
+  CHECK(hw::plan_collective(hw::CollectiveKind::kReduceScatter, 8192.0, hw::group_of(c, gpus), c.node).algorithm ==
+        hw::CollectiveAlgorithm::kRing);
 }
 
 TEST_CASE("with one rank per node LL128 reaches 0.7 of the bus bandwidth") {
@@ -119,4 +121,96 @@ TEST_CASE("broadcast, all-to-all and send/recv in the same model") {
         doctest::Approx(3.9265e-3).scale(0).epsilon(1e-4));
   CHECK(hw::collective_time(hw::CollectiveKind::kSendRecv, gib, hw::group_of(c, {0, 1}), c.node).to_seconds() ==
         doctest::Approx(4.4857e-3).scale(0).epsilon(1e-4));
+}
+
+TEST_CASE("an all-to-all across nodes is bound by the NICs it crosses") {
+  // 16 ranks, 8 on each of 2 nodes, 1 GiB: each rank sends 2^30 / 16 = 67.1 MB
+  // to each other rank. Inside the node: 7 of them over NVLink,
+  // 7 x 67.1 MB / 240e9 = 1.9573 ms. Across: every GPU has its own NIC, which
+  // carries its 8 pairs with the other node: 8 x 67.1 MB / 24e9 = 22.3696 ms.
+  // Simple: 8.4 us + max(3.4 us + 1.9573 ms, 14 us + 22.3696 ms) = 22.3920 ms
+  // (LL128 at 0.92 of the bandwidth: 24.33 ms; LL: 44.7 ms).
+  hw::ClusterSpec c{a100_node(), 2, {}};
+  std::vector<int> gpus;
+  for (int g = 0; g < 16; ++g) gpus.push_back(g);
+  const auto g = hw::group_of(c, gpus);
+  CHECK(g.nic_peers == 8);
+  CHECK(hw::collective_time(hw::CollectiveKind::kAllToAll, 1073741824.0, g, c.node).to_seconds() ==
+        doctest::Approx(22.3920e-3).scale(0).epsilon(1e-4));
+  // With 2 NICs per node, 4 GPUs share each: 4 x 8 = 32 pairs through it,
+  // 32 x 67.1 MB / 24e9 = 89.478 ms, plus 22.4 us -> 89.501 ms.
+  c.node.nics_per_node = 2;
+  const auto shared = hw::group_of(c, gpus);
+  CHECK(shared.ranks_per_nic == 4);
+  CHECK(shared.nic_peers == 32);
+  CHECK(hw::collective_time(hw::CollectiveKind::kAllToAll, 1073741824.0, shared, c.node).to_seconds() ==
+        doctest::Approx(89.501e-3).scale(0).epsilon(1e-4));
+}
+
+TEST_CASE("a hierarchical all-reduce is the sum of its three rings") {
+  // 16 GPUs on 2 nodes, 1 GiB.
+  // 1. Reduce-scatter over each node's 8 GPUs: Simple, 8.4 + 7 x 3.4 = 32.2 us
+  //    + 7/8 x 2^30 / 240e9 = 3.9147 ms -> 3.9469 ms (LL128: 4.2824 ms).
+  // 2. All-reduce of 2^30 / 8 over {l, 8 + l}, one ring per local rank, each
+  //    on its own NIC (24 GB/s): Simple, 8.4 + 2 x 14 = 36.4 us
+  //    + 2 x 1/2 x 2^27 / 24e9 = 5.5924 ms -> 5.6288 ms (LL128 at 0.7: 8.0112 ms).
+  // 3. All-gather over each node's 8 GPUs: as 1, 3.9469 ms.
+  // In all 13.5226 ms; the ring takes 10.6174 ms (test above's model:
+  // 131.6 us + 2 x 15/16 x 2^30 / 192e9), so NCCL's choice stays the ring.
+  hw::ClusterSpec c{a100_node(), 2, {}};
+  std::vector<int> gpus;
+  for (int g = 0; g < 16; ++g) gpus.push_back(g);
+  const auto g = hw::group_of(c, gpus);
+  const double gib = 1073741824.0;
+  const auto h = hw::plan_collective(hw::CollectiveKind::kAllReduce, gib, g, c.node, hw::CollectiveAlgorithm::kHierarchical);
+  CHECK(h.algorithm == hw::CollectiveAlgorithm::kHierarchical);
+  REQUIRE(h.phases.size() == 3);
+  CHECK(h.phases[0].plan.seconds == doctest::Approx(3.9469e-3).scale(0).epsilon(1e-4));
+  CHECK(h.phases[1].across_nodes);
+  CHECK(h.phases[1].plan.seconds == doctest::Approx(5.6288e-3).scale(0).epsilon(1e-4));
+  CHECK(h.seconds == doctest::Approx(13.5226e-3).scale(0).epsilon(1e-4));
+  const auto ring = hw::plan_collective(hw::CollectiveKind::kAllReduce, gib, g, c.node, hw::CollectiveAlgorithm::kRing);
+  CHECK(ring.seconds == doctest::Approx(10.6174e-3).scale(0).epsilon(1e-4));
+  CHECK(hw::plan_collective(hw::CollectiveKind::kAllReduce, gib, g, c.node).algorithm == hw::CollectiveAlgorithm::kRing);
+  // Reduce-scatter stops after the rings across nodes (a reduce-scatter of
+  // 2^27 over 2 ranks: 8.4 + 14 = 22.4 us + 1/2 x 2^27 / 24e9 = 2.7962 ms);
+  // all-gather starts with them.
+  const auto rs = hw::plan_collective(hw::CollectiveKind::kReduceScatter, gib, g, c.node,
+                                      hw::CollectiveAlgorithm::kHierarchical);
+  REQUIRE(rs.phases.size() == 2);
+  CHECK(rs.seconds == doctest::Approx(3.9469e-3 + 2.8186e-3).scale(0).epsilon(1e-4));
+  const auto ag = hw::plan_collective(hw::CollectiveKind::kAllGather, gib, g, c.node,
+                                      hw::CollectiveAlgorithm::kHierarchical);
+  REQUIRE(ag.phases.size() == 2);
+  CHECK(ag.phases[0].across_nodes);
+  CHECK(ag.seconds == doctest::Approx(rs.seconds).scale(0).epsilon(1e-9));
+}
+
+TEST_CASE("tree and hierarchical fall back to the ring where they do not apply") {
+  hw::ClusterSpec c{a100_node(), 2, {}};
+  using A = hw::CollectiveAlgorithm;
+  using K = hw::CollectiveKind;
+  const double mib = 1048576.0;
+  auto algorithm_of = [&](K kind, const std::vector<int>& gpus, A asked) {
+    return hw::plan_collective(kind, mib, hw::group_of(c, gpus), c.node, asked).algorithm;
+  };
+  const std::vector<int> two_nodes = {0, 1, 8, 9};
+  // NCCL's tree is an all-reduce only.
+  CHECK(algorithm_of(K::kAllReduce, two_nodes, A::kTree) == A::kTree);
+  CHECK(algorithm_of(K::kReduceScatter, two_nodes, A::kTree) == A::kRing);
+  CHECK(algorithm_of(K::kAllGather, two_nodes, A::kTree) == A::kRing);
+  // Hierarchical needs two nodes or more, two members or more on each, as many on every node.
+  CHECK(algorithm_of(K::kAllReduce, two_nodes, A::kHierarchical) == A::kHierarchical);
+  CHECK(algorithm_of(K::kAllReduce, {0, 1, 2, 3}, A::kHierarchical) == A::kRing);
+  CHECK(algorithm_of(K::kAllReduce, {0, 8}, A::kHierarchical) == A::kRing);
+  CHECK(algorithm_of(K::kAllReduce, {0, 1, 2, 8}, A::kHierarchical) == A::kRing);
+  CHECK(algorithm_of(K::kBroadcast, two_nodes, A::kHierarchical) == A::kRing);
+  // The forced ring is the ring, even where the tuner would take the tree
+  // (16 GPUs on 2 nodes at 8 KiB, as in the test above).
+  std::vector<int> sixteen;
+  for (int g = 0; g < 16; ++g) sixteen.push_back(g);
+  CHECK(hw::plan_collective(K::kAllReduce, 8192.0, hw::group_of(c, sixteen), c.node).algorithm == A::kTree);
+  CHECK(hw::plan_collective(K::kAllReduce, 8192.0, hw::group_of(c, sixteen), c.node, A::kRing).algorithm == A::kRing);
+  // All-to-all and send/recv have one algorithm whatever is asked.
+  CHECK(hw::plan_collective(K::kAllToAll, mib, hw::group_of(c, two_nodes), c.node, A::kTree).point_to_point);
 }

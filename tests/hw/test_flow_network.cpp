@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "core/engine.hpp"
 #include "hw/flow_network.hpp"
 
@@ -23,7 +25,58 @@ std::vector<double> run_flows(hw::FlowNetwork& net, const std::vector<std::pair<
   return ends;
 }
 
+// Starts a burst of flows together (FlowNetwork::start_flows) when its one
+// task is ready, and records when each ends, in ns, by token.
+class Burst final : public core::Resource, public hw::FlowClient {
+ public:
+  Burst(hw::FlowNetwork& net, std::vector<hw::FlowNetwork::FlowStart> flows) : net_(net), flows_(std::move(flows)) {}
+  void on_ready(core::TaskId task, core::Engine& engine) override {
+    engine.start(task);
+    task_ = task;
+    net_.start_flows(flows_, *this, engine);
+  }
+  void on_event(std::uint64_t, core::Engine&) override {}
+  void on_flow_done(std::uint64_t token, core::Engine& engine) override {
+    ends[token] = engine.now().ps() / 1000.0;
+    if (ends.size() == flows_.size()) engine.finish(task_);
+  }
+  std::map<std::uint64_t, double> ends;
+
+ private:
+  hw::FlowNetwork& net_;
+  std::vector<hw::FlowNetwork::FlowStart> flows_;
+  core::TaskId task_ = 0;
+};
+
 }  // namespace
+
+TEST_CASE("flows started together share links as if started one by one") {
+  // The first case's flows (A 1000 B and B 3000 B on L1, C 2000 B on L2,
+  // 1 B/ns links) as one burst: A and C end at 2000 ns, B at 4000 ns. A fourth
+  // flow D of 1000 B on L2 capped at 0.25 B/ns (2.5e8 B/s) takes its cap,
+  // leaving C 0.75 B/ns: C ends at 2000 / 0.75 = 2667 ns, D at 4000 ns. A flow
+  // of no bytes ends at once.
+  hw::FlowNetwork net;
+  const auto l1 = net.add_link({1e9, Time::zero()});
+  const auto l2 = net.add_link({1e9, Time::zero()});
+  const auto r1 = net.add_route({l1});
+  const auto r2 = net.add_route({l2});
+  Burst burst(net, {{1000, r1, 0.0, 0}, {3000, r1, 0.0, 1}, {2000, r2, 0.0, 2}, {1000, r2, 2.5e8, 3}, {0, r1, 0.0, 4}});
+  core::TaskGraph g;
+  g.add({0, Time::zero(), 0.0, 0});
+  g.finalize();
+  core::Engine e(g);
+  e.add_resource(burst);
+  const auto completion = e.add_resource(net);
+  const auto timers = e.add_resource(net);
+  net.set_ids(completion, timers);
+  e.run();
+  CHECK(burst.ends[0] == doctest::Approx(2000).scale(0));
+  CHECK(burst.ends[1] == doctest::Approx(4000).scale(0));
+  CHECK(burst.ends[2] == doctest::Approx(8000.0 / 3.0).scale(0).epsilon(1e-6));
+  CHECK(burst.ends[3] == doctest::Approx(4000).scale(0));
+  CHECK(burst.ends[4] == 0.0);
+}
 
 TEST_CASE("two flows share a link, a third has its own") {
   // Links of 1 GB/s = 1 byte/ns, no latency.

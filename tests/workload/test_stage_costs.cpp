@@ -248,3 +248,39 @@ TEST_CASE("one replica needs no gradient reduction") {
   REQUIRE(s.grad_bucket_reduce.size() == 1);
   CHECK(s.grad_bucket_reduce[0] == Time::zero());
 }
+
+TEST_CASE("the collective algorithm reaches every collective a stage is costed with") {
+  // 16 GPUs on 2 nodes, tp 2 x dp 8: tensor groups {2d, 2d + 1} inside a
+  // node, data-parallel group {0, 2, ..., 14}, 4 on each node, where a
+  // hierarchical all-reduce applies; a forced tree applies to the tensor
+  // all-reduces (a chain inside the node).
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.tp = 2;
+  p.dp = 8;
+  p.global_batch = 8;
+  const hw::ClusterSpec c = cluster(2);
+  const auto dp_group = hw::group_of(c, {0, 2, 4, 6, 8, 10, 12, 14});
+  const auto tp_group = hw::group_of(c, {0, 1});
+  using A = hw::CollectiveAlgorithm;
+  const StageCost ring = stage_costs(m, p, c, A::kRing).stages[0];
+  const StageCost hier = stage_costs(m, p, c, A::kHierarchical).stages[0];
+  const StageCost tree = stage_costs(m, p, c, A::kTree).stages[0];
+  const double bucket = 25 * 1048576.0;
+  CHECK(ring.grad_bucket_reduce[0] == hw::collective_time(hw::CollectiveKind::kAllReduce, bucket, dp_group, c.node, A::kRing));
+  CHECK(hier.grad_bucket_reduce[0] ==
+        hw::collective_time(hw::CollectiveKind::kAllReduce, bucket, dp_group, c.node, A::kHierarchical));
+  CHECK(hier.grad_bucket_reduce[0] != ring.grad_bucket_reduce[0]);
+  // The tensor all-reduces in forward, each of s x h x 2 bytes: 2 per layer
+  // and the embedding's (one stage holds it all): 2 x 8 + 1 = 17.
+  const double tp_bytes = 1.0 * m.seq * m.hidden * kActivationBytes;
+  const double tree_ar =
+      hw::collective_time(hw::CollectiveKind::kAllReduce, tp_bytes, tp_group, c.node, A::kTree).to_seconds();
+  const double ring_ar =
+      hw::collective_time(hw::CollectiveKind::kAllReduce, tp_bytes, tp_group, c.node, A::kRing).to_seconds();
+  REQUIRE(tree_ar != ring_ar);
+  CHECK((tree.tp_comm_forward - ring.tp_comm_forward).to_seconds() ==
+        doctest::Approx(17 * (tree_ar - ring_ar)).scale(0).epsilon(1e-6));
+  // Auto is what NCCL's tuner picks, and the default.
+  CHECK(stage_costs(m, p, c).stages[0].forward == stage_costs(m, p, c, A::kAuto).stages[0].forward);
+}
