@@ -7,11 +7,16 @@ set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BUILD_BENCHMARKS=ON >/dev/null
-cmake --build "$build" --target trainsim engine_bench >/dev/null
+cmake --build "$build" --target trainsim engine_bench whatif_bench >/dev/null
 
 echo "== engine microbenchmarks (median of 5)"
 "$build/tools/bench/engine_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_counters_tabular=true 2>/dev/null | grep -E "median|Benchmark"
+
+echo
+echo "== what-ifs in process, costing to timeline, warm (median of 5)"
+"$build/tools/bench/whatif_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true 2>/dev/null |
+  grep -E "median|Benchmark"
 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 run_case() {  # label, runs, trainsim arguments...
