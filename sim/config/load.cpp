@@ -772,6 +772,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                 {"selective", workload::Recompute::kSelective},
                                                 {"full", workload::Recompute::kFull}});
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
+  p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
+                                               {{"flash", workload::Attention::kFlash},
+                                                {"unfused", workload::Attention::kUnfused}});
   if (s.has("zero_stage")) {
     const json& z = s.required("zero_stage", "0, 1, 2 or 3");
     if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {

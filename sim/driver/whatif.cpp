@@ -73,6 +73,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
                    : sc.plan.recompute == workload::Recompute::kSelective ? "selective"
                                                                           : "none";
   info.sequence_parallel = sc.plan.sequence_parallel;
+  info.attention = sc.plan.attention == workload::Attention::kUnfused ? "unfused" : "flash";
   info.zero_stage = sc.plan.zero_stage;
   info.tp_comm_s.assign(w.shape.ranks, 0.0);
   for (int r = 0; r < w.shape.ranks; ++r) {

@@ -175,7 +175,8 @@ nlohmann::json to_json(const Summary& s) {
                {"microbatches", s.info.microbatches},
                {"recompute", s.info.recompute},
                {"zero_stage", s.info.zero_stage},
-               {"sequence_parallel", s.info.sequence_parallel}};
+               {"sequence_parallel", s.info.sequence_parallel},
+               {"attention", s.info.attention}};
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
   j["samples_per_s"] = s.samples_per_s;

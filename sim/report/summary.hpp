@@ -34,6 +34,7 @@ struct RunInfo {
   // collectives (they block it, so all of it is exposed).
   std::vector<double> tp_comm_s;
   bool sequence_parallel = false;
+  std::string attention = "flash";
   double sim_wall_s = 0.0;
 };
 

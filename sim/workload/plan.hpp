@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "workload/transformer.hpp"
+
 namespace trainsim::workload {
 
 // Activation recomputation (Korthikanti et al. 2022, arXiv 2205.05198):
@@ -32,6 +34,9 @@ struct Plan {
   // GEMMs (norms, dropouts) work on 1/tp of the sequence, and each TP
   // all-reduce becomes a reduce-scatter plus an all-gather.
   bool sequence_parallel = false;
+  // The attention core's kernels (see Attention): FlashAttention by default;
+  // "unfused" for Megatron-LM's kernels before it (runs of 2021-2022).
+  Attention attention = Attention::kFlash;
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and

@@ -38,7 +38,7 @@ double recompute_time(const std::vector<Op>& layer, Recompute recompute, const h
   double t = 0.0;
   for (const Op& op : layer) {
     if (recompute == Recompute::kNone) break;
-    if (recompute == Recompute::kSelective && op.kind != OpKind::kAttention) continue;
+    if (recompute == Recompute::kSelective && !op.attention_core) continue;
     const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
     t += f.compute_s + f.tp_comm_s;
   }
@@ -49,7 +49,7 @@ double recompute_time(const std::vector<Op>& layer, Recompute recompute, const h
 double recompute_flops(const TransformerSpec& model, Recompute recompute) {
   double f = 0.0;
   for (const Op& op : layer_ops(model, 1, 1)) {
-    if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.kind == OpKind::kAttention)) {
+    if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.attention_core)) {
       f += op.flops_forward;
     }
   }
@@ -76,7 +76,7 @@ std::int64_t to_bytes(double b) {
 }  // namespace
 
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
-                              bool sequence_parallel) {
+                              bool sequence_parallel, Attention attention) {
   const double s = model.seq, b = microbatch, h = model.hidden, a = model.heads, t = tp;
   const double sbh = s * b * h;
   const bool sp = sequence_parallel && tp > 1;
@@ -85,7 +85,10 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
     case Recompute::kSelective: return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
     case Recompute::kNone: break;
   }
-  return sp ? sbh / t * (34.0 + 5.0 * a * s / h) : sbh * (10.0 + 24.0 / t + 5.0 * a * s / (h * t));
+  // FlashAttention keeps no scores, softmax output or dropout mask: the 5as/h
+  // term goes, which leaves what selective recompute keeps.
+  const double scores = attention == Attention::kUnfused ? 5.0 * a * s / h : 0.0;
+  return sp ? sbh / t * (34.0 + scores) : sbh * (10.0 + 24.0 / t + scores / t);
 }
 
 double model_state_bytes_per_param(int zero_stage, int dp) {
@@ -104,7 +107,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const int stages = plan.stages();
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
-  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp);
+  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp, plan.attention);
   const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
   const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp);
   const bool tied = model.arch == Arch::kGpt;
@@ -141,7 +144,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.tp_comm_backward = core::Time::seconds(times.tp_backward);
 
     double activations = layers_per_stage * layer_activation_bytes(model, plan.microbatch_size, plan.tp,
-                                                                   plan.recompute, sp);
+                                                                   plan.recompute, sp, plan.attention);
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
@@ -156,7 +159,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
-      whole.add(layer_ops(model, all, plan.tp, sp), layers_per_stage, node, s, tp_group, algorithm);
+      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention), layers_per_stage, node, s, tp_group, algorithm);
       if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
       if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);

@@ -85,13 +85,16 @@ double model_state_bytes_per_param(int zero_stage, int dp);
 inline constexpr double kOptimizerBytesPerParam = 28.0;
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
-// layer keeps for one micro-batch on one tensor rank.
+// layer keeps for one micro-batch on one tensor rank, with unfused attention
+// (Table 2's 5as/h term: scores, softmax output, dropout mask); with
+// FlashAttention (the default) that term is not kept.
 //                   tensor parallel                 + sequence parallel
 //   no recompute    s*b*h*(10 + 24/t + 5*a*s/(h*t))  s*b*h/t*(34 + 5*a*s/h)
 //   selective       s*b*h*(10 + 24/t)                34*s*b*h/t
 //   full            2*s*b*h                          2*s*b*h
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
-                              Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
+                              Recompute recompute = Recompute::kNone, bool sequence_parallel = false,
+                              Attention attention = Attention::kUnfused);
 
 // Collectives (tensor-parallel, data-parallel, the tied embedding's) are
 // costed as run by `algorithm` (see hw::CollectiveAlgorithm).

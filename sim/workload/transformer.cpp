@@ -72,7 +72,8 @@ double TransformerSpec::total_params() const {
   return layers * params_per_layer() + embedding_params() + head_params() - tied;
 }
 
-std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel) {
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
+                          Attention attention) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -84,7 +85,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   std::vector<Op> ops;
   ops.push_back(elementwise("input_norm", replicated));
   ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
-  {
+  if (attention == Attention::kFlash) {
     // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
     // twice that backward, no weights.
     Op att;
@@ -94,7 +95,35 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     att.flops_input_grad = 2.0 * att.flops_forward;
     att.bytes_forward = 4.0 * tokens * h / t * kActivationBytes;  // read Q, K, V, write O
     att.bytes_input_grad = 2.0 * att.bytes_forward;
+    att.attention_core = true;
     ops.push_back(att);
+  } else {
+    // The same FLOPs as two batched GEMMs over the rank's a/t heads, each
+    // timed as one GEMM of b*(a/t)*s rows; between them the b*(a/t)*s*s
+    // scores pass through memory. Forward: scale-mask-softmax reads and writes
+    // them (2 + 2 bytes a value), dropout reads them and writes its output and
+    // a one-byte mask (2 + 2 + 1). Backward: dropout's gradient reads the
+    // incoming gradient and the mask and writes (2 + 1 + 2), softmax's reads
+    // its output and that gradient and writes (2 + 2 + 2).
+    const double heads = static_cast<double>(model.heads) / t, d = model.head_dim();
+    const double rows = b * heads * s;
+    Op scores = gemm("attention_scores", rows, d, s, false);
+    Op values = gemm("attention_values", rows, s, d, false);
+    for (Op* g : {&scores, &values}) {
+      g->flops_input_grad = 2.0 * g->flops_forward;  // gradients for both operands
+      g->bytes_input_grad = 2.0 * g->bytes_forward;
+      g->attention_core = true;
+    }
+    const double probabilities = rows * s;
+    Op softmax;
+    softmax.name = "attention_softmax_dropout";
+    softmax.kind = OpKind::kElementwise;
+    softmax.bytes_forward = 9.0 * probabilities;
+    softmax.bytes_input_grad = 11.0 * probabilities;
+    softmax.attention_core = true;
+    ops.push_back(scores);
+    ops.push_back(softmax);
+    ops.push_back(values);
   }
   ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));

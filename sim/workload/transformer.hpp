@@ -39,6 +39,15 @@ struct TransformerSpec {
 
 enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective };
 
+// How the attention core (scores, softmax, weighted sum) runs:
+//   flash    one fused kernel (FlashAttention-2, Dao 2023, arXiv 2307.08691):
+//            the s x s scores never reach memory and are not kept for backward;
+//   unfused  Megatron-LM's kernels before FlashAttention: a batched GEMM for
+//            Q K^T, a fused scale-mask-softmax, dropout, a batched GEMM with V;
+//            the scores go through memory and are kept for backward
+//            (Korthikanti et al. 2022's 5as/h activation term).
+enum class Attention { kFlash, kUnfused };
+
 struct Op {
   std::string name;
   OpKind kind = OpKind::kElementwise;
@@ -58,6 +67,8 @@ struct Op {
   int collectives_forward = 0;
   int collectives_input_grad = 0;
   bool sequence_parallel = false;
+  // Part of the attention core, which selective recompute redoes in backward.
+  bool attention_core = false;
 };
 
 // Bytes of one BF16/FP16 value.
@@ -65,7 +76,8 @@ inline constexpr double kActivationBytes = 2.0;
 
 // `sequence_parallel`: norms and dropouts on 1/tp of the tokens, TP
 // all-reduces as reduce-scatter + all-gather (Korthikanti et al. §4.2.2).
-std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
+std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
+                          Attention attention = Attention::kFlash);
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 
