@@ -7,6 +7,7 @@
 #include "cli/export_command.hpp"
 #include "cli/plan_burst_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/validate_command.hpp"
 #include "config/presets.hpp"
 #include "schedule/registry.hpp"
 
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   trainsim::cli::ExportArgs export_args;
   CLI::App* export_schedule = trainsim::cli::add_export_command(*schedules, export_args);
   CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node, network and model presets");
+  trainsim::cli::ValidateArgs validate_args;
+  CLI::App* validate = trainsim::cli::add_validate_command(app, validate_args);
 
   try {
     app.parse(argc, argv);
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (plan_burst->parsed()) return trainsim::cli::plan_burst_command(plan_burst_args);
+    if (validate->parsed()) return trainsim::cli::validate_command(validate_args);
     return trainsim::cli::run_command(run_args);
   } catch (const std::exception& e) {
     // Anything the commands do not turn into a specific message (e.g. out of memory).

@@ -104,6 +104,8 @@ int max_nesting(const std::string& text) {
   return deepest;
 }
 
+}  // namespace
+
 std::string read_text(const std::string& path, const std::string& what_for) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw ConfigError(fmt::format("{}: cannot open {}: no such file", path, what_for));
@@ -123,6 +125,8 @@ std::string read_text(const std::string& path, const std::string& what_for) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 // A section given as a preset name or a file reference becomes its object.
 void expand(json& doc, const std::string& path, const std::string& kind, Context& ctx) {

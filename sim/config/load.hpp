@@ -21,6 +21,10 @@ Scenario load_file(const std::string& path, const std::vector<std::string>& over
 Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
                        const std::vector<std::string>& overrides = {});
 
+// The text of a file of at most 64 MiB; a missing, unreadable or special
+// file fails naming the path and `what_for` (e.g. "config file").
+std::string read_text(const std::string& path, const std::string& what_for);
+
 // Parses JSON text; malformed text fails with file:line:column.
 nlohmann::json parse_json(const std::string& text, const std::string& file);
 

@@ -1,0 +1,28 @@
+// `trainsim validate`: run every case of a validation case file, set the
+// predictions against the measurements, and print the errors and MAPE.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace trainsim::cli {
+
+struct ValidateArgs {
+  std::string cases;
+  bool json = false;
+  bool verbose = false;
+  double max_mape = -1.0;  // percent; negative: not given
+  std::string only;        // glob on case ids; empty: every case
+};
+
+// The overall performance MAPE exceeds --max-mape.
+inline constexpr int kMapeExceeded = 7;
+
+// Returns the subcommand, so that main can tell whether it was chosen.
+CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args);
+int validate_command(const ValidateArgs& args);
+
+}  // namespace trainsim::cli

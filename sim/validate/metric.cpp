@@ -1,0 +1,71 @@
+#include "validate/metric.hpp"
+
+namespace trainsim::validate {
+
+namespace {
+
+struct Entry {
+  Metric metric;
+  std::string_view name;
+  MetricKind kind;
+};
+
+// In the order of the Metric enumeration.
+constexpr std::array<Entry, kMetricCount> kEntries{{
+    {Metric::kIterationTime, "iteration_time_s", MetricKind::kPerformance},
+    {Metric::kModelTflopsPerGpu, "model_tflops_per_gpu", MetricKind::kPerformance},
+    {Metric::kHardwareTflopsPerGpu, "hardware_tflops_per_gpu", MetricKind::kPerformance},
+    {Metric::kMfu, "mfu", MetricKind::kPerformance},
+    {Metric::kHfu, "hfu", MetricKind::kPerformance},
+    {Metric::kSamplesPerGpuPerS, "samples_per_gpu_per_s", MetricKind::kPerformance},
+    {Metric::kTokensPerS, "tokens_per_s", MetricKind::kPerformance},
+    {Metric::kSamplesPerS, "samples_per_s", MetricKind::kPerformance},
+    {Metric::kPeakMemoryGib, "peak_memory_gib", MetricKind::kMemory},
+}};
+
+const Entry& entry(Metric m) { return kEntries[static_cast<std::size_t>(m)]; }
+
+}  // namespace
+
+const std::array<Metric, kMetricCount>& all_metrics() {
+  static const std::array<Metric, kMetricCount> all = [] {
+    std::array<Metric, kMetricCount> a{};
+    for (std::size_t i = 0; i < kMetricCount; ++i) a[i] = kEntries[i].metric;
+    return a;
+  }();
+  return all;
+}
+
+std::string_view name(Metric m) { return entry(m).name; }
+MetricKind kind(Metric m) { return entry(m).kind; }
+std::string_view kind_name(MetricKind k) { return k == MetricKind::kPerformance ? "performance" : "memory"; }
+
+std::optional<Metric> metric_named(std::string_view name) {
+  for (const Entry& e : kEntries) {
+    if (e.name == name) return e.metric;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> metric_names() {
+  std::vector<std::string> out;
+  for (const Entry& e : kEntries) out.emplace_back(e.name);
+  return out;
+}
+
+MetricValues metric_values(const report::Summary& s) {
+  MetricValues v{};
+  auto set = [&v](Metric m, double x) { v[static_cast<std::size_t>(m)] = x; };
+  set(Metric::kIterationTime, s.iteration_time_s);
+  set(Metric::kModelTflopsPerGpu, s.model_tflops_per_gpu);
+  set(Metric::kHardwareTflopsPerGpu, s.hardware_tflops_per_gpu);
+  set(Metric::kMfu, s.mfu);
+  set(Metric::kHfu, s.hfu);
+  set(Metric::kSamplesPerGpuPerS, s.info.gpus > 0 ? s.samples_per_s / s.info.gpus : 0.0);
+  set(Metric::kTokensPerS, s.tokens_per_s);
+  set(Metric::kSamplesPerS, s.samples_per_s);
+  set(Metric::kPeakMemoryGib, static_cast<double>(s.peak_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
+  return v;
+}
+
+}  // namespace trainsim::validate

@@ -1,0 +1,49 @@
+// The figures a validation case may compare with a measurement: the summary's
+// own keys (see report/summary.hpp) plus two per-GPU or per-GiB views of them.
+// Performance and memory are averaged apart, so each metric has a kind.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/summary.hpp"
+
+namespace trainsim::validate {
+
+enum class Metric {
+  kIterationTime,
+  kModelTflopsPerGpu,
+  kHardwareTflopsPerGpu,
+  kMfu,
+  kHfu,
+  kSamplesPerGpuPerS,
+  kTokensPerS,
+  kSamplesPerS,
+  kPeakMemoryGib,
+};
+inline constexpr std::size_t kMetricCount = 9;
+
+enum class MetricKind { kPerformance, kMemory };
+
+// Every metric, in the order tables list them.
+const std::array<Metric, kMetricCount>& all_metrics();
+std::string_view name(Metric m);
+MetricKind kind(Metric m);
+std::string_view kind_name(MetricKind k);  // "performance" or "memory"
+std::optional<Metric> metric_named(std::string_view name);
+std::vector<std::string> metric_names();
+
+// Predicted values of every metric, indexed by Metric.
+using MetricValues = std::array<double, kMetricCount>;
+
+// Read from the summary as `trainsim run` reports it (never recomputed), so
+// a case predicts exactly what `trainsim run --json` prints.
+MetricValues metric_values(const report::Summary& s);
+
+inline double at(const MetricValues& v, Metric m) { return v[static_cast<std::size_t>(m)]; }
+
+}  // namespace trainsim::validate
