@@ -136,9 +136,7 @@ Case read_case(const json& entry, std::size_t index, const std::string& base_dir
 
   const json& measured = r.object(r.required(entry, path, "measured", "an object of metric: measured value"),
                                   path + ".measured");
-  if (measured.empty()) {
-    r.fail(path + ".measured", "expected at least one measured metric; supported metrics: " + join(metric_names()));
-  }
+  // An empty "measured" is checked in parse_cases: an ordering must name the case.
   for (const auto& [key, value] : measured.items()) r.metric_of(key, path + ".measured." + key);
   for (Metric m : all_metrics()) {  // a fixed order, whatever the file's
     const std::string key(name(m));
@@ -235,6 +233,20 @@ CaseFile parse_cases(const json& doc, const std::string& path, const std::string
     const json& orderings = doc["orderings"];
     if (!orderings.is_array()) r.fail("orderings", "expected a list of ordering checks, got " + show(orderings));
     for (std::size_t i = 0; i < orderings.size(); ++i) f.orderings.push_back(read_ordering(orderings[i], i, f, r));
+  }
+  // A case with nothing measured is there for an ordering (a published claim
+  // with no per-run figure); otherwise it checks nothing.
+  for (const Case& c : f.cases) {
+    if (!c.measured.empty()) continue;
+    bool named = false;
+    for (const Ordering& o : f.orderings) {
+      for (const std::string& id : o.case_ids()) named = named || id == c.id;
+    }
+    if (!named) {
+      r.fail(fmt::format("cases[{}].measured", c.index),
+             "expected at least one measured metric, or an ordering that names case \"" + c.id +
+                 "\"; supported metrics: " + join(metric_names()));
+    }
   }
   return f;
 }

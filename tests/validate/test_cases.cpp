@@ -123,8 +123,9 @@ TEST_CASE("case file errors name the file, the JSON path and the case") {
 
   c = one_case();
   c["measured"] = json::object();
-  CHECK(error_of(file_of(c)).starts_with("x.json: cases[0].measured: expected at least one measured metric; supported "
-                                         "metrics: iteration_time_s, model_tflops_per_gpu"));
+  // Nothing measured and no ordering naming the case: it would check nothing.
+  CHECK(error_of(file_of(c)).starts_with("x.json: cases[0].measured: expected at least one measured metric, or an "
+                                         "ordering that names case"));
   c["measured"] = {{"model_tflops", 137}};
   CHECK(error_of(file_of(c)) ==
         "x.json: cases[0].measured.model_tflops: unknown metric \"model_tflops\" (did you mean "
@@ -191,4 +192,18 @@ TEST_CASE("a case file that cannot be read or parsed") {
   CHECK(error_loading("nope.json") == "nope.json: cannot open case file: no such file");
   const std::string malformed = std::string(TRAINSIM_SOURCE_DIR) + "/tests/cli/bad/malformed.json";
   CHECK(error_loading(malformed).find("malformed.json:2:") != std::string::npos);
+}
+
+TEST_CASE("a case with nothing measured loads when an ordering names it") {
+  // A published claim with no per-run figure ("2BP is faster than 1F1B") is
+  // two cases compared by an ordering; neither needs a measurement.
+  json a = one_case();
+  a["measured"] = json::object();
+  json b = one_case();
+  b["id"] = "b";
+  json doc = {{"cases", json::array({a, b})}};
+  doc["orderings"] = json::parse(R"([{"name": "b beats a", "metric": "iteration_time_s", "increasing": ["b", "a"]}])");
+  CHECK(error_of(doc) == "");
+  const CaseFile f = parse_cases(doc, "x.json", "dir");
+  CHECK(f.cases[0].measured.empty());
 }
