@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Prints README.md's accuracy tables from `trainsim validate --json`.
+
+usage: tools/validation/accuracy_table.py [TRAINSIM] [CASES.json]
+(defaults: build/trainsim, tests/validation/cases.json)
+"""
+import json
+import subprocess
+import sys
+
+trainsim = sys.argv[1] if len(sys.argv) > 1 else "build/trainsim"
+cases = sys.argv[2] if len(sys.argv) > 2 else "tests/validation/cases.json"
+out = subprocess.run([trainsim, "validate", cases, "--json"], capture_output=True, text=True, check=True).stdout
+d = json.loads(out)
+
+for kind, title in (("performance", "iteration time / throughput"), ("memory", "peak memory")):
+    m = d["mape"][kind]
+    print(f"| source ({title}) | rows | MAPE |")
+    print("|---|---|---|")
+    for g in m["groups"]:
+        print(f"| {g['group']} | {g['rows']} | {g['mape_pct']:.1f}% |")
+    print(f"| **overall** | {m['rows']} | **{m['overall_pct']:.1f}%** |")
+    w = m["worst"]
+    print(f"\nWorst: `{w['case']}` {w['metric']}, measured {w['measured']:.4g}, predicted {w['predicted']:.4g} "
+          f"({w['error_pct']:+.1f}%).\n")
+
+print(f"Orderings: {d['orderings_passed']} pass, {d['orderings_failed']} fail.\n")
+print("<details><summary>Every row</summary>\n")
+print("| case | metric | measured | predicted | error |")
+print("|---|---|---|---|---|")
+for r in d["rows"]:
+    print(f"| `{r['case']}` | {r['metric']} | {r['measured']:.4g} | {r['predicted']:.4g} | {r['error_pct']:+.1f}% |")
+print("\n</details>")
