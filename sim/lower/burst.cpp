@@ -64,17 +64,7 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   for (const workload::Layer& l : table.layers) sim->stage_names.push_back(l.name);
   sim->topology = std::make_unique<hw::Topology>(cluster, sim->network, sim->gpu_of_rank);
   sim->network.record_rates(options.record_link_rates);
-  for (const LinkFault& f : options.link_faults) {
-    try {
-      if (f.failed) {
-        sim->topology->fail(f.link);
-      } else {
-        sim->topology->degrade(f.link, f.factor);
-      }
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(f.where + ".link: " + e.what());
-    }
-  }
+  apply_link_faults(*sim->topology, options.link_faults);
   sim->collectives = std::make_unique<hw::CollectiveRunner>(cluster, *sim->topology, sim->network);
   const auto network_id = static_cast<core::ResourceId>(G);
   const auto runner_id = static_cast<core::ResourceId>(G + 2);  // after the network's two ids (see run_burst)

@@ -255,17 +255,7 @@ std::unique_ptr<Simulation> Lowering::build() {
       if (sim_->gpu_of_rank[q] == g.gpu) slowdown_[q] = 1.0 / g.factor;
     }
   }
-  for (const LinkFault& f : options_.link_faults) {
-    try {
-      if (f.failed) {
-        sim_->topology->fail(f.link);
-      } else {
-        sim_->topology->degrade(f.link, f.factor);
-      }
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(f.where + ".link: " + e.what());
-    }
-  }
+  apply_link_faults(*sim_->topology, options_.link_faults);
   sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network,
                                                              options_.collective_algorithm);
   network_id_ = static_cast<core::ResourceId>(Q);
@@ -615,6 +605,20 @@ void Lowering::wire_dependencies(int p) {
 }
 
 }  // namespace
+
+void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& faults) {
+  for (const LinkFault& f : faults) {
+    try {
+      if (f.failed) {
+        topology.fail(f.link);
+      } else {
+        topology.degrade(f.link, f.factor);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(f.where + ".link: " + e.what());
+    }
+  }
+}
 
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
                                   const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,

@@ -123,6 +123,10 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
                                   const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
                                   const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {});
 
+// Degrades or fails the named links; throws std::invalid_argument naming the
+// fault's config path when no built link has that name.
+void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& faults);
+
 // Runs the engine over a lowered simulation and stores its timeline.
 void run(Simulation& sim);
 
