@@ -24,6 +24,24 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
                   static_cast<double>(c.activation_bytes) / 1073741824.0);
   }
   w.shape = schedule::Shape::looped(plan.pp, plan.vp, plan.microbatches());
+  // Stage durations for schedules that place work by time (zb-1p, zb-2p); a
+  // transfer crosses NVLink or, between nodes, a NIC.
+  for (int s = 0; s < w.shape.stages; ++s) {
+    const workload::StageCost& c = w.costs.stages[s];
+    schedule::Shape::StageTimes t;
+    t.forward = c.forward.to_seconds();
+    t.input_grad = c.input_grad.to_seconds();
+    t.weight_grad = c.weight_grad.to_seconds();
+    if (s + 1 < w.shape.stages) {
+      const int here = plan.gpu_of(plan.rank_of_stage(s)), next = plan.gpu_of(plan.rank_of_stage(s + 1));
+      const hw::NodeSpec& node = sc.cluster.node;
+      const double bytes_per_s = sc.cluster.node_of(here) == sc.cluster.node_of(next)
+                                     ? node.nvlink_gb_per_s * 1e9
+                                     : node.nic_bus_gb_per_s * 1e9;
+      if (bytes_per_s > 0.0) t.transfer = c.send_forward_bytes / bytes_per_s;
+    }
+    w.shape.times.push_back(t);
+  }
   const schedule::Schedule* sched =
       sc.csv_schedule != nullptr ? sc.csv_schedule.get() : schedule::find_schedule(plan.schedule);
   if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");

@@ -52,6 +52,13 @@ struct Shape {
   int stages = 1;        // pipeline stages (ranks x virtual stages per rank)
   int microbatches = 1;  // per iteration
   std::vector<int> stage_rank;  // stage -> rank that runs it
+  // Durations per stage in any one unit, for schedules that place work by
+  // time (zb-1p, zb-2p); empty when unknown (they then take F = I = W = 1 and
+  // free communication). Other schedules ignore them: a Program stays order.
+  struct StageTimes {
+    double forward = 1.0, input_grad = 1.0, weight_grad = 1.0, transfer = 0.0;
+  };
+  std::vector<StageTimes> times;
 
   // The usual placement: stage s on rank s.
   static Shape linear(int ranks, int microbatches);

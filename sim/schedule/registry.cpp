@@ -6,6 +6,7 @@
 #include "schedule/one_f_one_b.hpp"
 #include "schedule/two_bp.hpp"
 #include "schedule/zero_bubble.hpp"
+#include "schedule/zero_bubble_auto.hpp"
 
 namespace trainsim::schedule {
 
@@ -19,6 +20,8 @@ std::vector<std::unique_ptr<Schedule>> make_all() {
   all.push_back(std::make_unique<GPipeTwoBP>());
   all.push_back(std::make_unique<ZeroBubbleH1>());
   all.push_back(std::make_unique<ZeroBubbleH2>());
+  all.push_back(std::make_unique<ZeroBubbleAuto>("zb-1p", 1));
+  all.push_back(std::make_unique<ZeroBubbleAuto>("zb-2p", 2));
   all.push_back(std::make_unique<BreadthFirst>());
   return all;
 }

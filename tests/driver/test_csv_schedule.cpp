@@ -60,7 +60,7 @@ TEST_CASE("every registered schedule, exported to CSV and run from it, gives the
       ++ran;
       const std::string file = fmt::format("{}-pp{}-vp{}-m{}.csv", name, c.pp, c.vp, c.m);
       std::ofstream(dir / file, std::ios::binary)
-          << schedule::to_csv(s->program(schedule::Shape::looped(c.pp, c.vp, c.m)));
+          << schedule::to_csv(s->program(direct.shape));  // the run's shape: zb-1p/zb-2p place by its stage times
       const config::Scenario from_csv =
           config::load_document(doc(c.pp, c.vp, c.m, "csv:" + file), "csv.json", dir.string());
       const driver::WhatIf replayed = driver::simulate(from_csv);

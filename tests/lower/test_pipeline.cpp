@@ -400,3 +400,32 @@ TEST_CASE("ZeRO-3 with breadth-first: one gather per pass, one scatter after the
   // Both windows' parameters are held from 5 us (the second was prefetched).
   CHECK(sim->memory.pools()[0].peak() == 2000);
 }
+
+TEST_CASE("zb-1p and zb-2p: placed by time under their memory limits, no slower than the handcrafted ones") {
+  // F = I = W (the shape's default times match these costs): the heuristic
+  // must keep at most p (zb-1p) or 2p (zb-2p) micro-batches in flight (F
+  // done, W not) on every rank, and finish no later than ZB-H1 / ZB-H2,
+  // m(F + I + W) + (p - 1)(F + I - W) and m(F + I + W) + (p - 1)F.
+  const Time F = Time::ps(1000), I = Time::ps(1000), W = Time::ps(1000);
+  for (int p : {2, 4, 8}) {
+    for (int m : {p, 2 * p, 3 * p}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      for (const auto& [name, limit] : {std::pair{"zb-1p", 1}, std::pair{"zb-2p", 2}}) {
+        const schedule::Program prog = schedule::find_schedule(name)->program(schedule::Shape::linear(p, m));
+        for (const auto& actions : prog.ranks) {
+          int in_flight = 0, most = 0;
+          for (const auto& a : actions) {
+            in_flight += a.op == schedule::Op::kForward ? 1 : a.op == schedule::Op::kWeightGrad ? -1 : 0;
+            most = std::max(most, in_flight);
+          }
+          CHECK(most <= limit * p);
+        }
+      }
+      const Time one = simulate("zb-1p", p, m, uniform_split(p, F, I, W))->timeline.makespan;
+      const Time two = simulate("zb-2p", p, m, uniform_split(p, F, I, W))->timeline.makespan;
+      CHECK(one <= (F + I + W) * m + (F + I - W) * (p - 1));
+      CHECK(two <= one);
+    }
+  }
+}

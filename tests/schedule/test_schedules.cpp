@@ -12,7 +12,8 @@ using namespace trainsim::schedule;
 
 
 TEST_CASE("the registry lists every schedule") {
-  for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "breadth-first"}) {
+  for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "zb-1p", "zb-2p",
+                           "breadth-first"}) {
     CAPTURE(name);
     CHECK(find_schedule(name) != nullptr);
   }
@@ -73,7 +74,7 @@ TEST_CASE("every registered schedule passes the checks, or refuses the shape wit
 }
 
 TEST_CASE("single-stage schedules refuse virtual stages") {
-  for (const char* name : {"gpipe", "1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2"}) {
+  for (const char* name : {"gpipe", "1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "zb-1p", "zb-2p"}) {
     CAPTURE(name);
     CHECK_THROWS_AS(find_schedule(name)->program(Shape::looped(2, 2, 4)), std::invalid_argument);
   }
