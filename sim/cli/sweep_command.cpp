@@ -239,6 +239,7 @@ int sweep_command(const SweepArgs& args) {
   Progress progress;
   if (!args.quiet && isatty(STDERR_FILENO)) options.progress = std::ref(progress);
 
+  sweep::keep_freed_memory();
   g_stop = false;
   std::signal(SIGINT, on_sigint);
   const auto start = std::chrono::steady_clock::now();

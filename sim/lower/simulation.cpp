@@ -573,31 +573,46 @@ void Lowering::lower_pipeline(int p) {
 
 void Lowering::wire_dependencies(int p) {
   const int R = shape_.ranks;
-  // Where each send sits, to find what a receive waits for.
-  std::map<std::tuple<Op, int, int>, schedule::ActionRef> sends;
+  // Where each send sits, to find what a receive waits for: flat tables
+  // indexed by (op, stage, micro-batch) and (rank, index), not maps, as a
+  // sweep lowers thousands of plans.
+  const int S = shape_.stages, M = shape_.microbatches;
+  auto slot = [&](Op op, int stage, int mb) -> std::size_t {
+    if (stage < 0 || stage >= S || mb < 0 || mb >= M) throw std::out_of_range("no such send");
+    return (static_cast<std::size_t>(op == Op::kSendB) * S + stage) * M + mb;
+  };
+  std::vector<std::optional<schedule::ActionRef>> sends(2 * static_cast<std::size_t>(S) * M);
   for (int r = 0; r < R; ++r) {
     for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
       const Action& a = program_.ranks[r][k];
-      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[{a.op, a.stage, a.microbatch}] = {r, static_cast<int>(k)};
+      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
     }
   }
   // A receive stands for its send; a send without a transfer for what it sends.
   auto as_send = [&](schedule::ActionRef ref) {
     const Action& a = program_.ranks[ref.rank][ref.index];
-    return a.op == Op::kRecvF || a.op == Op::kRecvB ? sends.at(matching_send(a)) : ref;
+    if (a.op != Op::kRecvF && a.op != Op::kRecvB) return ref;
+    const auto [op, stage, mb] = matching_send(a);
+    const auto& found = sends[slot(op, stage, mb)];
+    if (!found) throw std::out_of_range("a receive without its send");
+    return *found;
   };
-  std::map<std::pair<int, int>, core::TaskId> producer_of_send;  // free sends: (rank, index) -> producer
+  // Free sends: (rank, index) -> producer.
+  std::vector<std::vector<std::optional<core::TaskId>>> producer_of_send(R);
+  for (int r = 0; r < R; ++r) producer_of_send[r].resize(program_.ranks[r].size());
   for (const schedule::Dependency& d : deps_) {
     const Action& after = program_.ranks[d.after.rank][d.after.index];
     if ((after.op == Op::kSendF || after.op == Op::kSendB) && !last_[p * R + d.after.rank][d.after.index]) {
       const schedule::ActionRef before = as_send(d.before);
-      producer_of_send[{d.after.rank, d.after.index}] = *last_[p * R + before.rank][before.index];
+      producer_of_send[d.after.rank][d.after.index] = *last_[p * R + before.rank][before.index];
     }
   }
   auto exit_of = [&](schedule::ActionRef ref) -> core::TaskId {
     ref = as_send(ref);
     if (const auto& t = last_[p * R + ref.rank][ref.index]) return *t;
-    return producer_of_send.at({ref.rank, ref.index});
+    const auto& producer = producer_of_send[ref.rank][ref.index];
+    if (!producer) throw std::out_of_range("a send with nothing to send");
+    return *producer;
   };
   auto entry_of = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
     ref = as_send(ref);

@@ -7,15 +7,19 @@
 
 namespace trainsim::sweep {
 
-double compute_per_microbatch_s(const config::Scenario& setting, const workload::Plan& plan) {
+std::vector<RankWork> rank_work(const config::Scenario& setting, const workload::Plan& plan) {
   const workload::StageCosts costs =
       workload::stage_costs(setting.model, plan, setting.cluster, setting.options.collective_algorithm);
-  std::vector<double> per_rank(plan.pp, 0.0);
+  std::vector<RankWork> work(plan.pp);
+  double before = 0.0;  // F of stages 0 .. r-1
   for (int s = 0; s < plan.stages(); ++s) {
     const auto& c = costs.stages[s];
-    per_rank[plan.rank_of_stage(s)] += (c.forward + c.input_grad + c.weight_grad).to_seconds();
+    RankWork& w = work[plan.rank_of_stage(s)];
+    if (s < plan.pp) w.wait_s = before;
+    before += c.forward.to_seconds();
+    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad).to_seconds();
   }
-  return *std::max_element(per_rank.begin(), per_rank.end());
+  return work;
 }
 
 double BoundCache::bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan) {
@@ -29,21 +33,23 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.recompute),
                 plan.sequence_parallel,
                 static_cast<int>(plan.attention)};
-  double per_mb = 0.0;
+  std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = per_microbatch_.find(key); it != per_microbatch_.end()) per_mb = it->second;
+    if (auto it = work_.find(key); it != work_.end()) work = it->second;
   }
-  if (per_mb == 0.0) {
+  if (work.empty()) {
     try {
-      per_mb = compute_per_microbatch_s(setting, plan);
+      work = rank_work(setting, plan);
     } catch (const std::exception&) {
       return 0.0;  // a plan beyond the simulator's range: no bound, the run reports it
     }
     std::lock_guard lock(mutex_);
-    per_microbatch_.emplace(key, per_mb);
+    work_.emplace(key, work);
   }
-  return per_mb * plan.microbatches();
+  double bound = 0.0;
+  for (const RankWork& w : work) bound = std::max(bound, w.wait_s + w.per_microbatch_s * plan.microbatches());
+  return bound;
 }
 
 }  // namespace trainsim::sweep

@@ -5,6 +5,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "driver/whatif.hpp"
 #include "schedule/check.hpp"
@@ -37,6 +40,13 @@ void parallel_for(std::size_t n, int jobs, const Body& body) {
 }
 
 }  // namespace
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // large blocks from the heap, reused
+  mallopt(M_TRIM_THRESHOLD, -1);       // never trim the heap
+#endif
+}
 
 Result run_one(const Spec& spec, const Candidate& c) {
   Result r = blank(spec, c);

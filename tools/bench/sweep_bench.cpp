@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "sweep/runner.hpp"
 #include "sweep/space.hpp"
 
@@ -18,6 +20,8 @@ int main(int argc, char** argv) {
   const std::string file =
       argc > 1 ? argv[1] : std::string(TRAINSIM_SOURCE_DIR) + "/configs/sweeps/gpt3-175b-1024xa100.json";
   const int jobs = argc > 2 ? std::atoi(argv[2]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  spdlog::set_level(spdlog::level::warn);  // as the command line runs by default
+  sweep::keep_freed_memory();               // as the command line does
   using clock = std::chrono::steady_clock;
   auto seconds = [](clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); };
 
