@@ -246,6 +246,7 @@ int sweep_command(const SweepArgs& args) {
   sweep::Outcome outcome = sweep::run(spec, plans, options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::signal(SIGINT, SIG_DFL);
+  if (options.progress && outcome.not_run > 0) fmt::print(stderr, "\n");  // end the progress line
 
   sweep::Report report;
   report.sweep = args.sweep;

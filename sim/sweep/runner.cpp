@@ -119,8 +119,8 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
       // Sorted by bound: the first plan past the threshold ends the sweep.
       if (out.results[order[start]].bound_s > threshold) {
         for (std::size_t i = start; i < order.size(); ++i) out.results[order[i]].status = Status::kPruned;
-        out.pruned = order.size() - start;
-        done += out.pruned;
+        out.pruned += order.size() - start;
+        done += order.size() - start;
         break;
       }
       for (std::size_t i = start; i < end; ++i) {

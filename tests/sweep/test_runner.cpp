@@ -71,6 +71,9 @@ TEST_CASE("pruning keeps the top K exact, whatever the threads") {
     pruned.batch = 8;  // small batches so that the threshold moves often
     const sweep::Outcome p = sweep::run(s, space.plans, pruned);
     CHECK(p.pruned > 0);
+    std::size_t marked = 0;
+    for (const auto& r : p.results) marked += r.status == sweep::Status::kPruned ? 1 : 0;
+    CHECK(marked == p.pruned);
     for (int i = 0; i < k; ++i) {
       CHECK(p.results[i].key == full.results[i].key);
       CHECK(p.results[i].iteration_time_s == full.results[i].iteration_time_s);

@@ -64,3 +64,16 @@ TEST_CASE("tp across nodes only when allowed") {
                        "x.json: axes.tp[1]: no valid plan uses this value (tp x pp x dp differs from the GPU count)",
                        config::ConfigError);
 }
+
+TEST_CASE("an empty plan space is an error that counts the reasons") {
+  // 7 layers and 7 heads on 8 GPUs: tp and pp can only be 1, so dp = 8, and a
+  // global batch of 4 is no multiple of dp x 1. tp auto gives 1, 2, 4, 8 (3
+  // refused for the heads), pp auto gives 1 (7 is prime).
+  const nlohmann::json doc = nlohmann::json::parse(R"({"cluster": {"node": "dgx-a100", "nodes": 1}, "global_batch": 4,
+      "model": {"name": "tiny", "arch": "gpt", "layers": 7, "hidden": 448, "heads": 7, "ffn": 1792, "seq": 128,
+                "vocab": 1000}})");
+  CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "tiny.json", ".")),
+                       "tiny.json: axes: no valid plan among 4 combinations (global_batch is not a multiple of dp x "
+                       "microbatch_size: 1; model.heads, kv_heads or ffn does not divide by tp: 3)",
+                       config::ConfigError);
+}
