@@ -118,14 +118,19 @@ int gate(const sweep::Report& report, const std::optional<sweep::Report>& baseli
 class Progress {
  public:
   void operator()(std::size_t done, std::size_t total) {
+    if (ended_) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
     const std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total - done) / rate) : "?";
     fmt::print(stderr, "\r  {}/{} plans  {:.0f} plans/s  ETA {}   ", done, total, rate, eta);
-    if (done == total) fmt::print(stderr, "\n");
+    if (done == total) {
+      fmt::print(stderr, "\n");
+      ended_ = true;
+    }
   }
 
  private:
+  bool ended_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
