@@ -7,6 +7,7 @@
 #include "cli/export_command.hpp"
 #include "cli/plan_burst_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "config/presets.hpp"
 #include "schedule/registry.hpp"
@@ -55,6 +56,10 @@ int main(int argc, char** argv) {
   CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node, network and model presets");
   trainsim::cli::ValidateArgs validate_args;
   CLI::App* validate = trainsim::cli::add_validate_command(app, validate_args);
+  trainsim::cli::SweepArgs sweep_args;
+  CLI::App* sweep = trainsim::cli::add_sweep_command(app, sweep_args);
+  trainsim::cli::SweepMergeArgs sweep_merge_args;
+  CLI::App* sweep_merge = trainsim::cli::add_sweep_merge_command(app, sweep_merge_args);
 
   try {
     app.parse(argc, argv);
@@ -79,6 +84,8 @@ int main(int argc, char** argv) {
     }
     if (plan_burst->parsed()) return trainsim::cli::plan_burst_command(plan_burst_args);
     if (validate->parsed()) return trainsim::cli::validate_command(validate_args);
+    if (sweep->parsed()) return trainsim::cli::sweep_command(sweep_args);
+    if (sweep_merge->parsed()) return trainsim::cli::sweep_merge_command(sweep_merge_args);
     return trainsim::cli::run_command(run_args);
   } catch (const std::exception& e) {
     // Anything the commands do not turn into a specific message (e.g. out of memory).

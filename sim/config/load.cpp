@@ -1105,8 +1105,10 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
   }
 }
 
-Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
-                       const std::vector<std::string>& overrides) {
+namespace {
+
+Scenario read_scenario(json doc, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides, bool check) {
   Context ctx{file, base_dir, {}, {}};
   if (!doc.is_object()) ctx.fail("", "expected a JSON object with sections cluster, model, parallel, options");
   expand_all(doc, ctx);
@@ -1130,10 +1132,28 @@ Scenario load_document(nlohmann::json doc, const std::string& file, const std::s
     ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");
   }
   sc.options = read_options(doc, ctx);
+  if (!check) return sc;
   check_consistency(sc, ctx);
   check_custom_network_reach(sc, ctx);
   sc.csv_schedule = read_csv_schedule(sc.plan, ctx);
   return sc;
+}
+
+}  // namespace
+
+Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
+                       const std::vector<std::string>& overrides) {
+  return read_scenario(std::move(doc), file, base_dir, overrides, true);
+}
+
+Scenario load_setting(nlohmann::json doc, const std::string& file, const std::string& base_dir) {
+  return read_scenario(std::move(doc), file, base_dir, {}, false);
+}
+
+void check_plan(const Scenario& sc) {
+  const Context ctx{sc.file, "", {}, {}};
+  check_consistency(sc, ctx);
+  check_custom_network_reach(sc, ctx);
 }
 
 Scenario load_file(const std::string& path, const std::vector<std::string>& overrides) {

@@ -21,6 +21,15 @@ Scenario load_file(const std::string& path, const std::vector<std::string>& over
 Scenario load_document(nlohmann::json doc, const std::string& file, const std::string& base_dir,
                        const std::vector<std::string>& overrides = {});
 
+// The same without the checks that join the plan to the model and cluster
+// (tp x pp x dp = GPUs, divisibility, ...): a sweep reads its model and
+// cluster once, then edits the plan and calls check_plan for each.
+Scenario load_setting(nlohmann::json doc, const std::string& file, const std::string& base_dir);
+
+// The checks load_document makes of a plan against its model and cluster;
+// throws ConfigError naming the file and the parallel.* key.
+void check_plan(const Scenario& scenario);
+
 // The text of a file of at most 64 MiB; a missing, unreadable or special
 // file fails naming the path and `what_for` (e.g. "config file").
 std::string read_text(const std::string& path, const std::string& what_for);

@@ -165,7 +165,18 @@ class Lowering {
   std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
   std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
   std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
-  std::map<core::TaskId, hw::MemoryEffect> effects_;          // memory taken and given back, by task
+  // Memory taken and given back, by task id (a flat table: a sweep lowers
+  // thousands of plans); has_effect_ marks the tasks that have one.
+  std::vector<hw::MemoryEffect> effects_;
+  std::vector<char> has_effect_;
+  hw::MemoryEffect& effect_of(core::TaskId task) {
+    if (effects_.size() <= task) {
+      effects_.resize(task + 1);
+      has_effect_.resize(task + 1, 0);
+    }
+    has_effect_[task] = 1;
+    return effects_[task];
+  }
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
   struct KeyHash {
     std::size_t operator()(const std::tuple<int, int, int, int, int>& k) const {
@@ -289,24 +300,26 @@ std::unique_ptr<Simulation> Lowering::build() {
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
       switch (a.op) {
-        case Op::kForward: effects_[*first_[q][k]].allocate_at_start += c.activation_bytes; break;
-        case Op::kBackward: effects_[*last_[q][k]].release_at_end += c.activation_bytes; break;
+        case Op::kForward: effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes; break;
+        case Op::kBackward: effect_of(*last_[q][k]).release_at_end += c.activation_bytes; break;
         case Op::kInputGrad:
           // I makes the output gradients W will read and no longer needs the rest.
-          effects_[*first_[q][k]].allocate_at_start += c.weight_grad_bytes;
-          effects_[*last_[q][k]].release_at_end += c.activation_bytes;
+          effect_of(*first_[q][k]).allocate_at_start += c.weight_grad_bytes;
+          effect_of(*last_[q][k]).release_at_end += c.activation_bytes;
           break;
         case Op::kWeightGrad: {
           // A W merged into a concatenated run gives its memory back when the run ends.
           const int into = merged_into_[r][k];
-          effects_[*last_[q][into < 0 ? k : static_cast<std::size_t>(into)]].release_at_end += c.weight_grad_bytes;
+          effect_of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)]).release_at_end += c.weight_grad_bytes;
           break;
         }
         default: break;
       }
     }
   }
-  for (auto& [task, effect] : effects_) {
+  for (core::TaskId task = 0; task < effects_.size(); ++task) {
+    if (!has_effect_[task]) continue;  // in task order, as a map would give
+    hw::MemoryEffect& effect = effects_[task];
     effect.pool = static_cast<std::uint32_t>(sim_->info[task].rank);
     sim_->memory.set_effect(task, effect);
   }
@@ -468,12 +481,12 @@ void Lowering::lower_pipeline(int p) {
         if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
         last_gather_[q] = id;
         if (window_ends.size() >= 2) edges_.emplace_back(window_ends[window_ends.size() - 2], id);
-        effects_[id].allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
+        effect_of(id).allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
         pending_gather = id;
       } else if (a.op == Op::kReshard) {
         // The window's last action gives the gathered parameters back.
         if (!last_param_action) throw std::logic_error("RESHARD with no action before it");
-        effects_[*last_param_action].release_at_end +=
+        effect_of(*last_param_action).release_at_end +=
             static_cast<std::int64_t>(costs_.stages[a.stage].param_gather_bytes);
         window_ends.push_back(*last_param_action);
       } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
@@ -563,31 +576,46 @@ void Lowering::lower_pipeline(int p) {
 
 void Lowering::wire_dependencies(int p) {
   const int R = shape_.ranks;
-  // Where each send sits, to find what a receive waits for.
-  std::map<std::tuple<Op, int, int>, schedule::ActionRef> sends;
+  // Where each send sits, to find what a receive waits for: flat tables
+  // indexed by (op, stage, micro-batch) and (rank, index), not maps, as a
+  // sweep lowers thousands of plans.
+  const int S = shape_.stages, M = shape_.microbatches;
+  auto slot = [&](Op op, int stage, int mb) -> std::size_t {
+    if (stage < 0 || stage >= S || mb < 0 || mb >= M) throw std::out_of_range("no such send");
+    return (static_cast<std::size_t>(op == Op::kSendB) * S + stage) * M + mb;
+  };
+  std::vector<std::optional<schedule::ActionRef>> sends(2 * static_cast<std::size_t>(S) * M);
   for (int r = 0; r < R; ++r) {
     for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
       const Action& a = program_.ranks[r][k];
-      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[{a.op, a.stage, a.microbatch}] = {r, static_cast<int>(k)};
+      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
     }
   }
   // A receive stands for its send; a send without a transfer for what it sends.
   auto as_send = [&](schedule::ActionRef ref) {
     const Action& a = program_.ranks[ref.rank][ref.index];
-    return a.op == Op::kRecvF || a.op == Op::kRecvB ? sends.at(matching_send(a)) : ref;
+    if (a.op != Op::kRecvF && a.op != Op::kRecvB) return ref;
+    const auto [op, stage, mb] = matching_send(a);
+    const auto& found = sends[slot(op, stage, mb)];
+    if (!found) throw std::out_of_range("a receive without its send");
+    return *found;
   };
-  std::map<std::pair<int, int>, core::TaskId> producer_of_send;  // free sends: (rank, index) -> producer
+  // Free sends: (rank, index) -> producer.
+  std::vector<std::vector<std::optional<core::TaskId>>> producer_of_send(R);
+  for (int r = 0; r < R; ++r) producer_of_send[r].resize(program_.ranks[r].size());
   for (const schedule::Dependency& d : deps_) {
     const Action& after = program_.ranks[d.after.rank][d.after.index];
     if ((after.op == Op::kSendF || after.op == Op::kSendB) && !last_[p * R + d.after.rank][d.after.index]) {
       const schedule::ActionRef before = as_send(d.before);
-      producer_of_send[{d.after.rank, d.after.index}] = *last_[p * R + before.rank][before.index];
+      producer_of_send[d.after.rank][d.after.index] = *last_[p * R + before.rank][before.index];
     }
   }
   auto exit_of = [&](schedule::ActionRef ref) -> core::TaskId {
     ref = as_send(ref);
     if (const auto& t = last_[p * R + ref.rank][ref.index]) return *t;
-    return producer_of_send.at({ref.rank, ref.index});
+    const auto& producer = producer_of_send[ref.rank][ref.index];
+    if (!producer) throw std::out_of_range("a send with nothing to send");
+    return *producer;
   };
   auto entry_of = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
     ref = as_send(ref);

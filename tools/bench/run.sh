@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Prints the speed figures: the engine's microbenchmarks (events per second)
-# and the wall time and memory of example what-ifs in both fidelities. Release
+# Prints the speed figures: the engine's microbenchmarks (events per second),
+# the wall time and memory of example what-ifs in both fidelities, and a whole
+# sweep (plans per second). Release
 # build, nothing asserted.
 # usage: tools/bench/run.sh [BUILD_DIR]   (default: build)
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSIM_BUILD_BENCHMARKS=ON >/dev/null
-cmake --build "$build" --target trainsim engine_bench whatif_bench >/dev/null
+cmake --build "$build" --target trainsim engine_bench whatif_bench sweep_bench >/dev/null
 
 echo "== engine microbenchmarks (median of 5)"
 "$build/tools/bench/engine_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
@@ -52,3 +53,7 @@ run_case "gpt3-175b-1024xa100, full fidelity" 3 "$gpt3" --set options.fidelity=f
 run_case "gpt3-175b-1024xa100, full fidelity, flow collectives" 3 "$gpt3" --set options.fidelity=full \
   --set options.collectives=flow
 run_case "llama3-405b-16384xh100 (symmetric)" 3 configs/examples/llama3-405b-16384xh100.json
+
+echo
+echo "== a whole sweep in process: every valid plan of configs/sweeps/gpt3-175b-1024xa100.json, then its top 10 with pruning"
+"$build/tools/bench/sweep_bench"

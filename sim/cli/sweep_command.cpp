@@ -1,0 +1,279 @@
+#include "cli/sweep_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fmt/format.h>
+#include <iostream>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+#include "cli/run_command.hpp"
+#include "config/error.hpp"
+#include "sweep/baseline.hpp"
+#include "sweep/merge.hpp"
+#include "sweep/plot.hpp"
+#include "sweep/report.hpp"
+#include "sweep/runner.hpp"
+#include "sweep/space.hpp"
+
+namespace trainsim::cli {
+
+namespace {
+
+// Set by SIGINT; workers check it before starting a plan.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_sigint(int) {
+  g_stop = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+std::string non_empty(const std::string& v) { return v.empty() ? std::string("needs a file name") : std::string(); }
+
+// Outputs shared by sweep and sweep-merge: table, files, Pareto front.
+struct Outputs {
+  int top = 10;
+  std::string csv, json, plot;
+  bool pareto = false;
+};
+
+int check_writable(const Outputs& o) {
+  for (const auto& [flag, path] : {std::pair{"--csv", o.csv}, {"--json", o.json}, {"--plot", o.plot}}) {
+    if (!path.empty() && !sweep::writable(path)) {
+      fmt::print(stderr, "error: {} {}: cannot write to this path\n", flag, path);
+      return kOutputError;
+    }
+  }
+  return kOk;
+}
+
+int write_outputs(const sweep::Report& report, const Outputs& o) {
+  const auto rows = sweep::top_plans(report, static_cast<std::size_t>(o.top));
+  if (rows.empty()) {
+    fmt::print("no plan fits in memory\n");
+  } else {
+    fmt::print("{}", sweep::table(rows, true));
+  }
+  if (o.pareto) {
+    fmt::print("\nPareto front (iteration time, peak memory):\n{}", sweep::table(sweep::pareto_front(report.results), false));
+  }
+  fmt::print("\n{}", sweep::counts_text(report));
+  if (!o.csv.empty()) {
+    if (!sweep::write_file(o.csv, sweep::to_csv(report))) {
+      fmt::print(stderr, "error: cannot write CSV to {}\n", o.csv);
+      return kOutputError;
+    }
+    fmt::print("csv  {}\n", o.csv);
+  }
+  if (!o.json.empty()) {
+    if (!sweep::write_file(o.json, sweep::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
+      fmt::print(stderr, "error: cannot write JSON to {}\n", o.json);
+      return kOutputError;
+    }
+    fmt::print("json {}\n", o.json);
+  }
+  if (!o.plot.empty()) {
+    if (!sweep::write_file(o.plot, sweep::heat_map_svg(report))) {
+      fmt::print(stderr, "error: cannot write SVG to {}\n", o.plot);
+      return kOutputError;
+    }
+    fmt::print("plot {}\n", o.plot);
+  }
+  return kOk;
+}
+
+// --baseline: reads it before the sweep (a bad file fails early).
+int read_baseline(const std::string& path, const std::string& tolerance_text, std::optional<sweep::Report>& baseline,
+                  double& tolerance) {
+  if (path.empty()) return kOk;
+  if (!sweep::parse_tolerance(tolerance_text, tolerance)) {
+    fmt::print(stderr, "error: --tolerance: expected a percentage >= 0, e.g. 2%, got \"{}\"\n", tolerance_text);
+    return kBadConfig;
+  }
+  try {
+    baseline = sweep::read_report(path);
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "error: --baseline: {}\n", e.what());
+    return kBadConfig;
+  }
+  return kOk;
+}
+
+int gate(const sweep::Report& report, const std::optional<sweep::Report>& baseline, double tolerance) {
+  if (!baseline) return kOk;
+  const sweep::Verdict v = sweep::compare(report, *baseline, tolerance);
+  if (v.regressed) {
+    fmt::print(stderr, "error: regression against the baseline: {}\n", v.message);
+    return kRegression;
+  }
+  fmt::print("baseline: {}\n", v.message);
+  return kOk;
+}
+
+// Progress on stderr, rewritten in place: done / total, rate, ETA.
+class Progress {
+ public:
+  void operator()(std::size_t done, std::size_t total) {
+    if (ended_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
+    const std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total - done) / rate) : "?";
+    fmt::print(stderr, "\r  {}/{} plans  {:.0f} plans/s  ETA {}   ", done, total, rate, eta);
+    if (done == total) {
+      fmt::print(stderr, "\n");
+      ended_ = true;
+    }
+  }
+
+ private:
+  bool ended_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
+  CLI::App* cmd = app.add_subcommand("sweep", "Simulate every valid parallel plan of a sweep file and rank them");
+  cmd->add_option("sweep", args.sweep, "Sweep file (JSON): model, cluster, global_batch, axes")->required();
+  cmd->add_option("-j,--jobs", args.jobs, "Plans simulated at once (default: the hardware's threads)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option_function<int>(
+         "--top",
+         [&args](const int& k) {
+           args.top = k;
+           args.top_given = true;
+         },
+         "Show the K best plans; with it, plans that cannot reach the top K are pruned (default table: 10)")
+      ->check(CLI::Range(1, 1'000'000'000));
+  cmd->add_flag("--no-prune", args.no_prune, "Simulate every plan even with --top");
+  cmd->add_option("--csv", args.csv, "Write every plan's result as CSV to this file")->check(non_empty);
+  cmd->add_option("--json", args.json, "Write every plan's result as JSON to this file")->check(non_empty);
+  cmd->add_flag("-q,--quiet", args.quiet, "No progress on stderr");
+  cmd->add_flag("--pareto", args.pareto, "Also list the plans not dominated in (iteration time, peak memory)");
+  cmd->add_option("--shard", args.shard,
+                  "Run only the K-th of N disjoint slices of the plans (plans whose index in the canonical order is "
+                  "K-1 modulo N); merge the --json outputs with sweep-merge")
+      ->check([](const std::string& v) {
+        int k = 0, n = 0;
+        return sweep::parse_shard(v, k, n) ? std::string() : "expected K/N with 1 <= K <= N, e.g. 2/8, got \"" + v + "\"";
+      });
+  cmd->add_option("--baseline", args.baseline,
+                  "A sweep's earlier --json output: fail (status 8) when the best plan got slower than its best by more "
+                  "than --tolerance, or its best plan no longer runs");
+  cmd->add_option("--tolerance", args.tolerance, "Allowed slowdown against --baseline, in percent (default 2%)");
+  cmd->add_option("--plot", args.plot, "Draw the best iteration time over (tp, pp) as an SVG heat map to this file")
+      ->check(non_empty);
+  cmd->footer(
+      "Exit status: 0 success; 2 bad sweep file (or bad --baseline); 5 an output file could not be written; 8 the\n"
+      "best plan regressed against --baseline; 130 interrupted (Ctrl-C: the plans finished so far are ranked and\n"
+      "written).");
+  return cmd;
+}
+
+CLI::App* add_sweep_merge_command(CLI::App& app, SweepMergeArgs& args) {
+  CLI::App* cmd = app.add_subcommand("sweep-merge",
+                                     "Merge the --json outputs of a sharded sweep into the ranking one run gives");
+  cmd->add_option("files", args.files, "The shards' --json outputs")->required();
+  cmd->add_option("--top", args.top, "Show the K best plans (default 10)")->check(CLI::Range(1, 1'000'000'000));
+  cmd->add_option("--csv", args.csv, "Write every plan's result as CSV to this file")->check(non_empty);
+  cmd->add_option("--json", args.json, "Write every plan's result as JSON to this file")->check(non_empty);
+  cmd->add_flag("--pareto", args.pareto, "Also list the plans not dominated in (iteration time, peak memory)");
+  cmd->add_option("--baseline", args.baseline, "As for sweep: fail (status 8) on a regression against this file");
+  cmd->add_option("--tolerance", args.tolerance, "Allowed slowdown against --baseline, in percent (default 2%)");
+  cmd->add_option("--plot", args.plot, "Draw the best iteration time over (tp, pp) as an SVG heat map")->check(non_empty);
+  cmd->footer("Exit status: 0 success; 2 unreadable or mismatched files; 5 an output could not be written; 8 regression.");
+  return cmd;
+}
+
+int sweep_merge_command(const SweepMergeArgs& args) {
+  std::optional<sweep::Report> baseline;
+  double tolerance = 0.0;
+  if (const int status = read_baseline(args.baseline, args.tolerance, baseline, tolerance); status != kOk) return status;
+  sweep::Report report;
+  try {
+    std::vector<sweep::Report> shards;
+    for (const auto& f : args.files) shards.push_back(sweep::read_report(f));
+    report = sweep::merge(shards, args.files);
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kBadConfig;
+  }
+  const Outputs outputs{args.top, args.csv, args.json, args.plot, args.pareto};
+  if (const int status = check_writable(outputs); status != kOk) return status;
+  if (const int status = write_outputs(report, outputs); status != kOk) return status;
+  return gate(report, baseline, tolerance);
+}
+
+int sweep_command(const SweepArgs& args) {
+  sweep::Spec spec;
+  sweep::Space space;
+  try {
+    spec = sweep::load_spec(args.sweep);
+    space = sweep::enumerate(spec);
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kBadConfig;
+  }
+  const Outputs outputs{args.top, args.csv, args.json, args.plot, args.pareto};
+  if (const int status = check_writable(outputs); status != kOk) return status;
+  std::optional<sweep::Report> baseline;
+  double tolerance = 0.0;
+  if (const int status = read_baseline(args.baseline, args.tolerance, baseline, tolerance); status != kOk) return status;
+  std::vector<sweep::Candidate> plans = std::move(space.plans);
+  const std::size_t valid = plans.size();
+  std::optional<std::string> shard;
+  if (!args.shard.empty()) {
+    int k = 1, n = 1;
+    sweep::parse_shard(args.shard, k, n);
+    std::vector<sweep::Candidate> slice;
+    for (auto& c : plans) {
+      if (static_cast<int>(c.index % static_cast<std::size_t>(n)) == k - 1) slice.push_back(std::move(c));
+    }
+    plans = std::move(slice);
+    shard = args.shard;
+  }
+
+  sweep::RunOptions options;
+  options.jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (args.top_given && !args.no_prune) options.prune_top = args.top;
+  options.stop = &g_stop;
+  Progress progress;
+  if (!args.quiet && isatty(STDERR_FILENO)) options.progress = std::ref(progress);
+
+  sweep::keep_freed_memory();
+  g_stop = false;
+  std::signal(SIGINT, on_sigint);
+  const auto start = std::chrono::steady_clock::now();
+  sweep::Outcome outcome = sweep::run(spec, plans, options);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::signal(SIGINT, SIG_DFL);
+  if (options.progress && outcome.not_run > 0) fmt::print(stderr, "\n");  // end the progress line
+
+  sweep::Report report;
+  report.sweep = args.sweep;
+  report.shard = shard;
+  report.combinations = space.combinations;
+  report.valid_plans = static_cast<long long>(valid);
+  report.invalid = space.invalid;
+  report.pruned = static_cast<long long>(outcome.pruned);
+  report.not_run = static_cast<long long>(outcome.not_run);
+  report.interrupted = outcome.interrupted;
+  report.results = std::move(outcome.results);
+
+  if (report.interrupted) fmt::print(stderr, "interrupted: ranking the {} plans finished\n", report.results.size() - report.not_run - report.pruned);
+  const int status = write_outputs(report, outputs);
+  if (!args.quiet) {
+    const std::size_t ran = report.results.size() - report.not_run - report.pruned;
+    fmt::print(stderr, "{} plans simulated in {:.2f} s ({:.0f} plans/s, {} threads)\n", ran, wall,
+               wall > 0 ? static_cast<double>(ran) / wall : 0.0, options.jobs);
+  }
+  if (status != kOk) return status;
+  if (report.interrupted) return kInterrupted;
+  return gate(report, baseline, tolerance);
+}
+
+}  // namespace trainsim::cli

@@ -1,0 +1,55 @@
+#include "sweep/bound.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "workload/stage_costs.hpp"
+
+namespace trainsim::sweep {
+
+std::vector<RankWork> rank_work(const config::Scenario& setting, const workload::Plan& plan) {
+  const workload::StageCosts costs =
+      workload::stage_costs(setting.model, plan, setting.cluster, setting.options.collective_algorithm);
+  std::vector<RankWork> work(plan.pp);
+  double before = 0.0;  // F of stages 0 .. r-1
+  for (int s = 0; s < plan.stages(); ++s) {
+    const auto& c = costs.stages[s];
+    RankWork& w = work[plan.rank_of_stage(s)];
+    if (s < plan.pp) w.wait_s = before;
+    before += c.forward.to_seconds();
+    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad).to_seconds();
+  }
+  return work;
+}
+
+double BoundCache::bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan) {
+  // Everything the F, I and W durations depend on. (The data-parallel degree
+  // does not enter them: it only shapes the gradient reduction.)
+  const Key key{cluster,
+                plan.tp,
+                plan.pp,
+                plan.vp,
+                plan.microbatch_size,
+                static_cast<int>(plan.recompute),
+                plan.sequence_parallel,
+                static_cast<int>(plan.attention)};
+  std::vector<RankWork> work;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = work_.find(key); it != work_.end()) work = it->second;
+  }
+  if (work.empty()) {
+    try {
+      work = rank_work(setting, plan);
+    } catch (const std::exception&) {
+      return 0.0;  // a plan beyond the simulator's range: no bound, the run reports it
+    }
+    std::lock_guard lock(mutex_);
+    work_.emplace(key, work);
+  }
+  double bound = 0.0;
+  for (const RankWork& w : work) bound = std::max(bound, w.wait_s + w.per_microbatch_s * plan.microbatches());
+  return bound;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,161 @@
+#include "sweep/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include "driver/whatif.hpp"
+#include "schedule/check.hpp"
+#include "sweep/bound.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+Result blank(const Spec& spec, const Candidate& c) {
+  Result r;
+  r.index = c.index;
+  r.key = c.key;
+  r.cluster = spec.cluster_labels[c.cluster];
+  r.plan = c.plan;
+  return r;
+}
+
+// Runs `body(i)` for i in [0, n) on `jobs` threads, the calling thread among them.
+template <typename Body>
+void parallel_for(std::size_t n, int jobs, const Body& body) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) body(i);
+  };
+  std::vector<std::jthread> threads;
+  const std::size_t extra = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(jobs, 1))) - (n > 0 ? 1 : 0);
+  for (std::size_t t = 0; t < extra; ++t) threads.emplace_back(work);
+  work();
+}
+
+}  // namespace
+
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);  // large blocks from the heap, reused
+  mallopt(M_TRIM_THRESHOLD, -1);       // never trim the heap
+#endif
+}
+
+Result run_one(const Spec& spec, const Candidate& c) {
+  Result r = blank(spec, c);
+  config::Scenario sc = spec.settings[c.cluster];
+  sc.plan = c.plan;
+  try {
+    const driver::WhatIf w = driver::simulate(sc);
+    const report::Summary s = driver::summarize(sc, w, spec.file);
+    r.status = s.oom ? Status::kOom : Status::kOk;
+    r.iteration_time_s = s.iteration_time_s;
+    r.tokens_per_s = s.tokens_per_s;
+    r.mfu = s.mfu;
+    r.bubble_fraction = s.bubble_fraction;
+    r.peak_memory_bytes = s.peak_memory_bytes;
+  } catch (const std::exception& e) {
+    r.status = Status::kFailed;
+    r.error = e.what();
+  }
+  return r;
+}
+
+Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOptions& options) {
+  Outcome out;
+  out.results.resize(plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) out.results[i] = blank(spec, plans[i]);
+
+  // A GPU sped up by options.gpu_speed could beat the bound: no pruning then.
+  bool prune = options.prune_top.has_value();
+  for (const auto& s : spec.settings) {
+    for (const auto& g : s.options.gpu_speed) prune = prune && g.factor <= 1.0;
+  }
+
+  std::vector<std::size_t> order(plans.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (prune) {
+    BoundCache cache;
+    parallel_for(plans.size(), options.jobs, [&](std::size_t i) {
+      const Candidate& c = plans[i];
+      out.results[i].bound_s = cache.bound_s(c.cluster, spec.settings[c.cluster], c.plan);
+    });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return out.results[a].bound_s < out.results[b].bound_s;
+    });
+  }
+
+  std::atomic<std::size_t> done{0};
+  std::atomic<bool> finished{false};
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::jthread reporter;
+  if (options.progress) {
+    reporter = std::jthread([&] {
+      std::unique_lock lock(mutex);
+      while (!finished) {
+        options.progress(done.load(), plans.size());
+        wake.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished.load(); });
+      }
+      options.progress(done.load(), plans.size());
+    });
+  }
+
+  auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
+  const std::size_t batch = prune ? std::max<std::size_t>(options.batch, 1) : std::max<std::size_t>(plans.size(), 1);
+  std::vector<double> best;  // fitting iteration times so far, for the K-th best
+  for (std::size_t start = 0; start < order.size() && !stopped(); start += batch) {
+    const std::size_t end = std::min(order.size(), start + batch);
+    if (prune && best.size() >= static_cast<std::size_t>(*options.prune_top)) {
+      std::nth_element(best.begin(), best.begin() + (*options.prune_top - 1), best.end());
+      const double threshold = best[*options.prune_top - 1];
+      // Sorted by bound: the first plan past the threshold ends the sweep.
+      if (out.results[order[start]].bound_s > threshold) {
+        for (std::size_t i = start; i < order.size(); ++i) out.results[order[i]].status = Status::kPruned;
+        out.pruned += order.size() - start;
+        done += order.size() - start;
+        break;
+      }
+      for (std::size_t i = start; i < end; ++i) {
+        Result& r = out.results[order[i]];
+        if (r.bound_s > threshold) r.status = Status::kPruned;
+      }
+    }
+    parallel_for(end - start, options.jobs, [&](std::size_t k) {
+      const std::size_t i = order[start + k];
+      if (out.results[i].status == Status::kPruned || stopped()) return;
+      const double bound = out.results[i].bound_s;
+      out.results[i] = run_one(spec, plans[i]);
+      out.results[i].bound_s = bound;
+      ++done;
+    });
+    for (std::size_t i = start; i < end; ++i) {
+      const Result& r = out.results[order[i]];
+      if (r.status == Status::kOk) best.push_back(r.iteration_time_s);
+      if (r.status == Status::kPruned) {
+        ++out.pruned;
+        ++done;
+      }
+    }
+  }
+  {
+    std::lock_guard lock(mutex);
+    finished = true;
+  }
+  wake.notify_all();
+  if (reporter.joinable()) reporter.join();
+
+  for (const Result& r : out.results) out.not_run += r.status == Status::kNotRun ? 1 : 0;
+  out.interrupted = stopped() && out.not_run > 0;
+  rank(out.results);
+  return out;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,262 @@
+#include "sweep/space.hpp"
+
+#include <fmt/format.h>
+#include <functional>
+#include <optional>
+#include <tuple>
+
+#include "config/load.hpp"
+#include "schedule/registry.hpp"
+
+namespace trainsim::sweep {
+
+namespace {
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> d;
+  for (int i = 1; i <= std::min(n, limit); ++i) {
+    if (n % i == 0) d.push_back(i);
+  }
+  return d;
+}
+
+template <typename T>
+std::vector<T> values_or(const Axis<T>& axis, std::vector<T> automatic) {
+  return axis.automatic ? automatic : axis.values;
+}
+
+// Where a listed value went: used by some valid plan, or the first reason it was refused.
+struct Use {
+  bool used = false;
+  std::string why;
+};
+
+}  // namespace
+
+std::string plan_key(const std::string& cluster_label, const workload::Plan& p) {
+  return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}",
+                     cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
+                     p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", recompute_name(p.recompute));
+}
+
+Space enumerate(const Spec& spec) {
+  Space space;
+  const bool labelled = spec.settings.size() > 1;
+  // Listed values (not "auto") must each serve some valid plan.
+  std::vector<std::pair<std::string, std::vector<Use>>> uses;  // in axis order
+  std::map<std::string, bool> scalar;
+  auto track = [&](const char* name, const auto& axis) {
+    scalar[name] = axis.scalar;
+    if (axis.listed) uses.emplace_back(name, std::vector<Use>(axis.values.size()));
+  };
+  auto find_use = [&](const std::string& axis) -> std::vector<Use>* {
+    for (auto& [name, list] : uses) {
+      if (name == axis) return &list;
+    }
+    return nullptr;
+  };
+  track("tp", spec.tp);
+  track("pp", spec.pp);
+  track("dp", spec.dp);
+  track("vp", spec.vp);
+  track("microbatch_size", spec.microbatch_size);
+  track("schedule", spec.schedule);
+  track("zero_stage", spec.zero_stage);
+  track("sequence_parallel", spec.sequence_parallel);
+  track("recompute", spec.recompute);
+
+  // A schedule's consent depends only on (schedule, pp, vp, micro-batches).
+  std::map<std::tuple<std::string, int, int, int>, std::optional<std::string>> consent;
+  auto refusal = [&](const std::string& name, int pp, int vp, int m) -> const std::optional<std::string>& {
+    const auto k = std::make_tuple(name, pp, vp, m);
+    if (auto it = consent.find(k); it != consent.end()) return it->second;
+    std::optional<std::string> why;
+    try {
+      (void)schedule::find_schedule(name)->program(schedule::Shape::looped(pp, vp, m));
+    } catch (const std::exception& e) {
+      why = fmt::format("schedule {} cannot lay out the shape", name);
+    }
+    return consent.emplace(k, std::move(why)).first->second;
+  };
+
+  std::vector<std::string> all_schedules;
+  for (const auto& s : schedule::all_schedules()) all_schedules.emplace_back(s->name());
+
+  for (std::size_t c = 0; c < spec.settings.size(); ++c) {
+    const config::Scenario& setting = spec.settings[c];
+    const int gpus = setting.cluster.gpus();
+    const int per_node = setting.cluster.node.gpus_per_node;
+    const auto& model = setting.model;
+    const std::string label = labelled ? spec.cluster_labels[c] : "";
+
+    const auto tps = values_or(spec.tp, divisors(gpus, spec.allow_cross_node_tp ? gpus : per_node));
+    const auto pps = values_or(spec.pp, [&] {
+      std::vector<int> v;
+      for (int d : divisors(gpus, gpus)) {
+        if (model.layers % d == 0) v.push_back(d);
+      }
+      return v;
+    }());
+    const auto vps = values_or(spec.vp, {1, 2, 4, 8});
+    const auto mbss = values_or(spec.microbatch_size, [&] {
+      std::vector<int> v;
+      for (int b = 1; b <= spec.global_batch && b <= 64; b *= 2) v.push_back(b);
+      return v;
+    }());
+    const auto scheds = values_or(spec.schedule, all_schedules);
+    const auto zeros = values_or(spec.zero_stage, {0, 1, 2, 3});
+    const auto sps = values_or(spec.sequence_parallel, {false, true});
+    const auto rcs = values_or(spec.recompute,
+                               {workload::Recompute::kNone, workload::Recompute::kSelective, workload::Recompute::kFull});
+    const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size();
+
+    // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
+    using At = std::vector<std::pair<const char*, std::size_t>>;
+    auto refuse = [&](long long n, const std::string& why, const At& at) {
+      space.invalid[why] += n;
+      space.combinations += n;
+      for (const auto& [axis, i] : at) {
+        auto* list = find_use(axis);
+        if (list != nullptr && (*list)[i].why.empty()) (*list)[i].why = why;
+      }
+    };
+
+    for (std::size_t ti = 0; ti < tps.size(); ++ti) {
+      const int tp = tps[ti];
+      const std::size_t dps_n = spec.dp.automatic ? 1 : spec.dp.values.size();
+      const long long below_tp = static_cast<long long>(pps.size()) * dps_n * vps.size() * mbss.size() * tail;
+      if (!spec.allow_cross_node_tp && (tp > per_node || per_node % tp != 0)) {
+        refuse(below_tp, "tp group would cross a node (set allow_cross_node_tp)", {{"tp", ti}});
+        continue;
+      }
+      if (spec.allow_cross_node_tp && gpus % tp != 0) {
+        refuse(below_tp, "tp x pp x dp differs from the GPU count", {{"tp", ti}});
+        continue;
+      }
+      if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0) {
+        refuse(below_tp, "model.heads, kv_heads or ffn does not divide by tp", {{"tp", ti}});
+        continue;
+      }
+      for (std::size_t pi = 0; pi < pps.size(); ++pi) {
+        const int pp = pps[pi];
+        const long long below_pp = static_cast<long long>(dps_n) * vps.size() * mbss.size() * tail;
+        if (gpus % (static_cast<long long>(tp) * pp) != 0) {
+          refuse(below_pp, "tp x pp x dp differs from the GPU count", {{"tp", ti}, {"pp", pi}});
+          continue;
+        }
+        const int derived = gpus / (tp * pp);
+        for (std::size_t di = 0; di < dps_n; ++di) {
+          const int dp = spec.dp.automatic ? derived : spec.dp.values[di];
+          const long long below_dp = static_cast<long long>(vps.size()) * mbss.size() * tail;
+          if (dp != derived) {
+            refuse(below_dp, "tp x pp x dp differs from the GPU count", {{"tp", ti}, {"pp", pi}, {"dp", di}});
+            continue;
+          }
+          for (std::size_t vi = 0; vi < vps.size(); ++vi) {
+            const int vp = vps[vi];
+            const long long below_vp = static_cast<long long>(mbss.size()) * tail;
+            // One rank has nothing to interleave (and the simulator stalls on
+            // a looped pipeline of one rank).
+            if (pp == 1 && vp > 1) {
+              refuse(below_vp, "vp > 1 needs pp > 1", {{"pp", pi}, {"vp", vi}});
+              continue;
+            }
+            if (model.layers % (static_cast<long long>(pp) * vp) != 0) {
+              refuse(below_vp, "model.layers does not divide into pp x vp stages", {{"pp", pi}, {"vp", vi}});
+              continue;
+            }
+            for (std::size_t bi = 0; bi < mbss.size(); ++bi) {
+              const int mbs = mbss[bi];
+              if (spec.global_batch % (static_cast<long long>(dp) * mbs) != 0) {
+                refuse(tail, "global_batch is not a multiple of dp x microbatch_size",
+                       {{"dp", di}, {"microbatch_size", bi}});
+                continue;
+              }
+              const int m = spec.global_batch / (dp * mbs);
+              {
+                // The config loader's own checks (e.g. the simulator's size limit).
+                config::Scenario probe;
+                probe.file = spec.file;
+                probe.cluster = setting.cluster;
+                probe.model = setting.model;
+                probe.options = setting.options;
+                probe.plan = setting.plan;
+                probe.plan.tp = tp;
+                probe.plan.pp = pp;
+                probe.plan.dp = dp;
+                probe.plan.vp = vp;
+                probe.plan.microbatch_size = mbs;
+                probe.plan.global_batch = spec.global_batch;
+                try {
+                  config::check_plan(probe);
+                } catch (const config::ConfigError& e) {
+                  std::string why = e.what();
+                  why = why.substr(std::min(why.size(), spec.file.size() + 2));
+                  refuse(tail, "config check: " + why.substr(0, why.find(':')), {});
+                  continue;
+                }
+              }
+              for (std::size_t si = 0; si < scheds.size(); ++si) {
+                const long long below_s = tail / static_cast<long long>(scheds.size());
+                if (const auto& why = refusal(scheds[si], pp, vp, m)) {
+                  refuse(below_s, *why, {{"schedule", si}, {"vp", vi}});
+                  continue;
+                }
+                workload::Plan plan = setting.plan;
+                plan.tp = tp;
+                plan.pp = pp;
+                plan.dp = dp;
+                plan.vp = vp;
+                plan.microbatch_size = mbs;
+                plan.global_batch = spec.global_batch;
+                plan.schedule = scheds[si];
+                for (std::size_t zi = 0; zi < zeros.size(); ++zi) {
+                  for (std::size_t qi = 0; qi < sps.size(); ++qi) {
+                    for (std::size_t ri = 0; ri < rcs.size(); ++ri) {
+                      plan.zero_stage = zeros[zi];
+                      plan.sequence_parallel = sps[qi];
+                      plan.recompute = rcs[ri];
+                      Candidate cand;
+                      cand.index = space.plans.size();
+                      cand.cluster = static_cast<int>(c);
+                      cand.plan = plan;
+                      cand.key = plan_key(label, plan);
+                      space.plans.push_back(std::move(cand));
+                      ++space.combinations;
+                      const std::pair<const char*, std::size_t> at[] = {
+                          {"tp", ti},         {"pp", pi},         {"dp", di},
+                          {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
+                          {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri}};
+                      for (const auto& [axis, i] : at) {
+                        if (auto* list = find_use(axis)) (*list)[i].used = true;
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // A listed value no valid plan uses is most likely a mistake.
+  for (const auto& [axis, list] : uses) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i].used) continue;
+      const std::string where = scalar[axis] ? "axes." + axis : fmt::format("axes.{}[{}]", axis, i);
+      throw config::ConfigError(fmt::format("{}: {}: no valid plan uses this value{}", spec.file, where,
+                                            list[i].why.empty() ? "" : " (" + list[i].why + ")"));
+    }
+  }
+  if (space.plans.empty()) {
+    std::string why;
+    for (const auto& [reason, n] : space.invalid) why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", reason, n);
+    throw config::ConfigError(fmt::format("{}: axes: no valid plan among {} combinations ({})", spec.file,
+                                          space.combinations, why));
+  }
+  return space;
+}
+
+}  // namespace trainsim::sweep

@@ -1,0 +1,46 @@
+// A sweep file: the model, the cluster(s), the global batch and, per plan
+// axis, the values to explore (or "auto"). Read once; every plan of the sweep
+// is the loaded setting with its plan edited (see space.hpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/scenario.hpp"
+
+namespace trainsim::sweep {
+
+// An axis: the values the user listed, or every sensible value ("auto").
+template <typename T>
+struct Axis {
+  bool automatic = false;
+  std::vector<T> values;  // as listed (empty when automatic)
+  bool listed = false;    // given in the file as values, not "auto" nor left out
+  bool scalar = false;    // given as one value, not a list (for messages)
+};
+
+struct Spec {
+  std::string file;
+  std::string description;
+  // One loaded setting per cluster (plan not yet checked), and a short label
+  // for each ("128 x dgx-a100"; "[i] ..." when several clusters share one).
+  std::vector<config::Scenario> settings;
+  std::vector<std::string> cluster_labels;
+  int global_batch = 1;
+  bool allow_cross_node_tp = false;
+  Axis<int> tp, pp, dp, vp, microbatch_size, zero_stage;
+  Axis<std::string> schedule;
+  Axis<bool> sequence_parallel;
+  Axis<workload::Recompute> recompute;
+};
+
+// Reads and checks a sweep file; any problem is a config::ConfigError whose
+// message names the file and the JSON path.
+Spec load_spec(const std::string& path);
+Spec parse_spec(const nlohmann::json& doc, const std::string& file, const std::string& base_dir);
+
+std::string recompute_name(workload::Recompute r);
+
+}  // namespace trainsim::sweep

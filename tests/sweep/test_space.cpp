@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+
+#include "config/error.hpp"
+#include "sweep/space.hpp"
+#include "sweep_fixture.hpp"
+
+using namespace trainsim;
+using sweep::testing::small_spec;
+
+TEST_CASE("every (tp, pp) split of 8 GPUs, dp derived") {
+  // tp auto: divisors of 8 within the node: 1, 2, 4, 8 (all divide 24 heads and
+  // ffn 9216). pp auto: divisors of 8 that divide 24 layers: 1, 2, 4, 8.
+  // tp x pp must divide 8: (1,1) (1,2) (1,4) (1,8) (2,1) (2,2) (2,4) (4,1) (4,2)
+  // (8,1) = 10 plans; the other 6 of the 16 pairs are invalid.
+  const sweep::Space space = sweep::enumerate(small_spec("{}"));
+  REQUIRE(space.plans.size() == 10);
+  CHECK(space.combinations == 16);
+  CHECK(space.invalid.at("tp x pp x dp differs from the GPU count") == 6);
+  CHECK(space.plans[0].key == "tp=1 pp=1 dp=8 vp=1 mbs=1 1f1b zero=0 sp=off rc=none");
+  CHECK(space.plans[9].key == "tp=8 pp=1 dp=1 vp=1 mbs=1 1f1b zero=0 sp=off rc=none");
+  for (std::size_t i = 0; i < space.plans.size(); ++i) {
+    CHECK(space.plans[i].index == i);
+    CHECK(space.plans[i].plan.gpus() == 8);
+  }
+}
+
+TEST_CASE("schedules that refuse a shape are counted by reason") {
+  // tp 2, pp 4, dp 1; vp 1 or 2; 1f1b refuses vp 2, interleaved-1f1b takes
+  // both (24 layers / (4 x 2) = 3 per stage; 64 micro-batches, a multiple of 4).
+  const sweep::Space space =
+      sweep::enumerate(small_spec(R"({"tp": 2, "pp": 4, "vp": [1, 2], "schedule": ["1f1b", "interleaved-1f1b"]})"));
+  CHECK(space.plans.size() == 3);
+  CHECK(space.invalid.at("schedule 1f1b cannot lay out the shape") == 1);
+}
+
+TEST_CASE("a listed value that no valid plan uses is an error naming it and why") {
+  auto error = [](const std::string& axes) {
+    try {
+      sweep::enumerate(small_spec(axes));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(R"({"tp": [2, 16]})") ==
+        "small.json: axes.tp[1]: no valid plan uses this value (tp group would cross a node (set allow_cross_node_tp))");
+  CHECK(error(R"({"pp": [2, 5]})") ==
+        "small.json: axes.pp[1]: no valid plan uses this value (tp x pp x dp differs from the GPU count)");
+  // 64 / (dp x 3) is never whole.
+  CHECK(error(R"({"microbatch_size": [1, 3]})") ==
+        "small.json: axes.microbatch_size[1]: no valid plan uses this value (global_batch is not a multiple of dp x "
+        "microbatch_size)");
+  // 1f1b refuses vp 2 where pp > 1; the first refusal met is at pp = 1.
+  CHECK(error(R"({"vp": [1, 2]})") == "small.json: axes.vp[1]: no valid plan uses this value (vp > 1 needs pp > 1)");
+  // Every listed value used by some plan, yet no plan valid: tp 4 needs pp 2, pp 4 needs tp 2.
+  CHECK(error(R"({"tp": 8, "pp": 8})").rfind("small.json: axes.tp: no valid plan uses this value", 0) == 0);
+}
+
+TEST_CASE("tp across nodes only when allowed") {
+  const nlohmann::json doc = nlohmann::json::parse(R"({"model": "gpt-1.7b", "cluster": {"node": "dgx-a100", "nodes": 2},
+      "global_batch": 64, "allow_cross_node_tp": true, "axes": {"tp": [8, 12], "pp": 1}})");
+  // 16 GPUs: tp 12 does not divide them; tp 8 x pp 1 x dp 2.
+  CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "x.json", ".")),
+                       "x.json: axes.tp[1]: no valid plan uses this value (tp x pp x dp differs from the GPU count)",
+                       config::ConfigError);
+}
+
+TEST_CASE("an empty plan space is an error that counts the reasons") {
+  // 7 layers and 7 heads on 8 GPUs: tp and pp can only be 1, so dp = 8, and a
+  // global batch of 4 is no multiple of dp x 1. tp auto gives 1, 2, 4, 8 (3
+  // refused for the heads), pp auto gives 1 (7 is prime).
+  const nlohmann::json doc = nlohmann::json::parse(R"({"cluster": {"node": "dgx-a100", "nodes": 1}, "global_batch": 4,
+      "model": {"name": "tiny", "arch": "gpt", "layers": 7, "hidden": 448, "heads": 7, "ffn": 1792, "seq": 128,
+                "vocab": 1000}})");
+  CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "tiny.json", ".")),
+                       "tiny.json: axes: no valid plan among 4 combinations (global_batch is not a multiple of dp x "
+                       "microbatch_size: 1; model.heads, kv_heads or ffn does not divide by tp: 3)",
+                       config::ConfigError);
+}

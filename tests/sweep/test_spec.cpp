@@ -1,0 +1,50 @@
+#include <doctest/doctest.h>
+
+#include "config/error.hpp"
+#include "sweep/spec.hpp"
+#include "sweep_fixture.hpp"
+
+using namespace trainsim;
+using sweep::testing::small_spec;
+
+TEST_CASE("a sweep file: listed values, auto, and the defaults of omitted axes") {
+  const sweep::Spec s = small_spec(R"({"tp": [2, 4], "pp": "auto", "schedule": "gpipe"})");
+  CHECK(s.settings.size() == 1);
+  CHECK(s.cluster_labels[0] == "1xdgx-a100");
+  CHECK(s.global_batch == 64);
+  CHECK(s.tp.values == std::vector<int>{2, 4});
+  CHECK(s.pp.automatic);
+  CHECK(s.dp.automatic);  // omitted tp, pp, dp: auto
+  CHECK(s.vp.values == std::vector<int>{1});  // omitted others: the plan's default
+  CHECK(s.schedule.values == std::vector<std::string>{"gpipe"});  // one value without a list
+  CHECK(s.recompute.values == std::vector<workload::Recompute>{workload::Recompute::kNone});
+}
+
+TEST_CASE("a sweep file's mistakes name the JSON path") {
+  auto error = [](const std::string& axes, const std::string& extra = "") {
+    try {
+      small_spec(axes, extra);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(R"({"tp": [2, 0]})") == "small.json: axes.tp[1]: expected \"auto\" or a positive integer or a list of them, got 0");
+  CHECK(error(R"({"tpp": 2})").rfind("small.json: axes.tpp: unknown key; known keys here: tp, pp", 0) == 0);
+  CHECK(error(R"({"schedule": ["1f1b", "1f1c"]})").rfind("small.json: axes.schedule[1]: expected \"auto\" or a schedule name (gpipe, 1f1b", 0) == 0);
+  CHECK(error(R"({"zero_stage": [0, 0]})") == "small.json: axes.zero_stage[1]: listed twice: 0");
+  CHECK(error(R"({"recompute": []})").find("axes.recompute: expected \"auto\" or a non-empty list") != std::string::npos);
+  CHECK(error("{}", R"(, "allow_cross_node_tp": 1)") == "small.json: allow_cross_node_tp: expected true or false, got 1");
+}
+
+TEST_CASE("a list of clusters: each read by the config loader, errors name the entry") {
+  const nlohmann::json doc = nlohmann::json::parse(R"({"model": "gpt-1.7b", "global_batch": 64,
+      "cluster": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-h100", "nodes": 1}]})");
+  const sweep::Spec s = sweep::parse_spec(doc, "two.json", ".");
+  CHECK(s.cluster_labels == std::vector<std::string>{"1xdgx-a100", "1xdgx-h100"});
+  const nlohmann::json bad = nlohmann::json::parse(R"({"model": "gpt-1.7b", "global_batch": 64,
+      "cluster": [{"node": "dgx-a100", "nodes": 1}, {"node": "dgx-a100", "nodes": 0}]})");
+  CHECK_THROWS_WITH_AS(sweep::parse_spec(bad, "two.json", "."),
+                       doctest::Contains("two.json: cluster[1].nodes: expected a positive integer, got 0"),
+                       config::ConfigError);
+}
