@@ -168,9 +168,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     double params = layers_per_stage * model.params_per_layer();
     if (first) params += model.embedding_params();
     if (last) params += model.head_params();
-    // With one stage a tied output layer reuses the input embedding; with more,
-    // the last stage keeps its own copy (as Megatron-LM does).
-    if (first && last && tied) params -= static_cast<double>(model.vocab) * h;
+    // When the first and last stages share a rank (one pipeline rank, with or
+    // without virtual stages) a tied output layer reuses the input embedding;
+    // across ranks the last stage keeps its own copy (as Megatron-LM does).
+    const bool ends_share_rank = plan.rank_of_stage(0) == plan.rank_of_stage(stages - 1);
+    if (last && tied && ends_share_rank) params -= static_cast<double>(model.vocab) * h;
     c.params = params / t;
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp) * c.params);
 
@@ -205,7 +207,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
           hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node, algorithm);
       c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node, algorithm);
     }
-    if (tied && stages > 1 && (first || last)) {
+    if (tied && !ends_share_rank && (first || last)) {
       const hw::CollectiveGroup ends =
           hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(plan.rank_of_stage(stages - 1))});
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;

@@ -50,3 +50,21 @@ TEST_CASE("zero-bubble and 2BP shorten 1F1B's iteration; interleaving shortens i
   CHECK(zb2 <= zb1);
   CHECK(inter < one);
 }
+
+TEST_CASE("one pipeline rank with virtual stages runs, its tied embedding shared in place") {
+  // pp = 1, vp = 2: both ends of the model sit on the one rank, so the tied
+  // output layer reuses the input embedding and no all-reduce joins them;
+  // with no pipeline there is no bubble, so the chunks change nothing but a
+  // few microseconds of per-stage launches (the second chunk's optimizer step
+  // and gradient buckets).
+  const std::string config = "configs/examples/gpt-1.7b-8xa100.json";
+  const std::vector<std::string> one_rank = {"parallel.pp=1", "parallel.tp=8"};
+  const double plain = iteration_s(config, one_rank);
+  for (const std::string schedule : {"interleaved-1f1b", "breadth-first"}) {
+    CAPTURE(schedule);
+    std::vector<std::string> set = one_rank;
+    set.push_back("parallel.vp=2");
+    set.push_back("parallel.schedule=" + schedule);
+    CHECK(iteration_s(config, set) == doctest::Approx(plain).epsilon(1e-4).scale(0));
+  }
+}
