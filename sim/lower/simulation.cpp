@@ -188,6 +188,16 @@ class Lowering {
   };
   // Looked up only, never iterated: the order of instances follows creation.
   std::unordered_map<std::tuple<int, int, int, int, int>, std::uint32_t, KeyHash> instances_;
+  // The collective instance `key` names, made by `make` on first use. An
+  // instance a single task joins (every data-parallel one in symmetric
+  // fidelity) is never looked up again, so it skips the table.
+  template <typename Make>
+  std::uint32_t instance(const std::tuple<int, int, int, int, int>& key, int participants, Make&& make) {
+    if (participants == 1) return make();
+    auto it = instances_.find(key);
+    if (it == instances_.end()) it = instances_.emplace(key, make()).first;
+    return it->second;
+  }
   std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
   std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
 };
@@ -195,17 +205,13 @@ class Lowering {
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                        double bytes, std::vector<int> members, int participants, core::Time analytic,
                                        const TaskInfo& info, const std::vector<std::vector<int>>& copies) {
-  auto it = instances_.find(key);
-  if (it == instances_.end()) {
-    const std::optional<core::Time> fixed =
-        options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
-    it = instances_
-             .emplace(key, sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, copies))
-             .first;
-  }
+  const std::optional<core::Time> fixed =
+      options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
   core::Task t;
   t.resource = runner_id_;
-  t.route = it->second;
+  t.route = instance(key, participants, [&] {
+    return sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, copies);
+  });
   const core::TaskId id = add_task(t, info);
   if (last_collective_[q]) edges_.emplace_back(*last_collective_[q], id);
   last_collective_[q] = id;
@@ -465,17 +471,13 @@ void Lowering::lower_pipeline(int p) {
         t.resource = runner_id_;
         const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(k), pipe.tensor,
                                          full ? 0 : pipe.replica);
-        auto it = instances_.find(key);
-        if (it == instances_.end()) {
-          const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
-                                                      ? std::optional<core::Time>(c.param_gather)
-                                                      : std::nullopt;
-          it = instances_
-                   .emplace(key, sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group,
-                                                        dp_participants, fixed, peers_groups))
-                   .first;
-        }
-        t.route = it->second;
+        const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                    ? std::optional<core::Time>(c.param_gather)
+                                                    : std::nullopt;
+        t.route = instance(key, dp_participants, [&] {
+          return sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group, dp_participants,
+                                        fixed, peers_groups);
+        });
         const core::TaskId id = add_task(t, {TaskKind::kParamAllGather, a, q, -1});
         first_[q][k] = last_[q][k] = id;
         if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);

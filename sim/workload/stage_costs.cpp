@@ -191,12 +191,19 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
     c.grad_bytes = grad_bytes;
     c.grad_reduce_kind = reduce;
+    // Every bucket but the last is full: cost each distinct size once.
+    double costed_bytes = -1.0;
+    core::Time costed;
     for (std::size_t k = 0; k < buckets; ++k) {
       const double bytes = plan.dp > 1 && plan.zero_stage < 3
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
                                : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
-      c.grad_bucket_reduce.push_back(hw::collective_time(reduce, bytes, dp_group, node, algorithm));
+      if (bytes != costed_bytes) {
+        costed = hw::collective_time(reduce, bytes, dp_group, node, algorithm);
+        costed_bytes = bytes;
+      }
+      c.grad_bucket_reduce.push_back(costed);
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
       c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node, algorithm);
