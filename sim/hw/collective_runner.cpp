@@ -61,12 +61,13 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   }
   const CollectivePlan plan =
       plan_collective(in.kind, in.bytes, group_of(cluster_, in.members), cluster_.node, algorithm_);
-  in.stages = lay_out(cluster_, in.kind, in.bytes, in.members, plan);
-  if (in.stages.empty()) {
+  in.progress = std::make_unique<Instance::Progress>();
+  in.progress->stages = lay_out(cluster_, in.kind, in.bytes, in.members, plan);
+  if (in.progress->stages.empty()) {
     finish(id, engine);
     return;
   }
-  in.stage = 0;
+  in.progress->stage = 0;
   begin_stage(id, engine);
 }
 
@@ -82,23 +83,23 @@ std::uint32_t CollectiveRunner::route_of(const Instance& in, int from, int to) {
 
 void CollectiveRunner::begin_stage(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  const CollectiveStage& st = in.stages[in.stage];
-  in.complete = 0;
-  in.routes.clear();
+  const CollectiveStage& st = in.progress->stages[in.progress->stage];
+  in.progress->complete = 0;
+  in.progress->routes.clear();
   if (st.transfers.empty()) {
     const RingSteps& r = st.ring;
     const std::size_t n = r.rings.front().size();
     if (r.rings.size() * n >= kIndexLimit) throw std::logic_error("too many ring positions in one collective");
-    in.crosses.clear();
+    in.progress->crosses.clear();
     for (const auto& ring : r.rings) {
       for (std::size_t i = 0; i < n; ++i) {
         const int from = ring[i], to = ring[(i + 1) % n];
-        in.routes.push_back(route_of(in, from, to));
-        in.crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
+        in.progress->routes.push_back(route_of(in, from, to));
+        in.progress->crosses.push_back(cluster_.node_of(from) != cluster_.node_of(to));
       }
     }
-    in.started.assign(in.routes.size(), 0);
-    in.received.assign(in.routes.size(), 0);
+    in.progress->started.assign(in.progress->routes.size(), 0);
+    in.progress->received.assign(in.progress->routes.size(), 0);
     engine.schedule(id_, engine.now() + core::Time::microseconds(st.start_us), token(kBegin, id));
     return;
   }
@@ -106,48 +107,48 @@ void CollectiveRunner::begin_stage(std::uint32_t id, core::Engine& engine) {
   if (ts.size() >= kIndexLimit) throw std::logic_error("too many transfers in one collective");
   const int count = static_cast<int>(ts.size());
   // Who each transfer feeds, as offsets into one list.
-  in.waiting.assign(ts.size(), 1);
-  in.feeds_begin.assign(ts.size() + 1, 0);
+  in.progress->waiting.assign(ts.size(), 1);
+  in.progress->feeds_begin.assign(ts.size() + 1, 0);
   for (const PipelinedTransfer& t : ts) {
-    for (int i : t.inputs) ++in.feeds_begin[i + 1];
+    for (int i : t.inputs) ++in.progress->feeds_begin[i + 1];
   }
-  for (int e = 0; e < count; ++e) in.feeds_begin[e + 1] += in.feeds_begin[e];
-  in.feeds.assign(in.feeds_begin.back(), 0);
-  std::vector<int> fill(in.feeds_begin.begin(), in.feeds_begin.end() - 1);
+  for (int e = 0; e < count; ++e) in.progress->feeds_begin[e + 1] += in.progress->feeds_begin[e];
+  in.progress->feeds.assign(in.progress->feeds_begin.back(), 0);
+  std::vector<int> fill(in.progress->feeds_begin.begin(), in.progress->feeds_begin.end() - 1);
   for (int e = 0; e < count; ++e) {
-    in.waiting[e] += static_cast<int>(ts[e].inputs.size());
-    for (int i : ts[e].inputs) in.feeds[fill[i]++] = e;
-    in.routes.push_back(route_of(in, ts[e].from, ts[e].to));
+    in.progress->waiting[e] += static_cast<int>(ts[e].inputs.size());
+    for (int i : ts[e].inputs) in.progress->feeds[fill[i]++] = e;
+    in.progress->routes.push_back(route_of(in, ts[e].from, ts[e].to));
   }
   // Start times depend on latencies alone: known now. Transfers starting at
   // the same instant start as one wave, their rates solved once.
   std::vector<core::Time> at(ts.size());
   for (int e = 0; e < count; ++e) at[e] = engine.now() + core::Time::microseconds(st.start_us + ts[e].start_us);
-  in.by_start.resize(ts.size());
-  for (int e = 0; e < count; ++e) in.by_start[e] = e;
-  std::stable_sort(in.by_start.begin(), in.by_start.end(), [&](int a, int b) { return at[a] < at[b]; });
-  in.wave_begin.clear();
-  in.wave_at.clear();
+  in.progress->by_start.resize(ts.size());
+  for (int e = 0; e < count; ++e) in.progress->by_start[e] = e;
+  std::stable_sort(in.progress->by_start.begin(), in.progress->by_start.end(), [&](int a, int b) { return at[a] < at[b]; });
+  in.progress->wave_begin.clear();
+  in.progress->wave_at.clear();
   for (int k = 0; k < count; ++k) {
-    const core::Time t = at[in.by_start[k]];
-    if (in.wave_at.empty() || in.wave_at.back() != t) {
-      in.wave_begin.push_back(k);
-      in.wave_at.push_back(t);
+    const core::Time t = at[in.progress->by_start[k]];
+    if (in.progress->wave_at.empty() || in.progress->wave_at.back() != t) {
+      in.progress->wave_begin.push_back(k);
+      in.progress->wave_at.push_back(t);
     }
   }
-  in.wave_begin.push_back(count);
-  for (std::size_t w = 0; w < in.wave_at.size(); ++w) engine.schedule(id_, in.wave_at[w], token(kHopDone, id, w));
+  in.progress->wave_begin.push_back(count);
+  for (std::size_t w = 0; w < in.progress->wave_at.size(); ++w) engine.schedule(id_, in.progress->wave_at[w], token(kHopDone, id, w));
 }
 
 void CollectiveRunner::try_send(std::uint32_t id, int ring, int position, core::Engine& engine) {
   Instance& in = instances_[id];
-  const RingSteps& r = in.stages[in.stage].ring;
+  const RingSteps& r = in.progress->stages[in.progress->stage].ring;
   const int n = static_cast<int>(r.rings.front().size());
   const std::size_t at = static_cast<std::size_t>(ring) * n + position;
-  const int step = in.started[at];
-  if (step >= r.steps || in.received[at] < step) return;
-  ++in.started[at];
-  const double step_us = in.crosses[at] ? r.network_hop_us : r.nvlink_hop_us;
+  const int step = in.progress->started[at];
+  if (step >= r.steps || in.progress->received[at] < step) return;
+  ++in.progress->started[at];
+  const double step_us = in.progress->crosses[at] ? r.network_hop_us : r.nvlink_hop_us;
   engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, at));
 }
 
@@ -158,7 +159,7 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
     finish(id, engine);
     return;
   }
-  const CollectiveStage& st = in.stages[in.stage];
+  const CollectiveStage& st = in.progress->stages[in.progress->stage];
   if (what_of(t) == kBegin) {
     const int n = static_cast<int>(st.ring.rings.front().size());
     for (int c = 0; c < static_cast<int>(st.ring.rings.size()); ++c) {
@@ -169,15 +170,15 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
   const int index = index_of(t);
   if (st.transfers.empty()) {
     // A hop's latency has passed: the step's bytes start to flow.
-    network_.start_flow(st.ring.wire_bytes, in.routes[index], st.ring.cap, *this, token(kFlowDone, id, index),
+    network_.start_flow(st.ring.wire_bytes, in.progress->routes[index], st.ring.cap, *this, token(kFlowDone, id, index),
                         engine);
     return;
   }
   std::vector<FlowNetwork::FlowStart> wave;
-  for (int k = in.wave_begin[index]; k < in.wave_begin[index + 1]; ++k) {
-    const int e = in.by_start[k];
+  for (int k = in.progress->wave_begin[index]; k < in.progress->wave_begin[index + 1]; ++k) {
+    const int e = in.progress->by_start[k];
     const PipelinedTransfer& tr = st.transfers[e];
-    wave.push_back({tr.bytes, in.routes[e], tr.cap, token(kFlowDone, id, e)});
+    wave.push_back({tr.bytes, in.progress->routes[e], tr.cap, token(kFlowDone, id, e)});
   }
   network_.start_flows(wave, *this, engine);
 }
@@ -185,17 +186,17 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
 void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {
   const std::uint32_t id = instance_of(t);
   Instance& in = instances_[id];
-  const CollectiveStage& st = in.stages[in.stage];
+  const CollectiveStage& st = in.progress->stages[in.progress->stage];
   const int index = index_of(t);
   if (!st.transfers.empty()) {
-    if (--in.waiting[index] == 0) transfer_done(id, index, engine);
+    if (--in.progress->waiting[index] == 0) transfer_done(id, index, engine);
     return;
   }
   const int n = static_cast<int>(st.ring.rings.front().size());
   const int ring = index / n, next = (index % n + 1) % n;
   const std::size_t next_at = static_cast<std::size_t>(ring) * n + next;
-  if (++in.received[next_at] == st.ring.steps) ++in.complete;
-  if (in.complete == static_cast<int>(in.received.size())) {
+  if (++in.progress->received[next_at] == st.ring.steps) ++in.progress->complete;
+  if (in.progress->complete == static_cast<int>(in.progress->received.size())) {
     stage_done(id, engine);
     return;
   }
@@ -208,17 +209,17 @@ void CollectiveRunner::transfer_done(std::uint32_t id, int transfer, core::Engin
   while (!done.empty()) {
     const int e = done.back();
     done.pop_back();
-    ++in.complete;
-    for (int k = in.feeds_begin[e]; k < in.feeds_begin[e + 1]; ++k) {
-      if (--in.waiting[in.feeds[k]] == 0) done.push_back(in.feeds[k]);
+    ++in.progress->complete;
+    for (int k = in.progress->feeds_begin[e]; k < in.progress->feeds_begin[e + 1]; ++k) {
+      if (--in.progress->waiting[in.progress->feeds[k]] == 0) done.push_back(in.progress->feeds[k]);
     }
   }
-  if (in.complete == static_cast<int>(in.stages[in.stage].transfers.size())) stage_done(id, engine);
+  if (in.progress->complete == static_cast<int>(in.progress->stages[in.progress->stage].transfers.size())) stage_done(id, engine);
 }
 
 void CollectiveRunner::stage_done(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  if (++in.stage < in.stages.size()) {
+  if (++in.progress->stage < in.progress->stages.size()) {
     begin_stage(id, engine);
   } else {
     finish(id, engine);
@@ -228,18 +229,7 @@ void CollectiveRunner::stage_done(std::uint32_t id, core::Engine& engine) {
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, false, engine);
-  // The layout and its state are no longer needed.
-  in.stages = {};
-  in.routes = {};
-  in.crosses = {};
-  in.started = {};
-  in.received = {};
-  in.waiting = {};
-  in.feeds_begin = {};
-  in.feeds = {};
-  in.by_start = {};
-  in.wave_begin = {};
-  in.wave_at = {};
+  in.progress.reset();  // the layout and its state are no longer needed
   // Copy: finishing a task may make the next collective of a chain ready.
   const std::vector<core::TaskId> tasks = in.arrived;
   for (core::TaskId task : tasks) engine.finish(task);

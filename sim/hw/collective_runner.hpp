@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -75,20 +76,25 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     std::optional<core::Time> analytic_time;
     std::vector<std::vector<int>> copies;
     std::vector<core::TaskId> arrived;
-    std::vector<CollectiveStage> stages;  // built at launch
-    std::size_t stage = 0;                // the one running
-    // The running stage. Ring steps: per (ring, position), the route and
-    // whether it crosses nodes to the next position, the steps whose send has
-    // started and the steps received. Pipelined: per transfer its route and
-    // what it still waits for (its flow and its inputs), who waits for it,
-    // and the transfers by start time, cut into waves.
-    std::vector<std::uint32_t> routes;
-    std::vector<char> crosses;
-    std::vector<int> started, received;
-    std::vector<int> waiting, feeds_begin, feeds;
-    std::vector<int> by_start, wave_begin;
-    std::vector<core::Time> wave_at;
-    int complete = 0;  // (ring, position) pairs that received every step; transfers done
+    // What a collective run as flows tracks while it runs; made at launch, so
+    // the many collectives that only take their analytic time stay small.
+    struct Progress {
+      std::vector<CollectiveStage> stages;  // built at launch
+      std::size_t stage = 0;                // the one running
+      // The running stage. Ring steps: per (ring, position), the route and
+      // whether it crosses nodes to the next position, the steps whose send has
+      // started and the steps received. Pipelined: per transfer its route and
+      // what it still waits for (its flow and its inputs), who waits for it,
+      // and the transfers by start time, cut into waves.
+      std::vector<std::uint32_t> routes;
+      std::vector<char> crosses;
+      std::vector<int> started, received;
+      std::vector<int> waiting, feeds_begin, feeds;
+      std::vector<int> by_start, wave_begin;
+      std::vector<core::Time> wave_at;
+      int complete = 0;  // (ring, position) pairs that received every step; transfers done
+    };
+    std::unique_ptr<Progress> progress;
   };
 
   void launch(std::uint32_t id, core::Engine& engine);

@@ -1,6 +1,8 @@
 // Whole what-ifs in process, from costing to timeline, as `sim_wall_s`
 // reports them: the GPT-3 175B and Llama 3 405B examples in symmetric
-// fidelity (the configs are loaded once, outside the timed loop).
+// fidelity (the configs are loaded once, outside the timed loop), repeated
+// the way a sweep repeats them (freed memory kept for the next one, as
+// `trainsim sweep` does: on the development VM a page fault costs ~14 us).
 // Run: build/tools/bench/whatif_bench
 #include <benchmark/benchmark.h>
 
@@ -8,10 +10,12 @@
 
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
+#include "sweep/runner.hpp"
 
 using namespace trainsim;
 
 static void BM_WhatIf(benchmark::State& state, const std::string& config) {
+  sweep::keep_freed_memory();
   const config::Scenario sc = config::load_file(std::string(TRAINSIM_SOURCE_DIR) + "/" + config);
   std::size_t events = 0;
   for (auto _ : state) {
