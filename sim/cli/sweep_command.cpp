@@ -147,7 +147,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
            args.top = k;
            args.top_given = true;
          },
-         "Show the K best plans; with it, plans that cannot reach the top K are pruned (default table: 10)")
+         "Show the K best plans; with it, plans that cannot reach the top K are pruned, unless --pareto or --plot "
+         "needs every plan (default table: 10)")
       ->check(CLI::Range(1, 1'000'000'000));
   cmd->add_flag("--no-prune", args.no_prune, "Simulate every plan even with --top");
   cmd->add_option("--csv", args.csv, "Write every plan's result as CSV to this file")->check(non_empty);
@@ -239,7 +240,9 @@ int sweep_command(const SweepArgs& args) {
 
   sweep::RunOptions options;
   options.jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (args.top_given && !args.no_prune) options.prune_top = args.top;
+  // Pruning keeps the top K exact, not the Pareto front or the best plan of
+  // every (tp, pp) cell: those need every plan.
+  if (args.top_given && !args.no_prune && !args.pareto && args.plot.empty()) options.prune_top = args.top;
   options.stop = &g_stop;
   Progress progress;
   if (!args.quiet && isatty(STDERR_FILENO)) options.progress = std::ref(progress);
