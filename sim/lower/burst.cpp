@@ -199,16 +199,9 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
 }
 
 void run_burst(Simulation& sim, bool background) {
-  core::Engine engine(sim.graph);
-  for (auto& s : sim.streams) s->set_id(engine.add_resource(*s));
-  const core::ResourceId completion = engine.add_resource(sim.network);
-  const core::ResourceId timers = engine.add_resource(sim.network);
-  sim.network.set_ids(completion, timers);
-  sim.collectives->set_id(engine.add_resource(*sim.collectives));
-  engine.add_observer(sim.memory);
   std::optional<BackgroundFill> fill;
-  if (background) engine.add_observer(fill.emplace(sim));
-  sim.timeline = engine.run();
+  if (background) fill.emplace(sim);
+  run(sim, fill ? &*fill : nullptr);
   if (fill) fill->close(sim.timeline.makespan);
 }
 

@@ -656,7 +656,7 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
   return Lowering(program, shape, deps, costs, cluster, plan, options).build();
 }
 
-void run(Simulation& sim) {
+void run(Simulation& sim, core::TaskObserver* observer) {
   core::Engine engine(sim.graph);
   for (auto& s : sim.streams) s->set_id(engine.add_resource(*s));
   const core::ResourceId completion = engine.add_resource(sim.network);
@@ -664,6 +664,7 @@ void run(Simulation& sim) {
   sim.network.set_ids(completion, timers);
   sim.collectives->set_id(engine.add_resource(*sim.collectives));
   engine.add_observer(sim.memory);
+  if (observer != nullptr) engine.add_observer(*observer);
   sim.timeline = engine.run();
 }
 

@@ -127,7 +127,8 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
 // fault's config path when no built link has that name.
 void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& faults);
 
-// Runs the engine over a lowered simulation and stores its timeline.
-void run(Simulation& sim);
+// Runs the engine over a lowered simulation and stores its timeline;
+// `observer`, if given, also sees every task start and end.
+void run(Simulation& sim, core::TaskObserver* observer = nullptr);
 
 }  // namespace trainsim::lower

@@ -391,3 +391,12 @@ TEST_CASE("virtual stages must divide the layers") {
         "parallel.stage_layers) (from --set parallel.vp=5)");
   CHECK(error_of(base(), {"parallel.vp=0"}).find("parallel.vp: expected") != std::string::npos);
 }
+
+TEST_CASE("the attention kernels are flash by default, unfused on request, and nothing else") {
+  CHECK(load_document(base(), "test.json", ".", {}).plan.attention == trainsim::workload::Attention::kFlash);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.attention=unfused"}).plan.attention ==
+        trainsim::workload::Attention::kUnfused);
+  CHECK(error_of(base(), {"parallel.attention=fused"}) ==
+        "test.json: parallel.attention: expected \"flash\" or \"unfused\", got \"fused\" (from --set "
+        "parallel.attention=fused)");
+}
