@@ -2,6 +2,7 @@
 
 #include "core/engine.hpp"
 #include "hw/topology.hpp"
+#include "transfers.hpp"
 
 using namespace trainsim;
 using core::Time;
@@ -21,22 +22,7 @@ hw::ClusterSpec cluster(int nodes, int nics_per_node, hw::NetworkSpec net = {}) 
   return c;
 }
 
-// Transfers of 1e6 bytes, all at once, between the given GPU pairs; their end times in us.
-std::vector<double> transfers(const hw::ClusterSpec& c, const std::vector<std::pair<int, int>>& pairs) {
-  hw::FlowNetwork net;
-  hw::Topology topo(c, net);
-  core::TaskGraph g;
-  for (const auto& [a, b] : pairs) g.add({0, Time::zero(), 1e6, topo.route(a, b)});
-  g.finalize();
-  core::Engine e(g);
-  const auto completion = e.add_resource(net);
-  const auto timers = e.add_resource(net);
-  net.set_ids(completion, timers);
-  const auto tl = e.run();
-  std::vector<double> ends;
-  for (std::size_t i = 0; i < pairs.size(); ++i) ends.push_back(tl.end[i].to_microseconds());
-  return ends;
-}
+using test::transfers;
 
 std::vector<std::string> route_names(const hw::ClusterSpec& c, int from, int to) {
   hw::FlowNetwork net;
