@@ -63,7 +63,7 @@ double weight_grad_operand_bytes(const std::vector<Op>& ops) {
   double bytes = 0.0;
   for (const Op& op : ops) {
     if (op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0) bytes += (op.m * op.k + op.m * op.n) * kActivationBytes;
-    if (op.kind == OpKind::kElementwise && op.bytes_weight_grad > 0.0) bytes += op.bytes_weight_grad / 3.0;
+    bytes += op.weight_grad_held_bytes;
   }
   return bytes;
 }

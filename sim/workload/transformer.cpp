@@ -35,6 +35,26 @@ Op elementwise(std::string name, double elements, double bytes_per_value = kActi
   return op;
 }
 
+// The kernels a residual block ends with. GPT (Megatron-LM's
+// bias_dropout_add_fused_train): the output projection's bias, dropout and the
+// residual add in one kernel that reads the branch and the residual (2 + 2
+// bytes a value) and writes the sum and a one-byte dropout mask (2 + 1).
+// Backward: dropout's gradient reads the incoming gradient and the mask and
+// writes (2 + 1 + 2); autograd then adds the two gradients meeting at the
+// block's input, through the norm and through the residual (2 + 2 + 2); the
+// bias gradient is a sum over tokens of the incoming gradient (2, counted with
+// W). Llama (no bias, no dropout): a plain add (2 + 2 + 2), and in backward
+// the same gradient sum.
+Op residual_block_end(std::string name, double elements, bool bias_and_dropout) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_forward = (bias_and_dropout ? 7.0 : 6.0) * elements;
+  op.bytes_input_grad = (bias_and_dropout ? 11.0 : 6.0) * elements;
+  op.bytes_weight_grad = bias_and_dropout ? 2.0 * elements : 0.0;
+  return op;
+}
+
 Op tp_collective(std::string name, double bytes, int forward, int input_grad, bool sequence_parallel) {
   Op op;
   op.name = std::move(name);
@@ -85,6 +105,18 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   std::vector<Op> ops;
   ops.push_back(elementwise("input_norm", replicated));
   ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
+  if (gpt) {
+    // Megatron-LM's column-parallel linear adds the bias after the GEMM
+    // (read and write each output, 2 + 2 bytes); backward, splitting the
+    // output into Q, K and V makes autograd join their gradients into one
+    // buffer (2 + 2), and the bias gradient sums the output gradient over
+    // tokens (2, with W).
+    const double outputs = tokens * (h + 2.0 * kv) / t;
+    Op bias = elementwise("qkv_bias", outputs);
+    bias.bytes_input_grad = 4.0 * outputs;
+    bias.bytes_weight_grad = 2.0 * outputs;
+    ops.push_back(bias);
+  }
   if (attention == Attention::kFlash) {
     // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
     // twice that backward, no weights.
@@ -124,21 +156,32 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     ops.push_back(scores);
     ops.push_back(softmax);
     ops.push_back(values);
+    // The weighted sum comes out head-major ([b a/t, s, d]); Megatron-LM
+    // permutes it back to [s, b, h/t] with a copy (read and write, 2 + 2
+    // bytes a value), and backward copies its gradient the other way.
+    Op to_tokens = elementwise("attention_context_copy", tokens * h / t);
+    to_tokens.bytes_input_grad = to_tokens.bytes_forward;
+    to_tokens.attention_core = true;
+    ops.push_back(to_tokens);
   }
   ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
-  ops.push_back(elementwise("attention_residual", replicated));
+  ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(elementwise("mlp_norm", replicated));
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
-    ops.push_back(elementwise("gelu", tokens * f / t));
+    // Megatron-LM's bias_gelu: bias and GeLU in one kernel; the bias
+    // gradient sums GeLU's input gradient over tokens (2 bytes, with W).
+    Op gelu = elementwise("bias_gelu", tokens * f / t);
+    gelu.bytes_weight_grad = 2.0 * tokens * f / t;
+    ops.push_back(gelu);
   } else {
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
     ops.push_back(elementwise("swiglu", 2.0 * tokens * f / t));
   }
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
   ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
-  ops.push_back(elementwise("mlp_residual", replicated));
+  ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
   return ops;
 }
 
@@ -152,6 +195,7 @@ std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int 
   Op lookup = elementwise("embedding_lookup", tokens * h);
   lookup.bytes_input_grad = 0.0;  // nothing upstream needs a gradient
   lookup.bytes_weight_grad = 3.0 * tokens * h * kActivationBytes;
+  lookup.weight_grad_held_bytes = tokens * h * kActivationBytes;  // the output gradient
   ops.push_back(lookup);
   if (tp > 1) {
     ops.push_back(tp_collective("embedding_tp_collective", tokens * h * kActivationBytes, 1, 0, sequence_parallel));

@@ -58,6 +58,11 @@ struct Op {
   double bytes_forward = 0.0;  // HBM traffic
   double bytes_input_grad = 0.0;
   double bytes_weight_grad = 0.0;
+  // What W still reads once I has ended, for an op that is not a GEMM (a
+  // GEMM's X and dY are counted from its shape): the embedding's scatter-add
+  // keeps its output gradient. Bias gradients read their GEMM's dY, already
+  // counted, so they keep nothing of their own.
+  double weight_grad_held_bytes = 0.0;
   // GEMM shape (m x k times k x n), for the efficiency curve.
   double m = 0.0, n = 0.0, k = 0.0;
   // Tensor-parallel collectives: the full buffer's size and how many run in

@@ -284,3 +284,24 @@ TEST_CASE("the collective algorithm reaches every collective a stage is costed w
   // Auto is what NCCL's tuner picks, and the default.
   CHECK(stage_costs(m, p, c).stages[0].forward == stage_costs(m, p, c, A::kAuto).stages[0].forward);
 }
+
+TEST_CASE("what W holds after I is each weight GEMM's X and dY, plus the embedding's output gradient") {
+  // small_gpt on pp 2, tp 1, micro-batch 1: 4 layers a stage, s = 1024, h = 1024.
+  // Per layer, the weight GEMMs' X and dY (values): QKV s·h + s·3h, output
+  // projection s·h + s·h, MLP up s·h + s·4h, MLP down s·4h + s·h = 16·s·h; the
+  // bias gradients read those same dY and hold nothing more. The first stage
+  // adds the embedding scatter-add's output gradient, s·h. Two bytes a value:
+  //   stage 0: (4 · 16 + 1) · s·h · 2 = 130 · 1024 · 1024 bytes;
+  //   stage 1: 4 · 16 · s·h · 2 = 128 · 1024 · 1024 bytes plus the output
+  //   head's GEMM (X s·h and dY s·V).
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.pp = 2;
+  p.tp = 1;
+  p.dp = 1;
+  p.global_batch = 2;
+  const auto costs = stage_costs(m, p, cluster(1));
+  const double sh = 1024.0 * 1024.0;
+  CHECK(costs.stages[0].weight_grad_bytes == doctest::Approx(130 * sh).scale(0));
+  CHECK(costs.stages[1].weight_grad_bytes == doctest::Approx(128 * sh + 2.0 * (sh + 1024.0 * 32000)).scale(0));
+}

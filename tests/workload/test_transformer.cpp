@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
+#include "workload/op_cost.hpp"
 #include "workload/transformer.hpp"
 
 using namespace trainsim::workload;
@@ -78,4 +82,52 @@ TEST_CASE("Llama layers use grouped-query attention and a SwiGLU MLP") {
   CHECK(m.params_per_layer() == doctest::Approx(2 * h * h + 2 * h * 1024 + 3 * h * 28672 + 2 * h).scale(0));
   // Llama-2 70B: about 69.0e9 parameters.
   CHECK(m.total_params() == doctest::Approx(68.98e9).scale(0).epsilon(2e-3));
+}
+
+namespace {
+double bytes_of(const std::vector<Op>& ops, const std::string& name, Pass pass) {
+  for (const Op& op : ops) {
+    if (op.name != name) continue;
+    return pass == Pass::kForward ? op.bytes_forward : pass == Pass::kInputGrad ? op.bytes_input_grad : op.bytes_weight_grad;
+  }
+  FAIL("no op named " << name);
+  return 0.0;
+}
+}  // namespace
+
+TEST_CASE("a GPT layer carries Megatron-LM's bias, dropout and layout kernels") {
+  // GPT-3 shape, micro-batch 2, tp 4: tokens = 2 x 2048 = 4096, h/t = 3072,
+  // QKV outputs per rank 3h/t = 9216, MLP width per rank 4h/t = 12288.
+  const TransformerSpec m = gpt3();
+  const auto ops = layer_ops(m, 2, 4, false, Attention::kUnfused);
+  const double tokens = 4096;
+  // QKV bias: 2 + 2 bytes forward, Q/K/V gradients joined 2 + 2, bias gradient 2.
+  CHECK(bytes_of(ops, "qkv_bias", Pass::kForward) == doctest::Approx(4 * tokens * 9216).scale(0));
+  CHECK(bytes_of(ops, "qkv_bias", Pass::kInputGrad) == doctest::Approx(4 * tokens * 9216).scale(0));
+  CHECK(bytes_of(ops, "qkv_bias", Pass::kWeightGrad) == doctest::Approx(2 * tokens * 9216).scale(0));
+  // Context back to token-major: a copy each way, 2 + 2 bytes per value of h/t.
+  CHECK(bytes_of(ops, "attention_context_copy", Pass::kForward) == doctest::Approx(4 * tokens * 3072).scale(0));
+  CHECK(bytes_of(ops, "attention_context_copy", Pass::kInputGrad) == doctest::Approx(4 * tokens * 3072).scale(0));
+  // Bias-dropout-add on the full hidden state (no sequence parallelism):
+  // forward 2 + 2 + 2 + 1 = 7, backward 5 + 6 = 11, bias gradient 2 bytes a value.
+  for (const char* name : {"attention_residual", "mlp_residual"}) {
+    CHECK(bytes_of(ops, name, Pass::kForward) == doctest::Approx(7 * tokens * 12288).scale(0));
+    CHECK(bytes_of(ops, name, Pass::kInputGrad) == doctest::Approx(11 * tokens * 12288).scale(0));
+    CHECK(bytes_of(ops, name, Pass::kWeightGrad) == doctest::Approx(2 * tokens * 12288).scale(0));
+  }
+  // Bias-GeLU: the bias gradient reads GeLU's input gradient, 2 bytes a value.
+  CHECK(bytes_of(ops, "bias_gelu", Pass::kWeightGrad) == doctest::Approx(2 * tokens * 12288).scale(0));
+}
+
+TEST_CASE("a Llama layer has no bias or dropout kernels") {
+  TransformerSpec m = gpt3();
+  m.arch = Arch::kLlama;
+  const auto ops = layer_ops(m, 1, 1);
+  for (const Op& op : ops) CHECK(op.name != "qkv_bias");
+  // The residual add reads two values and writes one (2 + 2 + 2 bytes); backward
+  // sums the two gradients meeting at the block input (the same); no bias gradient.
+  const double values = 2048.0 * 12288;
+  CHECK(bytes_of(ops, "mlp_residual", Pass::kForward) == doctest::Approx(6 * values).scale(0));
+  CHECK(bytes_of(ops, "mlp_residual", Pass::kInputGrad) == doctest::Approx(6 * values).scale(0));
+  CHECK(bytes_of(ops, "mlp_residual", Pass::kWeightGrad) == 0.0);
 }
