@@ -788,11 +788,20 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   }
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
   if (s.has("stage_layers")) {
-    const json& v = s.required("stage_layers", "a list of positive integers, one per stage");
-    if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of positive integers, one per stage, got " + show(v));
+    const json& v = s.required("stage_layers", "a list of layer counts, one per stage");
+    if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of layer counts, one per stage, got " + show(v));
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > kMaxModelDim) {
-        ctx.fail(fmt::format("{}[{}]", s.path("stage_layers"), i), "expected a positive integer, got " + show(v[i]));
+      // The first stage holds the embedding and the last the output head, so
+      // they have work with no layers (Megatron-LM forks pad the layers so
+      // that these virtual stages hold none); every other stage needs one.
+      const bool end = i == 0 || i + 1 == v.size();
+      const long long least = end ? 0 : 1;
+      if (!v[i].is_number_integer() || v[i].get<long long>() < least || v[i].get<long long>() > kMaxModelDim) {
+        ctx.fail(fmt::format("{}[{}]", s.path("stage_layers"), i),
+                 end ? "expected a whole number of layers, 0 or more (the first and last stages hold the embedding "
+                       "and the output head), got " + show(v[i])
+                     : "expected a positive integer (only the first and last stages may hold no layers), got " +
+                           show(v[i]));
       }
       p.stage_layers.push_back(v[i].get<int>());
     }

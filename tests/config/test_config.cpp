@@ -345,9 +345,20 @@ TEST_CASE("stages may hold different numbers of layers") {
         "test.json: parallel.stage_layers: expected pp x vp = 4 x 1 = 4 entries adding up to model.layers = 24, got 3 "
         "adding up to 18 "
         "(from --set parallel.stage_layers=[6, 6, 6])");
-  CHECK(error_of(base(), {"parallel.stage_layers=[6, 6, 6, 0]"}) ==
-        "test.json: parallel.stage_layers[3]: expected a positive integer, got 0 (from --set "
-        "parallel.stage_layers=[6, 6, 6, 0])");
+  CHECK(error_of(base(), {"parallel.stage_layers=[6, 0, 12, 6]"}) ==
+        "test.json: parallel.stage_layers[1]: expected a positive integer (only the first and last stages may hold "
+        "no layers), got 0 (from --set parallel.stage_layers=[6, 0, 12, 6])");
+  CHECK(error_of(base(), {"parallel.stage_layers=[-1, 7, 9, 9]"}) ==
+        "test.json: parallel.stage_layers[0]: expected a whole number of layers, 0 or more (the first and last stages "
+        "hold the embedding and the output head), got -1 (from --set parallel.stage_layers=[-1, 7, 9, 9])");
+}
+
+TEST_CASE("the first and last stages may hold no layers: the embedding and the output head alone") {
+  // 24 layers as 0 + 12 + 12 + 0: the first stage runs only the embedding, the
+  // last only the output head.
+  const Scenario s = load_document(base(), "test.json", ".", {"parallel.stage_layers=[0, 12, 12, 0]"});
+  CHECK(s.plan.layers_of_stage(0, 24) == 0);
+  CHECK(s.plan.layers_of_stage(3, 24) == 0);
 }
 
 TEST_CASE("stragglers and link faults are read, and bad entries named") {

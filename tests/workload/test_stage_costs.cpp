@@ -44,6 +44,15 @@ TransformerSpec small_gpt() {
   m.vocab = 32000;
   return m;
 }
+// Two pipeline stages on one GPU each (tp 1, dp 1), micro-batches of one.
+Plan two_stages(int global_batch) {
+  Plan p;
+  p.pp = 2;
+  p.tp = 1;
+  p.dp = 1;
+  p.global_batch = global_batch;
+  return p;
+}
 }  // namespace
 
 TEST_CASE("throughput curves interpolate in log size and clamp at the ends") {
@@ -99,11 +108,7 @@ TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
 
 TEST_CASE("costs grow with the work") {
   const TransformerSpec m = small_gpt();
-  Plan p;
-  p.pp = 2;
-  p.tp = 1;
-  p.dp = 1;
-  p.global_batch = 4;
+  Plan p = two_stages(4);
   const auto one = stage_costs(m, p, cluster(1));
   p.microbatch_size = 2;
   const auto two = stage_costs(m, p, cluster(1));
@@ -295,13 +300,25 @@ TEST_CASE("what W holds after I is each weight GEMM's X and dY, plus the embeddi
   //   stage 1: 4 · 16 · s·h · 2 = 128 · 1024 · 1024 bytes plus the output
   //   head's GEMM (X s·h and dY s·V).
   const TransformerSpec m = small_gpt();
-  Plan p;
-  p.pp = 2;
-  p.tp = 1;
-  p.dp = 1;
-  p.global_batch = 2;
-  const auto costs = stage_costs(m, p, cluster(1));
+  const auto costs = stage_costs(m, two_stages(2), cluster(1));
   const double sh = 1024.0 * 1024.0;
   CHECK(costs.stages[0].weight_grad_bytes == doctest::Approx(130 * sh).scale(0));
   CHECK(costs.stages[1].weight_grad_bytes == doctest::Approx(128 * sh + 2.0 * (sh + 1024.0 * 32000)).scale(0));
+}
+
+TEST_CASE("a first or last stage without layers runs only the embedding or the output head") {
+  // small_gpt's 8 layers as 0 + 8 over pp 2 ... and 8 + 0: the empty stage holds
+  // only the embedding (vocabulary x hidden + positions seq x hidden) or the head.
+  const TransformerSpec m = small_gpt();
+  Plan p = two_stages(2);
+  p.stage_layers = {0, 8};
+  const auto first_empty = stage_costs(m, p, cluster(1));
+  CHECK(first_empty.stages[0].params == doctest::Approx(m.embedding_params()).scale(0));
+  CHECK(first_empty.stages[0].forward.ps() > 0);
+  CHECK(first_empty.stages[0].forward < first_empty.stages[1].forward);
+  p.stage_layers = {8, 0};
+  const auto last_empty = stage_costs(m, p, cluster(1));
+  // The head's weight is the tied embedding's copy plus the final LayerNorm.
+  CHECK(last_empty.stages[1].params == doctest::Approx(m.head_params()).scale(0));
+  CHECK(last_empty.stages[1].forward.ps() > 0);
 }

@@ -323,7 +323,16 @@ def zb_case(rec: dict) -> dict:
     published = rec["id"].rsplit("_", 1)[1]
     schedule = ZB_SCHEDULES[published]
     pp, vp, layers = par["pp"], par["vp"], rec["model"]["layers"]
-    stage_layers = zb_stage_layers(layers, pp, vp)
+    if published == "1F1B-I":
+        # The authors' script runs 1F1B-I with one layer per virtual stage
+        # (--num-layers-per-virtual-pipeline-stage 1) over the layers padded
+        # to k x pp, the first and last virtual stages left empty.
+        k = (layers + 2) // pp
+        vp = k
+        stage_layers = [0] + [1] * layers + [0]
+        assert len(stage_layers) == pp * vp
+    else:
+        stage_layers = zb_stage_layers(layers, pp, vp)
     assumptions = {
         "cluster": "one dgx-a100 node: the 8 GPUs of these rows sit in one node of the paper's A100 SXM 80GB "
                    "servers (record hardware: 8 GPUs, 1 node); NVSwitch inside the node is assumed as in the DGX A100 "
@@ -332,8 +341,9 @@ def zb_case(rec: dict) -> dict:
                                     "the paper's Table 3",
         "parallel.stage_layers": ("first and last pipeline rank one layer fewer than the others, as the paper does "
                                   "(and the authors' README recommends, num_layers = k x pp - 2)"
-                                  + ("" if vp == 1 else "; each rank's layers spread over its chunks as evenly as "
-                                     "possible, the extra layer on the rank's first chunk")),
+                                  + ("" if published != "1F1B-I" else
+                                     "; one layer per virtual stage, the first virtual stage (the embedding) and the "
+                                     "last (the output head) without layers")),
         "parallel.recompute": f"none: the authors' script ({ZB_SCRIPT}) sets no recompute flag (the record marks it uncertain)",
         "model": f"{preset}: the paper's Table 3 shape; the vocabulary (32000) is an assumption stated in the preset's source",
         "parallel.schedule": f"{schedule} for the paper's {published}",
@@ -344,11 +354,10 @@ def zb_case(rec: dict) -> dict:
             "times under its memory limit, without the ILP refinement the paper runs after it")
     elif published == "1F1B-I":
         assumptions["parallel.vp"] = (
-            f"{vp}: 1F1B-I uses the maximum number of chunks; with one layer or more per chunk that is the fewest "
-            f"layers any rank holds (the first and last ranks hold {(layers + 2) // pp - 1} of the {layers} layers), "
-            "as the record gives. The authors' script instead sets one layer per virtual stage after padding the "
-            f"layers to {(layers + 2) // pp * pp}, which leaves the first and last virtual stages empty; the "
-            "simulator's stages need at least one layer each")
+            f"{vp}: the authors' script runs 1F1B-I with --num-layers-per-virtual-pipeline-stage 1 ({ZB_SCRIPT}), "
+            f"the {layers} layers padded to {vp * pp} = {vp} x pp {pp} with the first and last virtual stages empty; "
+            f"the record's vp {par['vp']} counts the layers of the first and last ranks, which hold one chunk "
+            "without layers besides")
     measured = {
         "samples_per_gpu_per_s": rec["measured"]["samples_per_gpu_per_s"],
         "peak_memory_gib": rec["measured"]["mem_gb_peak"],
@@ -358,8 +367,8 @@ def zb_case(rec: dict) -> dict:
         "memory in units of 1024^2 bytes (report_memory); the paper does not say which unit it prints")
     notes = ("Measured: Table 4's samples per GPU per second and peak memory (record measured; its theoretical "
              "bubble rate is computed, not used). The authors' script of the time runs Megatron-LM's own attention "
-             "(no --use-flash-attn), while the simulator times attention as FlashAttention-2; ZB rows also used "
-             "optimizer post-validation, which is not modelled.")
+             "(no --use-flash-attn), run here as parallel.attention unfused; ZB rows also used optimizer "
+             "post-validation, which is not modelled.")
     return {
         "id": rec["id"],
         "group": "Zero bubble Table 4",
