@@ -884,6 +884,7 @@ Options read_options(const json& doc, const Context& ctx) {
   o.collective_algorithm = s.choice<A>("collective_algorithm", A::kAuto,
                                        {{"auto", A::kAuto}, {"ring", A::kRing}, {"tree", A::kTree},
                                         {"hierarchical", A::kHierarchical}});
+  o.blocking_sends = s.choice<bool>("pipeline_sends", false, {{"overlapped", false}, {"blocking", true}});
   return o;
 }
 

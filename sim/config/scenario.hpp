@@ -40,6 +40,9 @@ struct Options {
   std::vector<LinkFault> links;
   // Compute slows by this fraction while a data-parallel collective runs on the GPU.
   double comm_slowdown = 0.0;
+  // A rank's compute waits for each pipeline send it made to arrive
+  // (Megatron-LM before overlapped p2p, DeepSpeed's pipeline engine).
+  bool blocking_sends = false;
 };
 
 struct Scenario {

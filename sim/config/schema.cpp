@@ -29,7 +29,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"parallel.burst.background", {"model", "batch"}},
       {"parallel.burst.background.model", model},
       {"options",
-       {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown"}},
+       {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown",
+        "pipeline_sends"}},
   };
   return s;
 }

@@ -259,6 +259,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
   sim_->network.record_rates(options_.record_link_rates);
+  sim_->blocking_sends = options_.blocking_sends;
 
   // Stragglers and faults: every GPU must be simulated for them to matter.
   if (symmetric() && (!options_.gpu_speed.empty() || !options_.link_faults.empty())) {
@@ -391,6 +392,7 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
     const std::vector<int> group = dp_group(r, pipe.tensor);
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
+    std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
     // ZeRO-3 windows (UNSHARD ... RESHARD): the gather the next action waits
     // for, the last task of the latest action that used the parameters, and
     // the end of every closed window.
@@ -431,6 +433,8 @@ void Lowering::lower_pipeline(int p) {
             first_[q][k] = id;
             if (barrier) edges_.emplace_back(*barrier, id);
             if (gather) edges_.emplace_back(*gather, id);
+            for (core::TaskId send : unsent) edges_.emplace_back(send, id);
+            unsent.clear();
           }
           last_[q][k] = id;
           if (split) backward_parts[a.stage].push_back(id);
@@ -520,6 +524,7 @@ void Lowering::lower_pipeline(int p) {
         first_[q][k] = last_[q][k] = id;
         if (auto it = last_transfer_.find({q, peer}); it != last_transfer_.end()) edges_.emplace_back(it->second, id);
         last_transfer_[{q, peer}] = id;
+        if (options_.blocking_sends) unsent.push_back(id);
       } else if (a.op == Op::kReduceGrad) {
         const workload::StageCost& c = costs_.stages[a.stage];
         const std::size_t buckets = std::max<std::size_t>(1, c.grad_bucket_reduce.size());

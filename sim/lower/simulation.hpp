@@ -79,6 +79,10 @@ struct Options {
   // While a data-parallel collective runs on a GPU, its compute takes this
   // much longer (0.1: 10% longer); 0 for no interference.
   double comm_slowdown = 0.0;
+  // Each compute action waits for the pipeline sends its rank made before it
+  // to arrive: a send blocks the compute stream, as Megatron-LM's p2p of
+  // 2021-2023 did (batch_isend_irecv, wait, torch.cuda.synchronize()).
+  bool blocking_sends = false;
 };
 
 enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
@@ -97,6 +101,7 @@ struct Simulation {
   bool fell_back_to_full = false;  // symmetric was asked, but could not stand for the cluster:
   std::string fell_back_because;   //   "placement not uniform" or "custom network"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
+  bool blocking_sends = false;  // Options::blocking_sends: a send holds its sender's compute too
   core::TaskGraph graph;
   std::vector<TaskInfo> info;
   std::vector<std::unique_ptr<hw::Stream>> streams;  // the compute stream of each simulated GPU

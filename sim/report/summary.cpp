@@ -119,7 +119,10 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       reducing[ti.rank] += d;
       dp_spans[ti.rank].push_back(span);
     }
-    if (ti.kind == lower::TaskKind::kTransfer) arriving[ti.peer].push_back(span);
+    if (ti.kind == lower::TaskKind::kTransfer) {
+      arriving[ti.peer].push_back(span);
+      if (sim.blocking_sends) arriving[ti.rank].push_back(span);  // the sender waits for it too
+    }
   }
   for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
   s.stages.resize(ranks);

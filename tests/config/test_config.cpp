@@ -336,6 +336,15 @@ TEST_CASE("the collective algorithm is read, auto by default, and a bad one name
         "\"butterfly\" (from --set options.collective_algorithm=butterfly)");
 }
 
+TEST_CASE("pipeline sends overlap compute by default, or block it") {
+  CHECK_FALSE(load_document(base(), "test.json", ".").options.blocking_sends);
+  CHECK(load_document(base(), "test.json", ".", {"options.pipeline_sends=blocking"}).options.blocking_sends);
+  CHECK_FALSE(load_document(base(), "test.json", ".", {"options.pipeline_sends=overlapped"}).options.blocking_sends);
+  CHECK(error_of(base(), {"options.pipeline_sends=sync"}) ==
+        "test.json: options.pipeline_sends: expected \"overlapped\" or \"blocking\", got \"sync\" (from --set "
+        "options.pipeline_sends=sync)");
+}
+
 TEST_CASE("stages may hold different numbers of layers") {
   // 24 layers over 4 stages as 5 + 7 + 7 + 5.
   const Scenario s = load_document(base(), "test.json", ".", {"parallel.stage_layers=[5, 7, 7, 5]"});

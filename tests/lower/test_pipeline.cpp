@@ -429,3 +429,17 @@ TEST_CASE("zb-1p and zb-2p: placed by time under their memory limits, no slower 
     }
   }
 }
+
+TEST_CASE("blocking sends hold the sender's next compute until the send arrives") {
+  // The FIFO case above with options.blocking_sends: sends take 11 us each.
+  // Rank 0: F0 0..1, send 1..12, F1 waits for it 12..13, send 13..24.
+  // Rank 1: F0 12..13, F1 24..25, B0 25..27, send 27..38, B1 waits 38..40,
+  // send 40..51. Rank 0: B0 38..40, B1 51..53. Makespan 53 us (50 overlapped).
+  workload::StageCosts costs = uniform(2, Time::microseconds(1), Time::microseconds(2), 0);
+  costs.stages[0].send_forward_bytes = 1e6;
+  costs.stages[1].send_backward_bytes = 1e6;
+  lower::Options options;
+  options.blocking_sends = true;
+  const auto sim = simulate("gpipe", 2, 2, costs, 1, options);
+  CHECK(sim->timeline.makespan == Time::microseconds(53));
+}

@@ -548,6 +548,20 @@ UNFUSED_ATTENTION = {
     "Zero bubble Table 4": "unfused: the authors' script does not pass --use-flash-attn",
 }
 
+MEGATRON_P2P = ("blocking: Megatron-LM's pipeline sends and receives of 2021-2023 (megatron/p2p_communication.py, "
+                "_communicate) wait for every request of batch_isend_irecv and then call torch.cuda.synchronize() "
+                "'to protect against race condition', so a rank computes nothing while its send is in flight")
+BLOCKING_SENDS = {
+    "Megatron-LM Table 1": MEGATRON_P2P,
+    "Korthikanti Table 5": MEGATRON_P2P,
+    "BLOOM 176B production": ("blocking: DeepSpeed's pipeline engine sends with blocking point-to-point calls, and "
+                              "tr11-176B-ml.slurm sets CUDA_LAUNCH_BLOCKING=1, which makes every launch wait"),
+    "BLOOM topology sweep": ("blocking: DeepSpeed's pipeline engine sends with blocking point-to-point calls "
+                             "(Megatron-DeepSpeed of 2022)"),
+    "Zero bubble Table 4": MEGATRON_P2P + (" (the authors' code forks Megatron-LM, and their script passes "
+                                           "--no-overlap-p2p-communication)"),
+}
+
 
 def build(runs: dict) -> dict:
     cases: list[dict] = []
@@ -574,6 +588,10 @@ def build(runs: dict) -> dict:
         if why is not None:
             case["config"]["parallel"]["attention"] = "unfused"
             case["assumptions"]["parallel.attention"] = why
+        why = BLOCKING_SENDS.get(case["group"])
+        if why is not None:
+            case["config"].setdefault("options", {})["pipeline_sends"] = "blocking"
+            case["assumptions"]["options.pipeline_sends"] = why
     by_id = {c["id"]: c for c in cases}
     assert len(by_id) == len(cases), "duplicate case ids"
     return {"description": DESCRIPTION, "cases": cases, "orderings": orderings(by_id)}
