@@ -558,8 +558,8 @@ BLOCKING_SENDS = {
                               "tr11-176B-ml.slurm sets CUDA_LAUNCH_BLOCKING=1, which makes every launch wait"),
     "BLOOM topology sweep": ("blocking: DeepSpeed's pipeline engine sends with blocking point-to-point calls "
                              "(Megatron-DeepSpeed of 2022)"),
-    "Zero bubble Table 4": MEGATRON_P2P + (" (the authors' code forks Megatron-LM, and their script passes "
-                                           "--no-overlap-p2p-communication)"),
+    "Zero bubble Table 4": MEGATRON_P2P + (" (the authors' code forks Megatron-LM; one version of their script "
+                                           "passes --no-overlap-p2p-communication)"),
 }
 
 
