@@ -7,6 +7,7 @@
 
 #include "check.hpp"
 #include "kernels.hpp"
+#include "profile_json.hpp"
 
 namespace calibrate {
 
@@ -76,14 +77,7 @@ nlohmann::json measure_attention(const AttentionShape& shape, const Settings& s,
   // FLOPs as FlashAttention-2 counts causal work (arXiv 2307.08691 §4.1):
   // forward 4 b h s^2 d / 2, backward 2.5 times that; 1.75 x 4 b h s^2 d in all.
   const double work = 1.75 * 4.0 * count * static_cast<double>(sq) * sq * d;
-  const double tf = work / 1e9;  // TFLOP per millisecond x 1e-12 x 1e3
-  nlohmann::json point = {{"batch", shape.batch},
-                          {"heads", shape.heads},
-                          {"seq", sq},
-                          {"head_dim", d},
-                          {"forward_ms", to_json(f)},
-                          {"backward_ms", to_json(b)},
-                          {"tflops", to_json(Stat{tf / (f.median + b.median), tf / (f.max + b.max), tf / (f.min + b.min)})}};
+  nlohmann::json point = attention_point_json(shape.batch, shape.heads, sq, d, f, b, work);
   CAL_CHECK(cublasDestroy(handle));
   for (void* p : t) CAL_CHECK(cudaFree(p));
   CAL_CHECK(cudaFree(sp));

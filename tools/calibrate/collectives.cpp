@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "profile_json.hpp"
 
 #ifdef TRAINSIM_CALIBRATE_NCCL
 #include <nccl.h>
@@ -31,7 +32,7 @@ std::string nccl_version() {
 }
 
 nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
-  if (gpus < 2) return {{"measured", false}, {"reason", "one GPU visible"}};
+  if (gpus < 2) return not_measured("one GPU visible");
   std::vector<ncclComm_t> comms(gpus);
   std::vector<int> devices(gpus);
   for (int d = 0; d < gpus; ++d) devices[d] = d;
@@ -102,9 +103,7 @@ nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
       for (double& x : us) x *= 1e3;
       const double moved = 4.0 * static_cast<double>(name == "all_reduce" ? count : shard * gpus);
       // GB/s = bytes / (ms x 1e-3) / 1e9
-      points.push_back({{"bytes", moved},
-                        {"time_us", to_json(summarize(us))},
-                        {"bus_gb_per_s", to_json(rate(ms, moved * factor / 1e6))}});
+      points.push_back(collective_point_json(moved, summarize(us), rate(ms, moved * factor / 1e6)));
     }
     out[name] = points;
   }
@@ -126,7 +125,7 @@ nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
 std::string nccl_version() { return "not built with NCCL"; }
 
 nlohmann::json measure_nccl(const Sweep&, const Settings&, int) {
-  return {{"measured", false}, {"reason", "trainsim-calibrate was built without NCCL (nccl.h or libnccl not found)"}};
+  return not_measured("trainsim-calibrate was built without NCCL (nccl.h or libnccl not found)");
 }
 
 #endif

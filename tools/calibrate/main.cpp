@@ -23,13 +23,12 @@
 #include "collectives.hpp"
 #include "gemm.hpp"
 #include "memory.hpp"
+#include "profile_json.hpp"
 
 namespace {
 
 using nlohmann::json;
 using namespace calibrate;
-
-constexpr int kSchemaVersion = 1;  // config/calibration_load.hpp reads this version
 
 struct Args {
   std::string out;
@@ -53,7 +52,7 @@ std::string utc_now() {
   return text;
 }
 
-json header(const Args& args, int gpus) {
+DeviceInfo device_info(const Args& args, int gpus) {
   cudaDeviceProp prop{};
   CAL_CHECK(cudaGetDeviceProperties(&prop, 0));
   int sm_khz = 0, mem_khz = 0, driver = 0, runtime = 0;
@@ -62,25 +61,25 @@ json header(const Args& args, int gpus) {
   CAL_CHECK(cudaDriverGetVersion(&driver));
   CAL_CHECK(cudaRuntimeGetVersion(&runtime));
   const int cublas = static_cast<int>(cublasLtGetVersion());
-  json h = {{"tool", "trainsim-calibrate"},
-            {"gpu_name", prop.name},
-            {"gpu_count", gpus},
-            {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
-            {"sm_count", prop.multiProcessorCount},
-            {"sm_clock_mhz", sm_khz / 1000.0},       // the peak (boost) clock the driver reports
-            {"memory_clock_mhz", mem_khz / 1000.0},  // the peak memory clock
-            {"memory_gib", static_cast<double>(prop.totalGlobalMem) / (1u << 30)},
-            {"l2_mib", prop.l2CacheSize / 1048576.0},
-            {"driver_version", version_text(driver, 1000, 10, 100)},
-            {"runtime_version", version_text(runtime, 1000, 10, 100)},
-            {"cublas_version", version_text(cublas, 10000, 100, 100) + "." + std::to_string(cublas % 100)},
-            {"nccl_version", nccl_version()},
-            {"date", utc_now()},
-            {"mode", args.quick ? "quick" : "full"},
-            {"warmup", args.warmup},
-            {"samples", args.samples}};
-  if (!args.note.empty()) h["note"] = args.note;
-  return h;
+  DeviceInfo d;
+  d.gpu_name = prop.name;
+  d.gpu_count = gpus;
+  d.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+  d.sm_count = prop.multiProcessorCount;
+  d.sm_clock_mhz = sm_khz / 1000.0;       // the peak (boost) clock the driver reports
+  d.memory_clock_mhz = mem_khz / 1000.0;  // the peak memory clock
+  d.memory_gib = static_cast<double>(prop.totalGlobalMem) / (1u << 30);
+  d.l2_mib = prop.l2CacheSize / 1048576.0;
+  d.driver_version = version_text(driver, 1000, 10, 100);
+  d.runtime_version = version_text(runtime, 1000, 10, 100);
+  d.cublas_version = version_text(cublas, 10000, 100, 100) + "." + std::to_string(cublas % 100);
+  d.nccl_version = nccl_version();
+  d.date = utc_now();
+  d.quick = args.quick;
+  d.warmup = args.warmup;
+  d.samples = args.samples;
+  d.note = args.note;
+  return d;
 }
 
 std::vector<int> grid_axis(bool quick) {
@@ -139,38 +138,23 @@ std::vector<ModelShape> model_shapes(const std::string& dir, bool quick) {
   return out;
 }
 
-json stat_json(const std::vector<double>& ms, double flops) { return to_json(rate(ms, flops / 1e9)); }
-
-json measure_grid(GemmRunner& runner, Dtype dtype, const std::vector<int>& axis, const Settings& s, bool* complete) {
-  const std::size_t n = axis.size();
-  json med = json::array(), lo = json::array(), hi = json::array();
-  *complete = true;
-  for (std::size_t a = 0; a < n; ++a) {
-    json ma = json::array(), la = json::array(), ha = json::array();
-    for (std::size_t b = 0; b < n; ++b) {
-      json mb = json::array(), lb = json::array(), hb = json::array();
-      for (std::size_t c = 0; c < n; ++c) {
-        const int m = axis[a], nn = axis[b], k = axis[c];
-        const auto ms = runner.time(dtype, m, nn, k, s);
+// The grid of `dtype` over `axis` for m, n and k; null when cuBLASLt has no
+// algorithm for one of its shapes.
+json measure_grid(GemmRunner& runner, Dtype dtype, const std::vector<int>& axis, const Settings& s) {
+  std::vector<Stat> cells;
+  for (int m : axis) {
+    for (int n : axis) {
+      for (int k : axis) {
+        const auto ms = runner.time(dtype, m, n, k, s);
         if (!ms) {
-          std::fprintf(stderr, "  gemm %s: no cuBLASLt algorithm for m=%d n=%d k=%d\n", dtype_name(dtype), m, nn, k);
-          *complete = false;
+          std::fprintf(stderr, "  gemm %s: no cuBLASLt algorithm for m=%d n=%d k=%d\n", dtype_name(dtype), m, n, k);
           return nullptr;
         }
-        const Stat t = rate(*ms, 2.0 * m * nn * static_cast<double>(k) / 1e9);  // TFLOP/s
-        mb.push_back(t.median);
-        lb.push_back(t.min);
-        hb.push_back(t.max);
+        cells.push_back(rate(*ms, 2.0 * m * n * static_cast<double>(k) / 1e9));  // TFLOP/s
       }
-      ma.push_back(mb);
-      la.push_back(lb);
-      ha.push_back(hb);
     }
-    med.push_back(ma);
-    lo.push_back(la);
-    hi.push_back(ha);
   }
-  return {{"m", axis}, {"n", axis}, {"k", axis}, {"tflops", med}, {"tflops_min", lo}, {"tflops_max", hi}};
+  return grid_json(axis, cells);
 }
 
 class Progress {
@@ -223,7 +207,7 @@ int main(int argc, char** argv) {
   s.samples = args.samples;
   s.sample_ms = args.quick ? 0.5 : 1.0;
 
-  json profile = {{"schema_version", kSchemaVersion}, {"header", header(args, gpus)}};
+  json profile = profile_json(device_info(args, gpus));
   std::fprintf(stderr, "trainsim-calibrate: %s, %d GPU(s) visible, %s mode\n",
                profile["header"]["gpu_name"].get<std::string>().c_str(), gpus, args.quick ? "quick" : "full");
   int major = 0, minor = 0;
@@ -254,9 +238,8 @@ int main(int argc, char** argv) {
       }
       progress.begin(std::string("GEMM ") + dtype_name(d) + ", " + std::to_string(axis.size() * axis.size() * axis.size()) +
                      " shapes");
-      bool complete = false;
-      json grid = measure_grid(runner, d, axis, s, &complete);
-      if (complete) {
+      json grid = measure_grid(runner, d, axis, s);
+      if (!grid.is_null()) {
         gemm[dtype_name(d)] = grid;
       } else if (d != Dtype::kFp8) {
         std::fprintf(stderr, "trainsim-calibrate: the %s grid is incomplete; no profile written\n", dtype_name(d));
@@ -272,8 +255,7 @@ int main(int argc, char** argv) {
       if (largest > runner.max_elements()) continue;  // does not fit this GPU's memory
       const auto ms = runner.time(Dtype::kBf16, m.m, m.n, m.k, s);
       if (!ms) continue;
-      list.push_back({{"model", m.model}, {"op", m.op}, {"tp", m.tp}, {"m", m.m}, {"n", m.n}, {"k", m.k},
-                      {"tflops", stat_json(*ms, 2.0 * m.m * m.n * static_cast<double>(m.k))}});
+      list.push_back(model_gemm_json(m.model, m.op, m.tp, m.m, m.n, m.k, rate(*ms, 2.0 * m.m * m.n * static_cast<double>(m.k) / 1e9)));
     }
     gemm["model_shapes"] = list;
     progress.end();
@@ -292,7 +274,7 @@ int main(int argc, char** argv) {
     }
   }
   // A GPU too small for every shape leaves the (optional) section out.
-  if (!points.empty()) profile["attention"] = {{"kernel", "unfused"}, {"causal", true}, {"points", points}};
+  if (!points.empty()) profile["attention"] = attention_json(points);
   progress.end();
 
   progress.begin("HBM copy and triad");

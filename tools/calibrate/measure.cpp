@@ -7,13 +7,6 @@
 
 namespace calibrate {
 
-Stat summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double median = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  return {median, v.front(), v.back()};
-}
-
 std::vector<double> time_ms(const std::function<void()>& call, cudaStream_t stream, const Settings& s) {
   cudaEvent_t start, stop;
   CAL_CHECK(cudaEventCreate(&start));
@@ -41,12 +34,5 @@ std::vector<double> time_ms(const std::function<void()>& call, cudaStream_t stre
   CAL_CHECK(cudaEventDestroy(stop));
   return out;
 }
-
-Stat rate(const std::vector<double>& ms, double work_per_ms) {
-  const Stat t = summarize(ms);
-  return {work_per_ms / t.median, work_per_ms / t.max, work_per_ms / t.min};
-}
-
-nlohmann::json to_json(const Stat& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
 
 }  // namespace calibrate

@@ -1,13 +1,14 @@
-// Timing and summarising: each measurement runs warm-up calls, then repeated
-// samples timed with CUDA events; a sample repeats the call enough times to
-// last a target time, so that short kernels are not lost in event resolution.
+// Timing: each measurement runs warm-up calls, then repeated samples timed
+// with CUDA events; a sample repeats the call enough times to last a target
+// time, so that short kernels are not lost in event resolution.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <vector>
+
+#include "stats.hpp"
 
 namespace calibrate {
 
@@ -17,21 +18,8 @@ struct Settings {
   double sample_ms = 1.0;  // a sample repeats the call until it lasts about this long
 };
 
-struct Stat {
-  double median = 0.0;
-  double min = 0.0;
-  double max = 0.0;
-};
-
-Stat summarize(std::vector<double> values);
-
 // Milliseconds per call of `call` (which enqueues work on `stream`), one value
 // per sample.
 std::vector<double> time_ms(const std::function<void()>& call, cudaStream_t stream, const Settings& s);
-
-// A rate from times: `work / t` for each sample; min and max swap sides.
-Stat rate(const std::vector<double>& ms, double work_per_ms);
-
-nlohmann::json to_json(const Stat& s);
 
 }  // namespace calibrate

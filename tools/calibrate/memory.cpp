@@ -4,6 +4,7 @@
 
 #include "check.hpp"
 #include "kernels.hpp"
+#include "profile_json.hpp"
 
 namespace calibrate {
 
@@ -41,8 +42,8 @@ nlohmann::json measure_hbm(const Sweep& w, const Settings& s, cudaStream_t strea
     const auto tc = time_ms([&] { stream_copy(a, b, n, stream); }, stream, s);
     const auto tt = time_ms([&] { stream_triad(a, b, c, n, stream); }, stream, s);
     // TB/s = bytes / (ms x 1e-3) / 1e12
-    copy.push_back({{"bytes", bytes}, {"tb_per_s", to_json(rate(tc, 2.0 * bytes / 1e9))}});
-    triad.push_back({{"bytes", bytes}, {"tb_per_s", to_json(rate(tt, 3.0 * bytes / 1e9))}});
+    copy.push_back(size_point_json(static_cast<double>(bytes), "tb_per_s", rate(tc, 2.0 * bytes / 1e9)));
+    triad.push_back(size_point_json(static_cast<double>(bytes), "tb_per_s", rate(tt, 3.0 * bytes / 1e9)));
     CAL_CHECK(cudaFree(a));
     CAL_CHECK(cudaFree(b));
     CAL_CHECK(cudaFree(c));
@@ -75,9 +76,9 @@ nlohmann::json measure_launch(const Settings& s, cudaStream_t stream) {
   // us per kernel = ms per 1000 kernels
   auto per_kernel = [](std::vector<double> ms) {
     for (double& x : ms) x = x * 1e3 / kKernels;
-    return to_json(summarize(ms));
+    return summarize(ms);
   };
-  return {{"plain_us", per_kernel(plain)}, {"graph_us", per_kernel(graphed)}};
+  return launch_json(per_kernel(plain), per_kernel(graphed));
 }
 
 nlohmann::json measure_host_copy(const Sweep& w, const Settings& s, cudaStream_t stream) {
@@ -91,8 +92,8 @@ nlohmann::json measure_host_copy(const Sweep& w, const Settings& s, cudaStream_t
                             stream, s);
     const auto down = time_ms([&] { CAL_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream)); },
                               stream, s);
-    h2d.push_back({{"bytes", bytes}, {"gb_per_s", to_json(gb_per_s(up, static_cast<double>(bytes)))}});
-    d2h.push_back({{"bytes", bytes}, {"gb_per_s", to_json(gb_per_s(down, static_cast<double>(bytes)))}});
+    h2d.push_back(size_point_json(static_cast<double>(bytes), "gb_per_s", gb_per_s(up, static_cast<double>(bytes))));
+    d2h.push_back(size_point_json(static_cast<double>(bytes), "gb_per_s", gb_per_s(down, static_cast<double>(bytes))));
   }
   CAL_CHECK(cudaFreeHost(host));
   CAL_CHECK(cudaFree(device));
@@ -100,10 +101,10 @@ nlohmann::json measure_host_copy(const Sweep& w, const Settings& s, cudaStream_t
 }
 
 nlohmann::json measure_p2p(const Sweep& w, const Settings& s, int gpus) {
-  if (gpus < 2) return {{"measured", false}, {"reason", "one GPU visible"}};
+  if (gpus < 2) return not_measured("one GPU visible");
   int reach = 0;
   CAL_CHECK(cudaDeviceCanAccessPeer(&reach, 0, 1));
-  if (!reach) return {{"measured", false}, {"reason", "GPU 0 cannot access GPU 1 directly"}};
+  if (!reach) return not_measured("GPU 0 cannot access GPU 1 directly");
   void *src = nullptr, *dst = nullptr;
   CAL_CHECK(cudaSetDevice(1));
   CAL_CHECK(cudaDeviceEnablePeerAccess(0, 0));
@@ -121,14 +122,15 @@ nlohmann::json measure_p2p(const Sweep& w, const Settings& s, int gpus) {
   for (double& x : lat) x *= 1e3;  // ms -> us
   nlohmann::json points = nlohmann::json::array();
   for (std::size_t bytes : sizes_of(w)) {
-    points.push_back({{"bytes", bytes}, {"gb_per_s", to_json(gb_per_s(time_ms(copy(bytes), stream, s), static_cast<double>(bytes)))}});
+    const double b = static_cast<double>(bytes);
+    points.push_back(size_point_json(b, "gb_per_s", gb_per_s(time_ms(copy(bytes), stream, s), b)));
   }
   CAL_CHECK(cudaStreamDestroy(stream));
   CAL_CHECK(cudaFree(src));
   CAL_CHECK(cudaSetDevice(1));
   CAL_CHECK(cudaFree(dst));
   CAL_CHECK(cudaSetDevice(0));
-  return {{"measured", true}, {"latency_us", to_json(summarize(lat))}, {"points", points}};
+  return p2p_json(summarize(lat), points);
 }
 
 }  // namespace calibrate
