@@ -6,12 +6,12 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", args.quick, "Coarse grids and fewer sizes: a few minutes less, the same format");
   app.add_option("--models", args.models, "Folder of model JSON files whose GEMM shapes to measure")
       ->capture_default_str();
-  app.add_option("--warmup", args.warmup, "Warm-up calls before each measurement")->check(CLI::Range(0, 1000))
+  app.add_option("--warmup", args.warmup, "Warm-up calls before each measurement")->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--samples", args.samples, "Timed samples per measurement (median, min and max are kept)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
@@ -196,6 +196,18 @@ int main(int argc, char** argv) {
              "Exit status: 0 the profile was written; 1 a usage error, a CUDA/cuBLAS/NCCL failure (named with\n"
              "file:line) or an unwritable output file.");
   CLI11_PARSE(app, argc, argv);
+  {
+    // Find out now, not after minutes of measuring, that the profile cannot
+    // be written; leave no empty file behind.
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(args.out, ec);
+    const bool writable = static_cast<bool>(std::ofstream(args.out, std::ios::app));
+    if (!existed) std::filesystem::remove(args.out, ec);
+    if (!writable) {
+      std::fprintf(stderr, "trainsim-calibrate: cannot write %s\n", args.out.c_str());
+      return 1;
+    }
+  }
 
   int gpus = 0;
   CAL_CHECK(cudaGetDeviceCount(&gpus));
