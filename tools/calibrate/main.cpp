@@ -225,7 +225,9 @@ int main(int argc, char** argv) {
   int major = 0, minor = 0;
   CAL_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
   CAL_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
-  const bool fp8 = major * 10 + minor >= 89;  // Ada and Hopper onwards have FP8 tensor cores
+  // cuBLASLt's FP8 GEMMs need compute capability 8.9 (Ada) or newer (cuBLAS API
+  // reference, cublasLtMatmul's FP8 type combinations).
+  const bool fp8 = major * 10 + minor >= 89;
   Progress progress(fp8 ? 9 : 8);
 
   // GEMMs: operands big enough for the grid's largest and the model shapes
