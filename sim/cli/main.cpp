@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/calibration_report_command.hpp"
 #include "cli/export_command.hpp"
 #include "cli/plan_burst_command.hpp"
 #include "cli/run_command.hpp"
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   CLI::App* sweep = trainsim::cli::add_sweep_command(app, sweep_args);
   trainsim::cli::SweepMergeArgs sweep_merge_args;
   CLI::App* sweep_merge = trainsim::cli::add_sweep_merge_command(app, sweep_merge_args);
+  trainsim::cli::CalibrationReportArgs calibration_report_args;
+  CLI::App* calibration_report = trainsim::cli::add_calibration_report_command(app, calibration_report_args);
 
   try {
     app.parse(argc, argv);
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
     if (validate->parsed()) return trainsim::cli::validate_command(validate_args);
     if (sweep->parsed()) return trainsim::cli::sweep_command(sweep_args);
     if (sweep_merge->parsed()) return trainsim::cli::sweep_merge_command(sweep_merge_args);
+    if (calibration_report->parsed()) return trainsim::cli::calibration_report_command(calibration_report_args);
     return trainsim::cli::run_command(run_args);
   } catch (const std::exception& e) {
     // Anything the commands do not turn into a specific message (e.g. out of memory).

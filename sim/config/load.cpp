@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "config/calibration_load.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
 #include "hw/custom_network.hpp"
@@ -549,6 +550,16 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
     net.switch_latency_us = w.has("switch_latency_us") ? w.non_negative_number("switch_latency_us", kMaxMicroseconds) : 0.0;
     w.string_or("name", "");
     w.free_text("sources");
+  }
+  if (c.has("calibration")) {
+    // A profile tools/calibrate wrote, relative to the config's folder; its
+    // own errors name the profile's file and JSON path.
+    std::filesystem::path file(c.string("calibration"));
+    if (file.empty()) ctx.fail(c.path("calibration"), "expected the path of a calibration profile (JSON)");
+    if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) ctx.fail(c.path("calibration"), "no such file: " + file.string());
+    cluster.node = calibrated(cluster.node, load_calibration_profile(file.string()));
   }
   return cluster;
 }

@@ -13,7 +13,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
                                                  "seq", "vocab", "input_bytes_per_sample", "source"};
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},
-      {"cluster", {"node", "nodes", "network"}},
+      {"cluster", {"node", "nodes", "network", "calibration"}},
       {"cluster.network", {"name", "kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "switches", "links", "sources"}},
       {"cluster.node",
        {"name", "gpu", "gpus_per_node", "nvlink_gb_per_s", "nvlink_latency_us", "nvlink_bus_gb_per_s",

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "driver/layer_whatif.hpp"
+#include "hw/calibration_profile.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
@@ -70,10 +71,25 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   return w;
 }
 
+namespace {
+
+// "FILE (GPU, DATE)" of the calibration profile the cluster carries, or empty.
+std::string calibration_label(const config::Scenario& sc) {
+  const hw::CalibrationProfile* p = sc.cluster.node.gpu.calibration.get();
+  return p == nullptr ? std::string() : p->file + " (" + p->header.gpu_name + ", " + p->header.date + ")";
+}
+
+}  // namespace
+
 report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std::string& config_label) {
-  if (sc.layer_model) return summarize_layers(sc, w, config_label);
+  if (sc.layer_model) {
+    report::Summary s = summarize_layers(sc, w, config_label);
+    s.info.calibration = calibration_label(sc);
+    return s;
+  }
   report::RunInfo info;
   info.config = config_label;
+  info.calibration = calibration_label(sc);
   info.model = sc.model.name;
   info.schedule = sc.plan.schedule;
   info.tp = sc.plan.tp;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <map>
 
+#include "hw/calibration_profile.hpp"
+
 namespace trainsim::hw {
 
 namespace {
@@ -250,6 +252,15 @@ CollectivePlan plan_collective(CollectiveKind kind, double bytes, const Collecti
                                CollectiveAlgorithm algorithm) {
   CollectivePlan ring = plan_ring(kind, bytes, group, node);
   if (ring.point_to_point || ring.steps == 0) return ring;
+  // NCCL measured on as many GPUs of one node (cluster.calibration) times the
+  // collective itself, whatever algorithm NCCL chose there.
+  if (const CalibrationProfile* p = node.gpu.calibration.get();
+      p != nullptr && group.nodes == 1 && p->nccl_ranks == group.ranks && algorithm != CollectiveAlgorithm::kTree) {
+    if (const CollectiveCurve* measured = p->collective(kind)) {
+      ring.seconds = measured->seconds(bytes);
+      return ring;
+    }
+  }
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: return ring;
     case CollectiveAlgorithm::kTree:

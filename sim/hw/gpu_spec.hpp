@@ -2,10 +2,13 @@
 // preset in configs/hardware/gpus (with its source beside it) or from a config.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace trainsim::hw {
+
+struct CalibrationProfile;  // hw/calibration_profile.hpp
 
 // One measured point of a throughput curve: at this size, this many TFLOP/s.
 struct ThroughputPoint {
@@ -25,6 +28,9 @@ struct GpuSpec {
   // Fused attention (forward + backward) throughput by sequence length; ascending.
   std::vector<ThroughputPoint> attention_tflops;
   double kernel_overhead_us = 0.0;  // added to every kernel
+  // Measured on this GPU by tools/calibrate (cluster.calibration); null for
+  // the preset's figures alone. When set, GEMM throughput comes from its grid.
+  std::shared_ptr<const CalibrationProfile> calibration;
 
   double memory_bytes() const { return memory_gb * 1e9; }
 };

@@ -167,6 +167,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
 nlohmann::json to_json(const Summary& s) {
   nlohmann::json j;
   j["config"] = s.info.config;
+  if (!s.info.calibration.empty()) j["calibration"] = s.info.calibration;
   j["model"] = s.info.model;
   j["schedule"] = s.info.schedule;
   j["plan"] = {{"tp", s.info.tp},
@@ -247,6 +248,7 @@ std::string to_text(const Summary& s) {
                              s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
                              s.info.sequence_parallel ? ", sequence parallel" : ""));
   }
+  if (!s.info.calibration.empty()) line("calibration", s.info.calibration);
   // A CNN's iteration takes milliseconds: seconds to four places would hide it.
   line("iteration time", s.burst ? fmt::format("{:.4f} ms", s.iteration_time_s * 1e3)
                                  : fmt::format("{:.4f} s", s.iteration_time_s));

@@ -36,6 +36,8 @@ struct RunInfo {
   bool sequence_parallel = false;
   std::string attention = "flash";
   double sim_wall_s = 0.0;
+  // The calibration profile the run used ("FILE (GPU, DATE)"); empty for the presets alone.
+  std::string calibration;
 };
 
 // Communication time during which the compute stream had nothing to do.

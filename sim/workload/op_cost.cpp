@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/calibration_profile.hpp"
+
 namespace trainsim::workload {
 
 double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
+  // A calibration profile (cluster.calibration) measured this shape's neighbours.
+  if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
   // The curves are measured on square GEMMs; a rectangular one is placed at the
   // cube root of its volume, which preserves the FLOP count.
   const double size = std::cbrt(m * n * k);

@@ -1,0 +1,129 @@
+// The contract between tools/calibrate and the simulator: a profile put
+// together by the harness's own JSON functions (fed made-up figures here, as
+// no GPU runs in the tests) loads in trainsim with every value where the
+// harness put it.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "config/calibration_load.hpp"
+#include "profile_json.hpp"
+
+using namespace trainsim;
+using nlohmann::json;
+
+namespace {
+
+calibrate::DeviceInfo device() {
+  calibrate::DeviceInfo d;
+  d.gpu_name = "NVIDIA H200";
+  d.gpu_count = 2;
+  d.compute_capability = "9.0";
+  d.sm_count = 132;
+  d.sm_clock_mhz = 1980;
+  d.memory_clock_mhz = 3201;
+  d.memory_gib = 139.8;
+  d.l2_mib = 60;
+  d.driver_version = d.runtime_version = "13.0";
+  d.cublas_version = "13.0.0";
+  d.nccl_version = "2.27.7";
+  d.date = "2026-11-30T12:00:00Z";
+  d.quick = true;
+  d.warmup = 3;
+  d.samples = 11;
+  return d;
+}
+
+calibrate::Stat stat(double median) { return {median, 0.9 * median, 1.1 * median}; }
+
+// Every section, as main.cpp assembles them, with two GPUs measured.
+json whole_profile() {
+  json p = calibrate::profile_json(device());
+  std::vector<calibrate::Stat> cells;
+  for (int i = 0; i < 8; ++i) cells.push_back(stat(100.0 + 10.0 * i));
+  json gemm = {{"bf16", calibrate::grid_json({64, 4096}, cells)},
+               {"model_shapes", json::array({calibrate::model_gemm_json("gpt-1.7b", "qkv_proj", 8, 2048, 864, 2304, stat(300))})}};
+  p["gemm"] = gemm;
+  // 3e12 FLOPs in 2 + 4 ms: 3e12 / 6e-3 s = 500 TFLOP/s.
+  p["attention"] = calibrate::attention_json(
+      json::array({calibrate::attention_point_json(8, 16, 2048, 128, stat(2), stat(4), 3e12)}));
+  p["hbm"] = {{"copy", {calibrate::size_point_json(1048576, "tb_per_s", stat(5)), calibrate::size_point_json(4294967296.0, "tb_per_s", stat(4.2))}},
+              {"triad", {calibrate::size_point_json(1048576, "tb_per_s", stat(5.5))}}};
+  p["launch"] = calibrate::launch_json(stat(2.5), stat(0.8));
+  p["host_copy"] = {{"h2d", {calibrate::size_point_json(1073741824, "gb_per_s", stat(55))}},
+                    {"d2h", {calibrate::size_point_json(1073741824, "gb_per_s", stat(54))}}};
+  p["p2p"] = calibrate::p2p_json(stat(2.0), json::array({calibrate::size_point_json(1073741824, "gb_per_s", stat(390))}));
+  json nccl = {{"measured", true}, {"ranks", 2}};
+  for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter"}) {
+    nccl[kind] = {calibrate::collective_point_json(1024, stat(12), stat(0.1)),
+                  calibrate::collective_point_json(1073741824, stat(3000), stat(360))};
+  }
+  p["nccl"] = nccl;
+  return p;
+}
+
+std::shared_ptr<const hw::CalibrationProfile> load(const json& p) {
+  // Through text, as the file is written and read.
+  return config::read_calibration_profile(json::parse(p.dump(2)), "h200.json");
+}
+
+}  // namespace
+
+TEST_CASE("a profile the harness's functions write loads with every value in place") {
+  const auto p = load(whole_profile());
+  CHECK(p->header.gpu_name == "NVIDIA H200");
+  CHECK(p->header.mode == "quick");
+  CHECK(p->header.samples == 11);
+  CHECK(p->header.note.empty());
+  // cells[(i_m * 2 + i_n) * 2 + i_k]: (1, 0, 1) is cell 5, 150 TFLOP/s.
+  CHECK(p->gemm_bf16.at(1, 0, 1) == 150);
+  CHECK(p->gemm_bf16.tflops_min[5] == doctest::Approx(135).epsilon(1e-12).scale(0));
+  CHECK(p->gemm_bf16.k == std::vector<double>{64, 4096});
+  REQUIRE(p->model_gemms.size() == 1);
+  CHECK(p->model_gemms[0].n == 864);
+  REQUIRE(p->attention.size() == 1);
+  CHECK(p->attention[0].tflops.median == doctest::Approx(500).epsilon(1e-12).scale(0));
+  // Slowest samples 2.2 + 4.4 ms: 3e12 / 6.6e-3 = 454.5 TFLOP/s.
+  CHECK(p->attention[0].tflops.min == doctest::Approx(454.545454).epsilon(1e-6).scale(0));
+  CHECK(p->hbm_tb_per_s() == 4.2);
+  CHECK(p->launch_us.median == 2.5);
+  CHECK(p->graph_launch_us.median == 0.8);
+  CHECK(p->p2p.back().rate.median == 390);
+  CHECK(p->nccl_ranks == 2);
+  CHECK(p->nccl_bus_gb_per_s() == 360);
+}
+
+TEST_CASE("sections the harness could not measure load as not measured") {
+  json doc = whole_profile();
+  doc["p2p"] = calibrate::not_measured("one GPU visible");
+  doc["nccl"] = calibrate::not_measured("trainsim-calibrate was built without NCCL");
+  doc.erase("attention");
+  const auto p = load(doc);
+  CHECK(p->p2p_skipped == "one GPU visible");
+  CHECK(p->nccl_skipped == "trainsim-calibrate was built without NCCL");
+  CHECK(p->attention.empty());
+}
+
+TEST_CASE("a failed measurement (NaN) is written as null and refused by name") {
+  json doc = whole_profile();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  doc["hbm"]["copy"][0] = calibrate::size_point_json(1048576, "tb_per_s", {nan, nan, nan});
+  CHECK_THROWS_WITH_AS(load(doc), "h200.json: hbm.copy[0].tb_per_s.median: expected a positive number, got null",
+                       config::ConfigError);
+}
+
+TEST_CASE("samples are summarized by median, minimum and maximum") {
+  const calibrate::Stat s = calibrate::summarize({3, 1, 2});
+  CHECK(s.median == 2);
+  CHECK(s.min == 1);
+  CHECK(s.max == 3);
+  CHECK(calibrate::summarize({4, 1, 2, 3}).median == 2.5);  // an even count: the mean of the middle two
+  // 16 units of work in 2, 4, 8 ms: median 4 per ms, slowest 2, fastest 8.
+  const calibrate::Stat r = calibrate::rate({8, 2, 4}, 16);
+  CHECK(r.median == 4);
+  CHECK(r.min == 2);
+  CHECK(r.max == 8);
+}
