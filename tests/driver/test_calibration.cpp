@@ -27,9 +27,11 @@ TEST_CASE("the sample profile slows the example's iteration and its stages") {
   const driver::WhatIf calibrated = run({"cluster.calibration=" + kSample});
   const double t0 = plain.sim->timeline.makespan.to_seconds();
   const double t1 = calibrated.sim->timeline.makespan.to_seconds();
-  // The sample's GEMMs reach 100 to 240 TFLOP/s against the preset's up to
-  // 271; its HBM 1.0 TB/s against 1.62; its launches 6 us against 3.
-  CHECK(t1 > 1.2 * t0);
+  // The sample's GEMMs reach 100 to 240 TFLOP/s against the preset's curve
+  // capped at 230, so the largest GEMMs run a little faster; but its HBM is
+  // 1.0 TB/s against 1.62 and its launches 6 us against 3, which slow every
+  // memory-bound kernel by 1.62x and more: the iteration is slower overall.
+  CHECK(t1 > t0);
   REQUIRE(plain.costs.stages.size() == calibrated.costs.stages.size());
   for (std::size_t s = 0; s < plain.costs.stages.size(); ++s) {
     CHECK(calibrated.costs.stages[s].forward > plain.costs.stages[s].forward);
