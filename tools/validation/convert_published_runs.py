@@ -196,9 +196,14 @@ BLOOM_COMMON_ASSUMPTIONS = {
                   "seq x hidden position table (0.02% of the parameters) and leaves out one LayerNorm on the first "
                   "stage; the tied embedding and the GeLU MLP with biases are as in BLOOM",
 }
-BLOOM_NOTES = ("DeepSpeed's pipeline engine sends each stage's whole activation from every tensor rank, while the "
-               "simulator sends 1/tp per rank (Megatron-LM's scatter/gather); with tp 4 the simulated pipeline "
-               "transfers are 4 times smaller than in the run.")
+BLOOM_NOTES = ("DeepSpeed's pipeline engine sends 1/tp of each activation from every tensor rank and the receiver "
+               "all-gathers it within its tensor group (deepspeed/runtime/pipe/engine.py: is_pipe_partitioned = "
+               "is_model_parallel, PartitionedTensor); the simulator sends the same 1/tp and leaves out that "
+               "all-gather.")
+BLOOM_GRAD_BUCKET = (f"{ONE_BUCKET_MIB} (one bucket per stage): DeepSpeed's pipeline schedule reduces the gradients "
+                     "once, after the last backward of the iteration (deepspeed/runtime/pipe/schedule.py: "
+                     "ReduceTiedGrads, ReduceGrads, OptimizerStep at the last step; overlap_comm off by default), "
+                     "not bucket by bucket during it")
 
 
 def bloom_production_case(rec: dict) -> dict:
@@ -212,6 +217,7 @@ def bloom_production_case(rec: dict) -> dict:
     assert sum(stage_layers) == layers
     assumptions = dict(BLOOM_COMMON_ASSUMPTIONS)
     assumptions["model"] = "bloom-176b preset: the record's shape (70 layers, hidden 14336, 112 heads, vocabulary 250880)"
+    assumptions["parallel.grad_bucket_mib"] = BLOOM_GRAD_BUCKET
     assumptions["parallel.stage_layers"] = (
         "5, 6 x 10, 5: --pp-partition-method 'type:transformer|embedding' counts the tied embedding as one block on "
         "the first and on the last stage, giving 'pp rank 0: [embed | 5 transformer blocks] ... pp rank 11: "
@@ -228,7 +234,7 @@ def bloom_production_case(rec: dict) -> dict:
                 "tp": par["tp"], "pp": pp, "dp": par["dp"],
                 "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
                 "schedule": "1f1b", "recompute": "full", "zero_stage": par["zero_stage"],
-                "stage_layers": stage_layers,
+                "stage_layers": stage_layers, "grad_bucket_mib": ONE_BUCKET_MIB,
             },
         },
         "assumptions": assumptions,
@@ -249,7 +255,9 @@ def bloom_prequel_case(rec: dict) -> dict:
         "tp": par["tp"], "pp": pp, "dp": par["dp"],
         "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
         "schedule": "1f1b", "recompute": "full", "zero_stage": par["zero_stage"],
+        "grad_bucket_mib": ONE_BUCKET_MIB,
     }
+    assumptions["parallel.grad_bucket_mib"] = BLOOM_GRAD_BUCKET
     if layers % pp == 0:
         assumptions["parallel.stage_layers"] = (
             f"even, {layers // pp} per stage, the embedding on the first and last stages on top of their layers: "
