@@ -4,7 +4,8 @@
 #
 # The plan: GPT 1.7B (the default example's model) on 4 GPUs of one DGX A100
 # node, tp 1, pp 4, dp 1, 8 micro-batches of one sequence each. A schedule that
-# refuses one stage per rank is drawn with 2 virtual stages per rank instead.
+# takes 2 virtual stages per rank (interleaved-1f1b, breadth-first, zb-v) is
+# drawn with them, the others with one stage per rank.
 # Each schedule's picture goes to OUT_DIR/NAME.svg (default docs/schedules/);
 # the table goes to stdout. Re-run it after adding a schedule.
 #

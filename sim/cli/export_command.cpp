@@ -28,7 +28,7 @@ CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
   cmd->add_option("--microbatches", args.microbatches, "Micro-batches per iteration")
       ->required()
       ->check(CLI::Range(1, 10'000'000));
-  cmd->add_option("--vp", args.vp, "Virtual stages per rank (stage s on rank s mod pp)")
+  cmd->add_option("--vp", args.vp, "Virtual stages per rank (stage s on rank s mod pp, or in a V for zb-v)")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
   cmd->footer("Exit status: 0 success; 2 no schedule of that name; 3 the schedule cannot lay out that shape.");
@@ -49,7 +49,7 @@ int export_command(const ExportArgs& args) {
                args.pp, args.vp, args.microbatches, work, kMaxStageMicrobatches);
     return kUsage;
   }
-  const schedule::Shape shape = schedule::Shape::looped(args.pp, args.vp, args.microbatches);
+  const schedule::Shape shape = schedule::Shape::placed(sched->placement(), args.pp, args.vp, args.microbatches);
   const std::string what = fmt::format("schedule \"{}\" cannot lay out pp = {}, vp = {}, {} micro-batches", args.name,
                                        args.pp, args.vp, args.microbatches);
   schedule::Program program;

@@ -1014,15 +1014,16 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
       }
     }
   }
-  if (sc.model.arch == workload::Arch::kGpt && p.pp > 1) {
+  const int last = p.stages() - 1;
+  if (sc.model.arch == workload::Arch::kGpt && p.rank_of_stage(0) != p.rank_of_stage(last)) {
     for (int d = 0; d < p.dp; ++d) {
       for (int t = 0; t < p.tp; ++t) {
-        need(p.gpu_of(0, d, t), p.gpu_of(p.pp - 1, d, t),
+        need(p.gpu_of(0, d, t), p.gpu_of(p.rank_of_stage(last), d, t),
              [] { return std::string("first and last stages: they all-reduce the tied embedding"); });
       }
     }
   }
-  if (p.vp > 1 && p.pp > 1) {
+  if (p.vp > 1 && p.pp > 1 && p.placement() == schedule::Placement::kLooped) {
     // Looped stages: the last rank's chunk feeds the first rank's next chunk.
     for (int d = 0; d < p.dp; ++d) {
       for (int t = 0; t < p.tp; ++t) {
@@ -1050,7 +1051,8 @@ std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan
   schedule::Program program;
   try {
     program = schedule::parse_csv(text);
-    schedule::check_fits(program, schedule::Shape::looped(p.pp, p.vp, p.microbatches()));
+    schedule::check_fits(program,
+                         schedule::Shape::placed(schedule::implied_placement(program), p.pp, p.vp, p.microbatches()));
   } catch (const schedule::CsvError& e) {
     ctx.fail(key, file.string() + ":" + e.what());
   } catch (const std::invalid_argument& e) {
@@ -1155,8 +1157,9 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   sc.options = read_options(doc, ctx);
   if (!check) return sc;
   check_consistency(sc, ctx);
-  check_custom_network_reach(sc, ctx);
   sc.csv_schedule = read_csv_schedule(sc.plan, ctx);
+  if (sc.csv_schedule) sc.plan.csv_placement = sc.csv_schedule->placement();
+  check_custom_network_reach(sc, ctx);
   return sc;
 }
 

@@ -24,7 +24,16 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
                   c.forward.to_seconds() * 1e3, c.input_grad.to_seconds() * 1e3, c.weight_grad.to_seconds() * 1e3,
                   static_cast<double>(c.activation_bytes) / 1073741824.0);
   }
-  w.shape = schedule::Shape::looped(plan.pp, plan.vp, plan.microbatches());
+  const schedule::Schedule* sched =
+      sc.csv_schedule != nullptr ? sc.csv_schedule.get() : schedule::find_schedule(plan.schedule);
+  if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
+  // The plan placed the stages' costs; the schedule must agree on where they run.
+  if (sched->placement() != plan.placement()) {
+    throw schedule::ProgramError("schedule \"" + plan.schedule + "\" places stages " +
+                                 std::string(schedule::placement_name(sched->placement())) + ", the plan " +
+                                 std::string(schedule::placement_name(plan.placement())));
+  }
+  w.shape = schedule::Shape::placed(sched->placement(), plan.pp, plan.vp, plan.microbatches());
   // Stage durations for schedules that place work by time (zb-1p, zb-2p); a
   // transfer crosses NVLink or, between nodes, a NIC.
   for (int s = 0; s < w.shape.stages; ++s) {
@@ -33,7 +42,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
     t.forward = c.forward.to_seconds();
     t.input_grad = c.input_grad.to_seconds();
     t.weight_grad = c.weight_grad.to_seconds();
-    if (s + 1 < w.shape.stages) {
+    if (s + 1 < w.shape.stages && w.shape.stage_rank[s] != w.shape.stage_rank[s + 1]) {
       const int here = plan.gpu_of(plan.rank_of_stage(s)), next = plan.gpu_of(plan.rank_of_stage(s + 1));
       const hw::NodeSpec& node = sc.cluster.node;
       const double bytes_per_s = sc.cluster.node_of(here) == sc.cluster.node_of(next)
@@ -43,9 +52,6 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
     }
     w.shape.times.push_back(t);
   }
-  const schedule::Schedule* sched =
-      sc.csv_schedule != nullptr ? sc.csv_schedule.get() : schedule::find_schedule(plan.schedule);
-  if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
   try {
     w.program = schedule::with_communication(sched->program(w.shape), w.shape);
     // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.

@@ -53,11 +53,15 @@ Shape Shape::linear(int ranks, int microbatches) {
 }
 
 Shape Shape::looped(int ranks, int virtual_stages, int microbatches) {
+  return placed(Placement::kLooped, ranks, virtual_stages, microbatches);
+}
+
+Shape Shape::placed(Placement placement, int ranks, int virtual_stages, int microbatches) {
   Shape s;
   s.ranks = ranks;
   s.stages = ranks * virtual_stages;
   s.microbatches = microbatches;
-  for (int st = 0; st < s.stages; ++st) s.stage_rank.push_back(st % ranks);
+  for (int st = 0; st < s.stages; ++st) s.stage_rank.push_back(rank_of_stage(placement, st, ranks));
   return s;
 }
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "schedule/placement.hpp"
+
 namespace trainsim::schedule {
 
 enum class Op : std::uint8_t {
@@ -65,6 +67,8 @@ struct Shape {
   // Looped placement of ranks x virtual_stages stages: stage s on rank
   // s mod ranks (Megatron-LM's interleaving, breadth-first's looping).
   static Shape looped(int ranks, int virtual_stages, int microbatches);
+  // ranks x virtual_stages stages placed as `placement` says.
+  static Shape placed(Placement placement, int ranks, int virtual_stages, int microbatches);
   int virtual_stages() const { return stages / ranks; }
 };
 

@@ -159,6 +159,20 @@ ImpliedShape implied_shape(const Program& program) {
   return s;
 }
 
+Placement implied_placement(const Program& program) {
+  const int ranks = static_cast<int>(program.ranks.size());
+  auto fits = [&](Placement placement) {
+    for (int r = 0; r < ranks; ++r) {
+      for (const Action& a : program.ranks[r]) {
+        if (a.op != Op::kOptimizer && rank_of_stage(placement, a.stage, ranks) != r) return false;
+      }
+    }
+    return true;
+  };
+  if (ranks == 0 || fits(Placement::kLooped) || !fits(Placement::kVShape)) return Placement::kLooped;
+  return Placement::kVShape;
+}
+
 void check_fits(const Program& program, const Shape& shape) {
   const ImpliedShape s = implied_shape(program);
   auto n = [](int x) { return std::to_string(x); };

@@ -50,6 +50,11 @@ struct ImpliedShape {
 };
 ImpliedShape implied_shape(const Program& program);
 
+// The placement whose map puts every action on its row's rank: looped if it
+// fits (as with one stage per rank, where both do), else a V if that fits,
+// else looped, and the program's check then names the misplaced action.
+Placement implied_placement(const Program& program);
+
 // Throws std::invalid_argument, saying what differs, when a program read from
 // CSV has other ranks, stages or micro-batches than `shape`.
 void check_fits(const Program& program, const Shape& shape);
@@ -58,14 +63,17 @@ void check_fits(const Program& program, const Shape& shape);
 // written for.
 class CsvSchedule final : public Schedule {
  public:
-  CsvSchedule(std::string name, Program program) : name_(std::move(name)), program_(std::move(program)) {}
+  CsvSchedule(std::string name, Program program)
+      : name_(std::move(name)), program_(std::move(program)), placement_(implied_placement(program_)) {}
   std::string_view name() const override { return name_; }
   std::string_view description() const override { return "a schedule read from a CSV file"; }
   Program program(const Shape& shape) const override;
+  Placement placement() const override { return placement_; }
 
  private:
   std::string name_;  // "csv:PATH" as the config gives it
   Program program_;
+  Placement placement_;
 };
 
 }  // namespace trainsim::schedule

@@ -7,6 +7,7 @@
 #include "schedule/two_bp.hpp"
 #include "schedule/zero_bubble.hpp"
 #include "schedule/zero_bubble_auto.hpp"
+#include "schedule/zero_bubble_v.hpp"
 
 namespace trainsim::schedule {
 
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Schedule>> make_all() {
   all.push_back(std::make_unique<ZeroBubbleH2>());
   all.push_back(std::make_unique<ZeroBubbleAuto>("zb-1p", 1));
   all.push_back(std::make_unique<ZeroBubbleAuto>("zb-2p", 2));
+  all.push_back(std::make_unique<ZeroBubbleV>());
   all.push_back(std::make_unique<BreadthFirst>());
   return all;
 }

@@ -17,6 +17,9 @@ class Schedule {
   virtual std::string_view description() const = 0;
   // Throws std::invalid_argument when the shape does not suit the schedule.
   virtual Program program(const Shape& shape) const = 0;
+  // Where its stages run; the driver builds the Shape (and the plan places
+  // the stages' costs) accordingly.
+  virtual Placement placement() const { return Placement::kLooped; }
 };
 
 }  // namespace trainsim::schedule

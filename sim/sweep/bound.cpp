@@ -32,7 +32,8 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 plan.microbatch_size,
                 static_cast<int>(plan.recompute),
                 plan.sequence_parallel,
-                static_cast<int>(plan.attention)};
+                static_cast<int>(plan.attention),
+                static_cast<int>(plan.placement())};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

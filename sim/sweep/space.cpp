@@ -72,7 +72,8 @@ Space enumerate(const Spec& spec) {
     if (auto it = consent.find(k); it != consent.end()) return it->second;
     std::optional<std::string> why;
     try {
-      (void)schedule::find_schedule(name)->program(schedule::Shape::looped(pp, vp, m));
+      const schedule::Schedule* s = schedule::find_schedule(name);
+      (void)s->program(schedule::Shape::placed(s->placement(), pp, vp, m));
     } catch (const std::exception& e) {
       why = fmt::format("schedule {} cannot lay out the shape", name);
     }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "schedule/placement.hpp"
 #include "workload/transformer.hpp"
 
 namespace trainsim::workload {
@@ -19,12 +20,15 @@ struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
   int dp = 1;  // data parallel (replicas)
-  // Virtual stages per pipeline rank (interleaved 1F1B, breadth-first): the
-  // model is cut into pp x vp stages, stage s placed on rank s mod pp.
+  // Virtual stages per pipeline rank (interleaved 1F1B, breadth-first, zb-v):
+  // the model is cut into pp x vp stages, placed as the schedule says.
   int vp = 1;
   int microbatch_size = 1;
   int global_batch = 1;
   std::string schedule = "1f1b";
+  // For a "csv:PATH" schedule, the placement its file implies (the config
+  // loader reads it); a registered schedule names its own.
+  schedule::Placement csv_placement = schedule::Placement::kLooped;
   // 2BP: run each rank's deferred weight-gradient passes as one op over the
   // concatenated micro-batches (one larger GEMM per weight) instead of one per
   // micro-batch.
@@ -50,8 +54,10 @@ struct Plan {
   std::vector<int> stage_layers;
 
   int stages() const { return pp * vp; }
-  // The pipeline rank that runs `stage` (looped placement).
-  int rank_of_stage(int stage) const { return stage % pp; }
+  // Where the schedule places its stages (looped for an unknown name).
+  schedule::Placement placement() const;
+  // The pipeline rank that runs `stage`.
+  int rank_of_stage(int stage) const { return schedule::rank_of_stage(placement(), stage, pp); }
   int layers_of_stage(int stage, int model_layers) const {
     return stage_layers.empty() ? model_layers / stages() : stage_layers[stage];
   }

@@ -145,7 +145,7 @@ TEST_CASE("every registered schedule survives export and import unchanged") {
     for (int ranks : {1, 2, 3, 4}) {
       for (int vp : {1, 2, 3}) {
         for (int m : {1, 2, 3, 4, 8}) {
-          const Shape shape = Shape::looped(ranks, vp, m);
+          const Shape shape = Shape::placed(s->placement(), ranks, vp, m);
           Program p;
           try {
             p = s->program(shape);
@@ -158,6 +158,7 @@ TEST_CASE("every registered schedule survives export and import unchanged") {
           CAPTURE(m);
           const Program back = parse_csv(to_csv(p));
           CHECK(back.ranks == p.ranks);
+          CHECK(implied_placement(back) == (ranks == 1 ? Placement::kLooped : s->placement()));
           CHECK_NOTHROW(check_fits(back, shape));
           CHECK_NOTHROW(check(with_communication(back, shape), shape));
         }

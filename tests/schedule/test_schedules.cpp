@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +14,7 @@ using namespace trainsim::schedule;
 
 TEST_CASE("the registry lists every schedule") {
   for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "zb-1p", "zb-2p",
-                           "breadth-first"}) {
+                           "zb-v", "breadth-first"}) {
     CAPTURE(name);
     CHECK(find_schedule(name) != nullptr);
   }
@@ -41,15 +42,15 @@ TEST_CASE("1F1B with fewer micro-batches than stages") {
 }
 
 TEST_CASE("every registered schedule passes the checks, or refuses the shape with a reason") {
-  // pp 1..8, vp 1..4, m 1..32: a plugin either emits a program that passes
-  // every check (with and without ZeRO-3's UNSHARD/RESHARD) or throws
-  // std::invalid_argument saying why.
+  // pp 1..8, vp 1..4, m 1..32, stages placed as the plugin says: a plugin
+  // either emits a program that passes every check (with and without ZeRO-3's
+  // UNSHARD/RESHARD) or throws std::invalid_argument saying why.
   for (const auto& s : all_schedules()) {
     int accepted = 0;
     for (int ranks = 1; ranks <= 8; ++ranks) {
       for (int vp = 1; vp <= 4; ++vp) {
         for (int m = 1; m <= 32; ++m) {
-          const Shape shape = Shape::looped(ranks, vp, m);
+          const Shape shape = Shape::placed(s->placement(), ranks, vp, m);
           Program compute;
           try {
             compute = s->program(shape);
@@ -130,4 +131,59 @@ TEST_CASE("breadth-first: each local stage takes every micro-batch in turn") {
   const Program p = find_schedule("breadth-first")->program(Shape::looped(2, 2, 2));
   CHECK(to_string(p.ranks[0]) == "0F0 0F1 2F0 2F1 2B0 2B1 0B0 0B1");
   CHECK(to_string(p.ranks[1]) == "1F0 1F1 3F0 3F1 3B0 3B1 1B0 1B1");
+}
+
+TEST_CASE("zb-v: two chunks per rank in a V, refuses other shapes") {
+  const Schedule* zbv = find_schedule("zb-v");
+  REQUIRE(zbv != nullptr);
+  CHECK(zbv->placement() == Placement::kVShape);
+  auto refusal = [&](const Shape& shape) {
+    try {
+      (void)zbv->program(shape);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal(Shape::placed(Placement::kVShape, 4, 1, 8)) ==
+        "zb-v runs two stages per rank in a V (parallel.vp = 2), got vp = 1");
+  CHECK(refusal(Shape::placed(Placement::kVShape, 4, 3, 8)) ==
+        "zb-v runs two stages per rank in a V (parallel.vp = 2), got vp = 3");
+  // Looped, stage 4 of 8 sits on rank 0; the V puts it on rank 3.
+  CHECK(refusal(Shape::looped(4, 2, 8)) == "zb-v places stage 4 on rank 3 (a V), the shape on rank 0");
+  CHECK(refusal(Shape::placed(Placement::kVShape, 4, 2, 1)).empty());  // any m >= 1
+}
+
+TEST_CASE("zb-v on one rank: both chunks, one micro-batch at a time") {
+  // p = 1: stages 0 and 1 on rank 0, at most 2 chunk activations in flight.
+  // 0F0 (holds 1, promises 1 to 1F0), 1F0 (holds 2), the backward 1I0 0I0;
+  // memory is full, so 1W0; now 0F1 fits (1 held + 1 new, nothing promised)
+  // and goes before the W owed, which must then free the slot 1F1 needs.
+  const Program p = find_schedule("zb-v")->program(Shape::placed(Placement::kVShape, 1, 2, 2));
+  CHECK(to_string(p.ranks[0]) == "0F0 1F0 1I0 0I0 1W0 0F1 0W0 1F1 1I1 0I1 1W1 0W1");
+}
+
+TEST_CASE("zb-v keeps 1F1B's memory: at most 2p chunk activations in flight per rank") {
+  // A chunk is half a 1F1B stage on the same p ranks, so 2p chunk activations
+  // are 1F1B's peak of p micro-batches. Rank p - 1 reaches it when m >= p:
+  // micro-batch 0's backward comes back to it at 3p - 1 (forward down and up
+  // 2p, backward up p - 1), and to idle not before then it runs the F's of
+  // micro-batches 0..p - 1 in both its chunks, 2p of them.
+  for (int p = 1; p <= 8; ++p) {
+    for (int m = 1; m <= 32; ++m) {
+      CAPTURE(p);
+      CAPTURE(m);
+      const Program prog = find_schedule("zb-v")->program(Shape::placed(Placement::kVShape, p, 2, m));
+      for (int r = 0; r < p; ++r) {
+        int in_flight = 0, most = 0;
+        for (const Action& a : prog.ranks[r]) {
+          in_flight += a.op == Op::kForward ? 1 : a.op == Op::kWeightGrad ? -1 : 0;
+          most = std::max(most, in_flight);
+        }
+        CHECK(in_flight == 0);
+        CHECK(most <= 2 * p);
+        if (r == p - 1 && m >= p) CHECK(most == 2 * p);
+      }
+    }
+  }
 }
