@@ -101,6 +101,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.tp = sc.plan.tp;
   info.pp = sc.plan.pp;
   info.vp = sc.plan.vp;
+  info.placement = sc.plan.placement();
   info.dp = sc.plan.dp;
   info.microbatch_size = sc.plan.microbatch_size;
   info.global_batch = sc.plan.global_batch;

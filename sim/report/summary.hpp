@@ -10,6 +10,7 @@
 
 #include "lower/simulation.hpp"
 #include "report/burst_stats.hpp"
+#include "schedule/placement.hpp"
 
 namespace trainsim::report {
 
@@ -20,6 +21,7 @@ struct RunInfo {
   std::string schedule;  // schedule name
   int tp = 1, pp = 1, dp = 1;
   int vp = 1;  // virtual stages per pipeline rank
+  schedule::Placement placement = schedule::Placement::kLooped;  // where the stages run (for the picture's legend)
   int microbatch_size = 1;
   int global_batch = 1;
   int microbatches = 1;

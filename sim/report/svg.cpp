@@ -277,9 +277,13 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
   out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">blank: idle; number: micro-batch</text>\n", num(lx),
                      num(legend_y));
   if (info.vp > 1) {
+    const std::string where = info.placement == schedule::Placement::kVShape
+                                  ? fmt::format("in a V: stages 0-{0} on ranks 0-{0}, stages {1}-{2} back up on ranks {0}-0",
+                                                ranks - 1, ranks, 2 * ranks - 1)
+                                  : fmt::format("stage s runs on rank s mod {}", ranks);
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">sN: stage N; lighter boxes: later virtual stages "
-                       "(stage s runs on rank s mod {})</text>\n",
-                       num(kLeft), num(legend_y + 16), ranks);
+                       "({})</text>\n",
+                       num(kLeft), num(legend_y + 16), where);
   }
   out += "</g>\n</svg>\n";
   return out;

@@ -1,6 +1,8 @@
 #include "sweep/space.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <functional>
 #include <optional>
 #include <tuple>
@@ -174,8 +176,13 @@ Space enumerate(const Spec& spec) {
                 continue;
               }
               const int m = spec.global_batch / (dp * mbs);
-              {
-                // The config loader's own checks (e.g. the simulator's size limit).
+              // The config loader's own checks (e.g. the simulator's size limit).
+              // Some (a custom network's reach) follow where the stages run, so
+              // they are asked once per placement the schedules use.
+              std::map<schedule::Placement, std::optional<std::string>> config_refusal;
+              for (const std::string& name : scheds) {
+                const schedule::Placement placement = schedule::find_schedule(name)->placement();
+                if (config_refusal.count(placement)) continue;
                 config::Scenario probe;
                 probe.file = spec.file;
                 probe.cluster = setting.cluster;
@@ -188,17 +195,29 @@ Space enumerate(const Spec& spec) {
                 probe.plan.vp = vp;
                 probe.plan.microbatch_size = mbs;
                 probe.plan.global_batch = spec.global_batch;
+                probe.plan.schedule = name;
+                std::optional<std::string> why;
                 try {
                   config::check_plan(probe);
                 } catch (const config::ConfigError& e) {
-                  std::string why = e.what();
-                  why = why.substr(std::min(why.size(), spec.file.size() + 2));
-                  refuse(tail, "config check: " + why.substr(0, why.find(':')), {});
-                  continue;
+                  const std::string what = e.what();
+                  const std::string after_file = what.substr(std::min(what.size(), spec.file.size() + 2));
+                  why = "config check: " + after_file.substr(0, after_file.find(':'));
                 }
+                config_refusal.emplace(placement, std::move(why));
+              }
+              const bool none_fits = std::all_of(config_refusal.begin(), config_refusal.end(),
+                                                 [](const auto& kv) { return kv.second.has_value(); });
+              if (none_fits) {
+                refuse(tail, *config_refusal.begin()->second, {});
+                continue;
               }
               for (std::size_t si = 0; si < scheds.size(); ++si) {
                 const long long below_s = tail / static_cast<long long>(scheds.size());
+                if (const auto& why = config_refusal.at(schedule::find_schedule(scheds[si])->placement())) {
+                  refuse(below_s, *why, {{"schedule", si}});
+                  continue;
+                }
                 if (const auto& why = refusal(scheds[si], pp, vp, m)) {
                   refuse(below_s, *why, {{"schedule", si}, {"vp", vi}});
                   continue;

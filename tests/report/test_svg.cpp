@@ -32,6 +32,21 @@ Picture draw_example(const std::vector<std::string>& overrides) {
   return draw(config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides));
 }
 
+// GPT 1.7B on one DGX A100, tp 4, pp 2 x vp 2, 2 micro-batches, running the
+// schedule `csv` (written to NAME.csv in a scratch folder).
+config::Scenario two_chunk_csv(const std::string& name, const std::string& csv) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_test_svg";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / (name + ".csv"), std::ios::binary) << csv;
+  nlohmann::json doc = nlohmann::json::parse(R"({
+    "cluster": {"node": "dgx-a100", "nodes": 1},
+    "model": "gpt-1.7b",
+    "parallel": {"tp": 4, "pp": 2, "vp": 2, "dp": 1, "microbatch_size": 1, "global_batch": 2}
+  })");
+  doc["parallel"]["schedule"] = "csv:" + name + ".csv";
+  return config::load_document(doc, name + ".json", dir.string());
+}
+
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
@@ -133,17 +148,8 @@ TEST_CASE("virtual stages: boxes name their stage, later chunks lighter") {
   // A looped schedule read from CSV: pp = 2, vp = 2 (stages 0, 2 on rank 0;
   // 1, 3 on rank 1), m = 2: each rank runs 2 stages x 2 micro-batches x (F, B)
   // = 8 boxes, plus its optimizer step.
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_test_svg";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "looped.csv", std::ios::binary)
-      << "0F0,0F1,2F0,2F1,2B0,2B1,0B0,0B1\n1F0,1F1,3F0,3F1,3B0,3B1,1B0,1B1\n";
-  const nlohmann::json doc = nlohmann::json::parse(R"({
-    "cluster": {"node": "dgx-a100", "nodes": 1},
-    "model": "gpt-1.7b",
-    "parallel": {"tp": 4, "pp": 2, "vp": 2, "dp": 1, "microbatch_size": 1, "global_batch": 2,
-                 "schedule": "csv:looped.csv"}
-  })");
-  const Picture p = draw(config::load_document(doc, "looped.json", dir.string()));
+  const Picture p =
+      draw(two_chunk_csv("looped", "0F0,0F1,2F0,2F1,2B0,2B1,0B0,0B1\n1F0,1F1,3F0,3F1,3B0,3B1,1B0,1B1\n"));
   CHECK(xml_problem(p.svg) == "");
   for (int r = 0; r < 2; ++r) {
     const std::string g = rank_group(p.svg, r);
@@ -156,4 +162,17 @@ TEST_CASE("virtual stages: boxes name their stage, later chunks lighter") {
   // Chunk 0 in the forward colour itself, chunk 1 lighter (45% toward white).
   CHECK(rank_group(p.svg, 0).find("fill=\"#6f9fe0\"") != std::string::npos);
   CHECK(rank_group(p.svg, 0).find("fill=\"#b0caee\"") != std::string::npos);
+}
+
+TEST_CASE("a V-shaped schedule read from CSV: its placement in the picture and its legend") {
+  // pp = 2, vp = 2 in a V: stages 0 and 3 on rank 0, 1 and 2 on rank 1 (the
+  // rows say so); the legend must not claim stage s runs on rank s mod 2.
+  const config::Scenario sc = two_chunk_csv("v", "0F0,0F1,3F0,3F1,3B0,3B1,0B0,0B1\n1F0,1F1,2F0,2F1,2B0,2B1,1B0,1B1\n");
+  CHECK(sc.plan.rank_of_stage(3) == 0);
+  const Picture p = draw(sc);
+  CHECK(xml_problem(p.svg) == "");
+  CHECK(rank_group(p.svg, 0).find(">s3</text>") != std::string::npos);
+  CHECK(rank_group(p.svg, 1).find(">s2</text>") != std::string::npos);
+  CHECK(p.svg.find("in a V: stages 0-1 on ranks 0-1, stages 2-3 back up on ranks 1-0") != std::string::npos);
+  CHECK(p.svg.find("mod 2") == std::string::npos);
 }
