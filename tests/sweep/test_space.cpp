@@ -33,6 +33,18 @@ TEST_CASE("schedules that refuse a shape are counted by reason") {
   CHECK(space.invalid.at("schedule 1f1b cannot lay out the shape") == 1);
 }
 
+TEST_CASE("the schedule axis takes zb-v, on two stages per rank only, placed in a V") {
+  // tp 2, pp 4, dp 1; vp 1 or 2: 1f1b takes vp 1 alone, zb-v vp 2 alone, and
+  // the zb-v plan's stages sit in a V (stage 7 of 8 on rank 0).
+  const sweep::Space space =
+      sweep::enumerate(small_spec(R"({"tp": 2, "pp": 4, "vp": [1, 2], "schedule": ["1f1b", "zb-v"]})"));
+  REQUIRE(space.plans.size() == 2);
+  CHECK(space.plans[1].key == "tp=2 pp=4 dp=1 vp=2 mbs=1 zb-v zero=0 sp=off rc=none");
+  CHECK(space.plans[1].plan.rank_of_stage(7) == 0);
+  CHECK(space.invalid.at("schedule zb-v cannot lay out the shape") == 1);
+  CHECK(space.invalid.at("schedule 1f1b cannot lay out the shape") == 1);
+}
+
 TEST_CASE("a listed value that no valid plan uses is an error naming it and why") {
   auto error = [](const std::string& axes) {
     try {
