@@ -29,9 +29,10 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   if (sched == nullptr) throw schedule::ProgramError("no schedule named \"" + plan.schedule + "\"");
   // The plan placed the stages' costs; the schedule must agree on where they run.
   if (sched->placement() != plan.placement()) {
-    throw schedule::ProgramError("schedule \"" + plan.schedule + "\" places stages " +
-                                 std::string(schedule::placement_name(sched->placement())) + ", the plan " +
-                                 std::string(schedule::placement_name(plan.placement())));
+    throw schedule::ProgramError("schedule \"" + plan.schedule + "\" runs its stages in the " +
+                                 std::string(schedule::placement_name(sched->placement())) +
+                                 " placement, but the plan costs them in the " +
+                                 std::string(schedule::placement_name(plan.placement())) + " one");
   }
   w.shape = schedule::Shape::placed(sched->placement(), plan.pp, plan.vp, plan.microbatches());
   // Stage durations for schedules that place work by time (zb-1p, zb-2p); a

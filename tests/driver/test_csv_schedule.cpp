@@ -84,3 +84,26 @@ TEST_CASE("a CSV program the checks refuse is reported as the plugins' are") {
   const config::Scenario sc = config::load_document(doc(2, 1, 2, "csv:swapped.csv"), "csv.json", dir.string());
   CHECK_THROWS_AS(driver::simulate(sc), schedule::ProgramError);
 }
+
+TEST_CASE("a V-shaped CSV places the plan's stages in a V; a plan that disagrees is refused") {
+  // zb-v's program for pp 2, vp 2, m 4: stages 0 and 3 on rank 0, so the
+  // loader reads a V from the rows, and the plan costs the stages there.
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_test_driver_csv";
+  std::filesystem::create_directories(dir);
+  const schedule::Schedule* zbv = schedule::find_schedule("zb-v");
+  std::ofstream(dir / "v.csv", std::ios::binary)
+      << schedule::to_csv(zbv->program(schedule::Shape::placed(schedule::Placement::kVShape, 2, 2, 4)));
+  config::Scenario sc = config::load_document(doc(2, 2, 4, "csv:v.csv"), "csv.json", dir.string());
+  CHECK(sc.plan.placement() == schedule::Placement::kVShape);
+  CHECK(sc.plan.rank_of_stage(3) == 0);
+  CHECK_NOTHROW(driver::simulate(sc));
+  // A plan left looped would cost stage 3 on rank 1 while the program runs it on rank 0.
+  sc.plan.csv_placement = schedule::Placement::kLooped;
+  try {
+    driver::simulate(sc);
+    FAIL("ran a V program on a looped plan");
+  } catch (const schedule::ProgramError& e) {
+    CHECK(std::string(e.what()) == "schedule \"csv:v.csv\" runs its stages in the v-shape placement, but the plan costs them in the "
+                                "looped one");
+  }
+}
