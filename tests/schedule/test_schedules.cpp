@@ -187,3 +187,37 @@ TEST_CASE("zb-v keeps 1F1B's memory: at most 2p chunk activations in flight per 
     }
   }
 }
+
+TEST_CASE("zb-v places uneven stage times and transfers without deadlock, within its memory") {
+  // The no-deadlock argument (zero_bubble_v.hpp) holds for any durations:
+  // stage times drawn from a fixed sequence (0.25 to 4 units, transfers 0 to 1)
+  // must give programs that pass every check, 2p chunk activations at most.
+  unsigned state = 12345;
+  auto draw = [&](double lo, double hi) {
+    state = state * 1103515245u + 12345u;
+    return lo + (hi - lo) * static_cast<double>((state >> 8) % 1000) / 999.0;
+  };
+  for (int p = 1; p <= 8; ++p) {
+    for (int m : {1, 2, 3, p, 2 * p + 1, 17}) {
+      for (int trial = 0; trial < 4; ++trial) {
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(trial);
+        Shape shape = Shape::placed(Placement::kVShape, p, 2, m);
+        for (int s = 0; s < shape.stages; ++s) {
+          shape.times.push_back({draw(0.25, 4.0), draw(0.25, 4.0), draw(0.25, 4.0), draw(0.0, 1.0)});
+        }
+        const Program compute = find_schedule("zb-v")->program(shape);
+        CHECK_NOTHROW(check(with_communication(compute, shape), shape));
+        for (const auto& actions : compute.ranks) {
+          int in_flight = 0, most = 0;
+          for (const Action& a : actions) {
+            in_flight += a.op == Op::kForward ? 1 : a.op == Op::kWeightGrad ? -1 : 0;
+            most = std::max(most, in_flight);
+          }
+          CHECK(most <= 2 * p);
+        }
+      }
+    }
+  }
+}
