@@ -13,8 +13,9 @@
 //
 // No deadlock, for any m >= 1: a down F (stage r) may not take a slot
 // promised to the up F (stage 2p - 1 - r) of an earlier micro-batch still on
-// its way. Take the oldest unfinished micro-batch j: its next F is next in its
-// stage's order, and only micro-batches >= j hold memory. Down, its rank holds
+// its way. Take the oldest unfinished micro-batch j: an I or W of it needs no
+// memory; its next F is next in its stage's order, and only micro-batches
+// >= j hold memory. Down, its rank holds
 // nothing of them; up, it holds only their down activations, each with a
 // promised slot. A down F needs held + promised + 1 <= 2p before it, so
 // held + promised <= 2p + 1 ever after: 2 x held <= 2p + 1, held <= p, and a
@@ -23,7 +24,8 @@
 // Uniform costs (F = I = W per chunk, free communication): no rank starts
 // before the forward reaches it, so the iteration lasts at least
 // 6 m F + (p - 1) F (rank p - 1 waits (p - 1) F, then runs 2m chunks x 3).
-// It takes exactly that when m = p, and for m >= p never more than
+// It takes exactly that when m = p, and for m >= p never more than (both
+// checked for p up to 8)
 // 6 m F + 2 (p - 1) F, what zb-h1 takes on the same p ranks holding a whole
 // rank's share (two chunks) per stage (tests/lower/test_pipeline.cpp).
 #pragma once
