@@ -309,19 +309,12 @@ ZB_SCHEDULES = {"1F1B": "1f1b", "1F1B-I": "interleaved-1f1b", "ZB-1p": "zb-1p", 
 ZB_SCRIPT = "sail-sg/zero-bubble-pipeline-parallelism examples/pretrain_zero_bubble.sh"
 
 
-def zb_stage_layers(layers: int, pp: int, vp: int) -> list[int]:
+def zb_stage_layers(layers: int, pp: int) -> list[int]:
     """First and last pipeline ranks hold one layer fewer than the others
-    (layers = k * pp - 2); with vp chunks a rank's layers are spread over its
-    chunks as evenly as possible, the remainder on its earliest chunks."""
+    (layers = k * pp - 2), one stage per rank."""
     k = (layers + 2) // pp
     assert k * pp - 2 == layers, (layers, pp)
-    per_rank = [k - 1] + [k] * (pp - 2) + [k - 1]
-    stages = [0] * (pp * vp)
-    for r, n in enumerate(per_rank):
-        for c in range(vp):
-            stages[c * pp + r] = n // vp + (1 if c < n % vp else 0)
-    assert sum(stages) == layers and min(stages) >= 1
-    return stages
+    return [k - 1] + [k] * (pp - 2) + [k - 1]
 
 
 def zb_case(rec: dict) -> dict:
@@ -340,7 +333,7 @@ def zb_case(rec: dict) -> dict:
         stage_layers = [0] + [1] * layers + [0]
         assert len(stage_layers) == pp * vp
     else:
-        stage_layers = zb_stage_layers(layers, pp, vp)
+        stage_layers = zb_stage_layers(layers, pp)
     assumptions = {
         "cluster": "one dgx-a100 node: the 8 GPUs of these rows sit in one node of the paper's A100 SXM 80GB "
                    "servers (record hardware: 8 GPUs, 1 node); NVSwitch inside the node is assumed as in the DGX A100 "
