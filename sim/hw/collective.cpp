@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "hw/calibration_profile.hpp"
 
@@ -90,6 +91,30 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
     if (first_leaf != last_leaf) g.nic_share = 1.0 / net.oversubscription;
   }
   return g;
+}
+
+double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups) {
+  const NodeSpec& node = cluster.node;
+  const int nics = std::max(1, node.nics_per_node);
+  std::map<int, int> demand;                // node -> NICs the groups' rings want there
+  std::map<int, std::set<int>> offered;     // node -> NICs its members sit on
+  for (const std::vector<int>& gpus : groups) {
+    const CollectiveGroup g = group_of(cluster, gpus);
+    if (g.nodes <= 1) continue;
+    const int channels = std::min(g.min_ranks_per_node, nics);
+    std::set<int> nodes;
+    for (int gpu : gpus) {
+      const int n = cluster.node_of(gpu);
+      nodes.insert(n);
+      offered[n].insert(node.gpus_per_node > 0 ? (gpu % node.gpus_per_node) * nics / node.gpus_per_node : 0);
+    }
+    for (int n : nodes) demand[n] += channels;
+  }
+  double share = 1.0;
+  for (const auto& [n, wanted] : demand) {
+    share = std::min(share, static_cast<double>(offered[n].size()) / wanted);
+  }
+  return share;
 }
 
 double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) {

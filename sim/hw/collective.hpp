@@ -47,6 +47,15 @@ struct CollectiveGroup {
 // The group formed by these GPU ids.
 CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpus);
 
+// Share of its NICs' bandwidth each of `groups` keeps when all of them run a
+// collective across nodes at once, as a stage's tensor-parallel ranks each
+// reduce their own gradient shard over their data-parallel group. On every
+// node, each group's rings want as many NICs as group_of's channels (the
+// members on its least busy node, at most the node's NICs); the node offers the
+// NICs its members sit on. The share is the scarcest node's offer over demand,
+// at most 1. Groups inside one node use no NIC and ask for none.
+double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups);
+
 // Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across
 // nodes, limited by the NICs the node's members can drive in parallel.
 double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);

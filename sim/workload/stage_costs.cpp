@@ -121,11 +121,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const bool first = st == 0;
     const bool last = st == stages - 1;
     const int r = plan.rank_of_stage(st);
-    std::vector<int> tp_gpus, dp_gpus;
+    std::vector<int> tp_gpus;
     for (int k = 0; k < plan.tp; ++k) tp_gpus.push_back(plan.gpu_of(r, 0, k));
-    for (int d = 0; d < plan.dp; ++d) dp_gpus.push_back(plan.gpu_of(r, d, 0));
+    // Every tensor rank reduces its own shard over its data-parallel group, all
+    // at once: groups whose members share a NIC split it.
+    std::vector<std::vector<int>> dp_groups(plan.tp);
+    for (int k = 0; k < plan.tp; ++k) {
+      for (int d = 0; d < plan.dp; ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
+    }
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
-    const hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_gpus);
+    hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
+    dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
 
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times;
@@ -215,8 +221,15 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node, algorithm);
     }
     if (tied && !ends_share_rank && (first || last)) {
-      const hw::CollectiveGroup ends =
-          hw::group_of(cluster, {plan.gpu_of(0), plan.gpu_of(plan.rank_of_stage(stages - 1))});
+      // Every replica's and tensor rank's pair of ends, all at once.
+      std::vector<std::vector<int>> pairs;
+      for (int d = 0; d < plan.dp; ++d) {
+        for (int k = 0; k < plan.tp; ++k) {
+          pairs.push_back({plan.gpu_of(0, d, k), plan.gpu_of(plan.rank_of_stage(stages - 1), d, k)});
+        }
+      }
+      hw::CollectiveGroup ends = hw::group_of(cluster, pairs.front());
+      ends.nic_share *= hw::concurrent_nic_share(cluster, pairs);
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);

@@ -214,3 +214,29 @@ TEST_CASE("tree and hierarchical fall back to the ring where they do not apply")
   // All-to-all and send/recv have one algorithm whatever is asked.
   CHECK(hw::plan_collective(K::kAllToAll, mib, hw::group_of(c, two_nodes), c.node, A::kTree).point_to_point);
 }
+
+TEST_CASE("groups reducing at once split the NICs their members share") {
+  // 2 nodes of 8 GPUs and 4 NICs (GPU l uses NIC l / 2).
+  hw::NodeSpec n = a100_node();
+  n.nics_per_node = 4;
+  hw::ClusterSpec c{n, 2, {}};
+  // Tensor parallel 8 inside each node, data parallel 2 across: 8 groups
+  // {l, 8 + l}, one member per node, each ring wants one NIC: 8 wanted, 4
+  // offered on each node -> each group keeps half.
+  std::vector<std::vector<int>> one_per_node;
+  for (int l = 0; l < 8; ++l) one_per_node.push_back({l, 8 + l});
+  CHECK(hw::concurrent_nic_share(c, one_per_node) == doctest::Approx(0.5).scale(0));
+  // Two groups of 4 per node (tensor parallel 2): each ring wants
+  // min(4, 4) = 4 NICs, 8 wanted on 4 -> half again.
+  const std::vector<std::vector<int>> two_groups{{0, 2, 4, 6, 8, 10, 12, 14}, {1, 3, 5, 7, 9, 11, 13, 15}};
+  CHECK(hw::concurrent_nic_share(c, two_groups) == doctest::Approx(0.5).scale(0));
+  // One group of all 16: 4 NICs wanted, 4 offered.
+  std::vector<int> all;
+  for (int g = 0; g < 16; ++g) all.push_back(g);
+  CHECK(hw::concurrent_nic_share(c, {all}) == doctest::Approx(1.0).scale(0));
+  // A NIC per GPU (8 per node): the 8 one-per-node groups get one each.
+  hw::ClusterSpec wide{a100_node(), 2, {}};
+  CHECK(hw::concurrent_nic_share(wide, one_per_node) == doctest::Approx(1.0).scale(0));
+  // Groups inside one node cross no NIC.
+  CHECK(hw::concurrent_nic_share(c, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}) == doctest::Approx(1.0).scale(0));
+}

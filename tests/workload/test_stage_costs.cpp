@@ -322,3 +322,24 @@ TEST_CASE("a first or last stage without layers runs only the embedding or the o
   CHECK(last_empty.stages[1].params == doctest::Approx(m.head_params()).scale(0));
   CHECK(last_empty.stages[1].forward.ps() > 0);
 }
+
+TEST_CASE("tensor ranks reducing their shards at once share the node's NICs") {
+  // tp 8 inside each of 2 nodes, dp 2 across: 8 data-parallel groups
+  // {l, 8 + l} reduce at once. With 4 NICs per node two groups share each NIC,
+  // so each ring runs at half of one NIC's 24 GB/s. A 25 MiB bucket,
+  // all-reduce over 2 ranks: bus bytes 2 x 1/2 x 26214400 = 26214400.
+  // Simple: 8.4 + 2 x 14 = 36.4 us + 26214400 / 12e9 = 2.1845 ms -> 2.2209 ms
+  // (LL128 at 0.7 of it and the tree are slower). With 8 NICs each group has
+  // its own: 36.4 us + 26214400 / 24e9 = 1.1287 ms.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.tp = 8;
+  p.dp = 2;
+  p.global_batch = 2;
+  hw::ClusterSpec c = cluster(2);
+  CHECK(stage_costs(m, p, c).stages[0].grad_bucket_reduce[0].to_seconds() ==
+        doctest::Approx(1.1287e-3).scale(0).epsilon(1e-3));
+  c.node.nics_per_node = 4;
+  CHECK(stage_costs(m, p, c).stages[0].grad_bucket_reduce[0].to_seconds() ==
+        doctest::Approx(2.2209e-3).scale(0).epsilon(1e-3));
+}
