@@ -798,6 +798,12 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.zero_stage = z.get<int>();
   }
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
+  p.grad_accumulation = s.choice<workload::GradAccumulation>(
+      "grad_accumulation", workload::GradAccumulation::kFused,
+      {{"fused", workload::GradAccumulation::kFused},
+       {"add", workload::GradAccumulation::kAdd},
+       {"add-fp32", workload::GradAccumulation::kAddFp32},
+       {"cast-add-fp32", workload::GradAccumulation::kCastAddFp32}});
   if (s.has("stage_layers")) {
     const json& v = s.required("stage_layers", "a list of layer counts, one per stage");
     if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of layer counts, one per stage, got " + show(v));

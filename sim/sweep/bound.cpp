@@ -33,6 +33,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.recompute),
                 plan.sequence_parallel,
                 static_cast<int>(plan.attention),
+                static_cast<int>(plan.grad_accumulation),
                 static_cast<int>(plan.placement())};
   std::vector<RankWork> work;
   {

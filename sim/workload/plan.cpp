@@ -11,4 +11,14 @@ schedule::Placement Plan::placement() const {
   return s == nullptr ? schedule::Placement::kLooped : s->placement();
 }
 
+double grad_accumulation_bytes_per_param(GradAccumulation g) {
+  switch (g) {
+    case GradAccumulation::kFused: return 0.0;
+    case GradAccumulation::kAdd: return 2.0 + 2.0 + 2.0;
+    case GradAccumulation::kAddFp32: return 2.0 + 4.0 + 4.0;
+    case GradAccumulation::kCastAddFp32: return (2.0 + 4.0) + (4.0 + 4.0 + 4.0);
+  }
+  return 0.0;
+}
+
 }  // namespace trainsim::workload

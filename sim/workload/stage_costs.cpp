@@ -180,6 +180,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const bool ends_share_rank = plan.rank_of_stage(0) == plan.rank_of_stage(stages - 1);
     if (last && tied && ends_share_rank) params -= static_cast<double>(model.vocab) * h;
     c.params = params / t;
+    // Each micro-batch's weight gradients join the iteration's as W produces
+    // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
+    c.weight_grad += core::Time::seconds(c.params * grad_accumulation_bytes_per_param(plan.grad_accumulation) /
+                                         (node.gpu.hbm_achievable_tb_per_s * 1e12));
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp) * c.params);
 
     c.send_forward_bytes = last ? 0.0 : b * s * h * kActivationBytes / t;

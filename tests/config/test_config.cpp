@@ -345,6 +345,19 @@ TEST_CASE("pipeline sends overlap compute by default, or block it") {
         "options.pipeline_sends=sync)");
 }
 
+TEST_CASE("gradient accumulation is fused by default, or a named separate kernel") {
+  using G = trainsim::workload::GradAccumulation;
+  CHECK(load_document(base(), "test.json", ".").plan.grad_accumulation == G::kFused);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=add"}).plan.grad_accumulation == G::kAdd);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=add-fp32"}).plan.grad_accumulation ==
+        G::kAddFp32);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=cast-add-fp32"})
+            .plan.grad_accumulation == G::kCastAddFp32);
+  CHECK(error_of(base(), {"parallel.grad_accumulation=fp32"}) ==
+        "test.json: parallel.grad_accumulation: expected \"fused\", \"add\", \"add-fp32\" or \"cast-add-fp32\", "
+        "got \"fp32\" (from --set parallel.grad_accumulation=fp32)");
+}
+
 TEST_CASE("stages may hold different numbers of layers") {
   // 24 layers over 4 stages as 5 + 7 + 7 + 5.
   const Scenario s = load_document(base(), "test.json", ".", {"parallel.stage_layers=[5, 7, 7, 5]"});

@@ -343,3 +343,26 @@ TEST_CASE("tensor ranks reducing their shards at once share the node's NICs") {
   CHECK(stage_costs(m, p, c).stages[0].grad_bucket_reduce[0].to_seconds() ==
         doctest::Approx(2.2209e-3).scale(0).epsilon(1e-3));
 }
+
+TEST_CASE("a separate gradient-accumulation kernel adds its bytes to W") {
+  // One stage of small_gpt (tp 1) holds P parameters. "add" reads the new
+  // 16-bit gradient and the 16-bit sum and writes the sum: 6 P bytes at the
+  // achievable 1.6 TB/s, added to W of every micro-batch; fp32 sums move
+  // 2 + 4 + 4 = 10 P, and DeepSpeed's cast then add 2 + 4 + 4 + 4 + 4 = 18 P.
+  // F and I do not change.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.global_batch = 1;
+  const hw::ClusterSpec c = cluster(1);
+  const StageCost fused = stage_costs(m, p, c).stages[0];
+  for (const auto& [g, bytes] : {std::pair{GradAccumulation::kAdd, 6.0}, std::pair{GradAccumulation::kAddFp32, 10.0},
+                                 std::pair{GradAccumulation::kCastAddFp32, 18.0}}) {
+    p.grad_accumulation = g;
+    const StageCost s = stage_costs(m, p, c).stages[0];
+    CAPTURE(bytes);
+    CHECK((s.weight_grad - fused.weight_grad).to_seconds() ==
+          doctest::Approx(fused.params * bytes / 1.6e12).scale(0).epsilon(1e-6));
+    CHECK(s.forward == fused.forward);
+    CHECK(s.input_grad == fused.input_grad);
+  }
+}

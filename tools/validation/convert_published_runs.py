@@ -564,6 +564,33 @@ BLOCKING_SENDS = {
 }
 
 
+# How each run adds a micro-batch's weight gradients to the iteration's
+# (parallel.grad_accumulation), from the code each group ran.
+GRAD_ACCUMULATION = {
+    "Megatron-LM Table 1": ("add", (
+        "add: Megatron-LM of 2021 had no gradient-accumulation fusion (gradient_accumulation_fusion came with its "
+        "2022 code); with --fp16 and no --accumulate-allreduce-grads-in-fp32 (examples/sc21/CONFIG.sh) each "
+        "micro-batch's 16-bit weight gradient is added into a 16-bit buffer by a separate kernel: DDP=local's "
+        "main_grad.add_ (megatron/model/distributed.py), DDP=torch's autograd accumulation, which stores the first "
+        "micro-batch's gradient without an add (charged anyway: at most one add per iteration too many)")),
+    "Korthikanti Table 5": ("fused", (
+        "fused: Megatron-LM's release of sequence parallelism (2022) carries gradient_accumulation_fusion, on by "
+        "default, in which the weight-gradient GEMM accumulates into main_grad itself; the paper's runs are taken "
+        "to use it")),
+    "BLOOM 176B production": ("cast-add-fp32", (
+        "cast-add-fp32: after every micro-batch's backward DeepSpeed's pipeline engine calls the BF16 optimizer's "
+        "update_hp_grads (deepspeed/runtime/pipe/engine.py, _exec_backward_pass), which casts each bf16 gradient to "
+        "fp32 and adds it to the fp32 gradient (deepspeed/runtime/bf16_optimizer.py: "
+        "hp_grad.add_(lp.grad.to(fp32)))")),
+    "BLOOM topology sweep": ("add", (
+        "add: these runs used the fp16 optimizer (the BF16 optimizer came on 02-28), which leaves accumulation to "
+        "autograd: each micro-batch's fp16 gradient is added into param.grad by PyTorch's AccumulateGrad, the "
+        "first stored without an add (charged anyway: one add in 21 or more per iteration too many)")),
+    "Zero bubble Table 4": ("fused", (
+        "fused: the authors' code forks Megatron-LM of 2023, whose gradient_accumulation_fusion is on by default")),
+}
+
+
 def build(runs: dict) -> dict:
     cases: list[dict] = []
     for rec in runs["records"]:
@@ -589,6 +616,10 @@ def build(runs: dict) -> dict:
         if why is not None:
             case["config"]["parallel"]["attention"] = "unfused"
             case["assumptions"]["parallel.attention"] = why
+        if case["group"] in GRAD_ACCUMULATION:
+            value, why = GRAD_ACCUMULATION[case["group"]]
+            case["config"]["parallel"]["grad_accumulation"] = value
+            case["assumptions"]["parallel.grad_accumulation"] = why
         why = BLOCKING_SENDS.get(case["group"])
         if why is not None:
             case["config"].setdefault("options", {})["pipeline_sends"] = "blocking"
