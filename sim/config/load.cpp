@@ -731,6 +731,8 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.grad_bucket_mib != workload::Plan{}.grad_bucket_mib) {
     ctx.fail("parallel.grad_bucket_mib", why + "; each layer's gradients are one all-reduce");
   }
+  if (p.grad_accumulation != workload::Plan{}.grad_accumulation) ctx.fail("parallel.grad_accumulation", why);
+  if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (sc.options.comm_slowdown > 0.0) {
     ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
                                       "foreground for a background job)");
@@ -798,12 +800,14 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.zero_stage = z.get<int>();
   }
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
-  p.grad_accumulation = s.choice<workload::GradAccumulation>(
-      "grad_accumulation", workload::GradAccumulation::kFused,
-      {{"fused", workload::GradAccumulation::kFused},
-       {"add", workload::GradAccumulation::kAdd},
-       {"add-fp32", workload::GradAccumulation::kAddFp32},
-       {"cast-add-fp32", workload::GradAccumulation::kCastAddFp32}});
+  p.grad_accumulation = s.choice<workload::GradAccumulation>("grad_accumulation", workload::GradAccumulation::kFused,
+                                                             {{"fused", workload::GradAccumulation::kFused},
+                                                              {"add", workload::GradAccumulation::kAdd},
+                                                              {"cast-add", workload::GradAccumulation::kCastAdd}});
+  p.grad_dtype = s.choice<workload::GradDtype>("grad_dtype", workload::GradDtype::kBf16,
+                                               {{"bf16", workload::GradDtype::kBf16},
+                                                {"fp16", workload::GradDtype::kFp16},
+                                                {"fp32", workload::GradDtype::kFp32}});
   if (s.has("stage_layers")) {
     const json& v = s.required("stage_layers", "a list of layer counts, one per stage");
     if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of layer counts, one per stage, got " + show(v));

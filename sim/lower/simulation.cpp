@@ -571,7 +571,7 @@ void Lowering::lower_pipeline(int p) {
           const workload::StageCost& c = costs_.stages[s];
           if (c.param_all_gather <= core::Time::zero()) continue;
           const core::TaskId gather = collective_task(
-              q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.grad_bytes,
+              q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.param_bytes,
               group, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1},
               peers_groups);
           edges_.emplace_back(id, gather);

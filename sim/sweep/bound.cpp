@@ -34,6 +34,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 plan.sequence_parallel,
                 static_cast<int>(plan.attention),
                 static_cast<int>(plan.grad_accumulation),
+                static_cast<int>(plan.grad_dtype),
                 static_cast<int>(plan.placement())};
   std::vector<RankWork> work;
   {

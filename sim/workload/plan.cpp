@@ -11,12 +11,14 @@ schedule::Placement Plan::placement() const {
   return s == nullptr ? schedule::Placement::kLooped : s->placement();
 }
 
-double grad_accumulation_bytes_per_param(GradAccumulation g) {
-  switch (g) {
+double grad_value_bytes(GradDtype d) { return d == GradDtype::kFp32 ? 4.0 : 2.0; }
+
+double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d) {
+  const double g = grad_value_bytes(d);
+  switch (a) {
     case GradAccumulation::kFused: return 0.0;
-    case GradAccumulation::kAdd: return 2.0 + 2.0 + 2.0;
-    case GradAccumulation::kAddFp32: return 2.0 + 4.0 + 4.0;
-    case GradAccumulation::kCastAddFp32: return (2.0 + 4.0) + (4.0 + 4.0 + 4.0);
+    case GradAccumulation::kAdd: return 2.0 + g + g;
+    case GradAccumulation::kCastAdd: return g == 2.0 ? 2.0 + g + g : (2.0 + g) + (g + g + g);
   }
   return 0.0;
 }

@@ -16,23 +16,27 @@ namespace trainsim::workload {
 //   full       keep only each layer's input and redo the whole layer forward.
 enum class Recompute { kNone, kSelective, kFull };
 
+// The gradient buffer a rank accumulates its micro-batches in and reduces
+// across replicas: 16-bit (bf16 or fp16: 2 bytes a value) or fp32 (4 bytes:
+// Megatron-LM's main_grad under bf16, DeepSpeed's BF16 optimizer).
+enum class GradDtype { kBf16, kFp16, kFp32 };
+double grad_value_bytes(GradDtype d);
+
 // How a micro-batch's weight gradients join those of the iteration's earlier
-// micro-batches, and the HBM bytes a separate kernel moves per parameter:
-//   fused          the weight-gradient GEMM accumulates into the gradient
-//                  buffer itself (Megatron-LM's gradient_accumulation_fusion,
-//                  TransformerEngine): nothing more;
-//   add            a separate add of the 16-bit gradient into a 16-bit buffer
-//                  (PyTorch autograd's AccumulateGrad; Megatron-LM's
-//                  main_grad.add_ under fp16 before that fusion):
-//                  read 2 + 2, write 2 = 6 bytes;
-//   add-fp32       the same into an fp32 buffer (Megatron-LM's main_grad with
-//                  fp32 accumulation, which bf16 forces): read 2 + 4, write 4 = 10;
-//   cast-add-fp32  a cast of the 16-bit gradient to fp32, then the add
-//                  (DeepSpeed's BF16_Optimizer.update_hp_grads after every
-//                  micro-batch's backward): read 2, write 4; read 4 + 4,
-//                  write 4 = 18.
-enum class GradAccumulation { kFused, kAdd, kAddFp32, kCastAddFp32 };
-double grad_accumulation_bytes_per_param(GradAccumulation g);
+// micro-batches, and the HBM bytes a separate kernel moves per parameter,
+// with g the gradient buffer's bytes a value:
+//   fused     the weight-gradient GEMM accumulates into the gradient buffer
+//             itself (Megatron-LM's gradient_accumulation_fusion,
+//             TransformerEngine): nothing more;
+//   add       a separate add of the 16-bit gradient into the buffer (PyTorch
+//             autograd's AccumulateGrad; Megatron-LM's main_grad.add_ before
+//             that fusion): read 2 + g, write g;
+//   cast-add  a cast of the 16-bit gradient to the buffer's type, then the add
+//             (DeepSpeed's BF16_Optimizer.update_hp_grads after every
+//             micro-batch's backward): read 2, write g; read g + g, write g.
+//             Into a 16-bit buffer the cast is no copy, so it costs what add does.
+enum class GradAccumulation { kFused, kAdd, kCastAdd };
+double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d);
 
 struct Plan {
   int tp = 1;  // tensor parallel
@@ -68,8 +72,10 @@ struct Plan {
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;
   // How each micro-batch's weight gradients join the iteration's (see
-  // GradAccumulation): inside the weight-gradient GEMM by default.
+  // GradAccumulation): inside the weight-gradient GEMM by default, into a
+  // 16-bit buffer.
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
+  GradDtype grad_dtype = GradDtype::kBf16;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;

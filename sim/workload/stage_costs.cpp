@@ -91,13 +91,13 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   return sp ? sbh / t * (34.0 + scores) : sbh * (10.0 + 24.0 / t + scores / t);
 }
 
-double model_state_bytes_per_param(int zero_stage, int dp) {
-  const double d = dp;
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes) {
+  const double d = dp, g = grad_bytes;
   switch (zero_stage) {
-    case 1: return 4.0 + 12.0 / d;
-    case 2: return 2.0 + 14.0 / d;
-    case 3: return 16.0 / d;
-    default: return kModelStateBytesPerParam;
+    case 1: return 2.0 + g + 12.0 / d;
+    case 2: return 2.0 + (g + 12.0) / d;
+    case 3: return (2.0 + g + 12.0) / d;
+    default: return 2.0 + g + 12.0;
   }
 }
 
@@ -182,14 +182,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.params = params / t;
     // Each micro-batch's weight gradients join the iteration's as W produces
     // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
-    c.weight_grad += core::Time::seconds(c.params * grad_accumulation_bytes_per_param(plan.grad_accumulation) /
+    c.weight_grad += core::Time::seconds(c.params *
+                                         grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
                                          (node.gpu.hbm_achievable_tb_per_s * 1e12));
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp) * c.params);
+    const double g = grad_value_bytes(plan.grad_dtype);
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp, g) * c.params);
 
     c.send_forward_bytes = last ? 0.0 : b * s * h * kActivationBytes / t;
     c.send_backward_bytes = first ? 0.0 : b * s * h * kActivationBytes / t;
     // Gradient buckets, in the order backward fills them.
-    const double grad_bytes = c.params * kActivationBytes;
+    const double grad_bytes = c.params * g;
+    c.param_bytes = c.params * kActivationBytes;
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
     // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
     const auto buckets = plan.dp > 1 && plan.zero_stage < 3
@@ -216,10 +219,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.grad_bucket_reduce.push_back(costed);
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
-      c.param_all_gather = hw::collective_time(hw::CollectiveKind::kAllGather, grad_bytes, dp_group, node, algorithm);
+      c.param_all_gather =
+          hw::collective_time(hw::CollectiveKind::kAllGather, c.param_bytes, dp_group, node, algorithm);
     }
     if (plan.zero_stage == 3 && plan.dp > 1) {
-      c.param_gather_bytes = c.params * kActivationBytes;
+      c.param_gather_bytes = c.param_bytes;
       c.param_gather =
           hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node, algorithm);
       c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node, algorithm);
@@ -234,12 +238,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       }
       hw::CollectiveGroup ends = hw::group_of(cluster, pairs.front());
       ends.nic_share *= hw::concurrent_nic_share(cluster, pairs);
-      c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * kActivationBytes;
+      c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * g;
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
     const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
-    c.optimizer_step = core::Time::seconds(updated * kOptimizerBytesPerParam /
+    c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(g) /
                                                (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);
     out.stages.push_back(c);

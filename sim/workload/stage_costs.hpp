@@ -39,7 +39,8 @@ struct StageCost {
   // gradients and the time of its collective (all-reduce; reduce-scatter under
   // ZeRO-1/2). One zero-time bucket when there is a single replica.
   std::vector<double> grad_bucket_share;
-  double grad_bytes = 0.0;  // the stage's FP16 gradients per GPU
+  double grad_bytes = 0.0;   // the stage's gradients per GPU (2 or 4 bytes a value: Plan::grad_dtype)
+  double param_bytes = 0.0;  // and its 16-bit parameters, which ZeRO gathers
   hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
@@ -77,12 +78,15 @@ struct StageCosts {
 inline constexpr double kModelStateBytesPerParam = 16.0;
 
 // Per GPU, per parameter of its model shard, under ZeRO stage 0-3 over `dp`
-// replicas (ZeRO §5.1): 16; 4 + 12/dp; 2 + 14/dp; 16/dp.
-double model_state_bytes_per_param(int zero_stage, int dp);
-// Adam's step reads FP32 weight, momentum, variance and the FP16 gradient
-// (12 + 2) and writes the three FP32 tensors and the FP16 weight (12 + 2).
-// Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
-inline constexpr double kOptimizerBytesPerParam = 28.0;
+// replicas (ZeRO §5.1), with gradients of `grad_bytes` a value (2, or 4 for
+// fp32 gradients): 2 + g + 12; 2 + g + 12/dp; 2 + (g + 12)/dp;
+// (2 + g + 12)/dp. With 16-bit gradients 16; 4 + 12/dp; 2 + 14/dp; 16/dp.
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0);
+// Adam's step reads FP32 weight, momentum, variance and the gradient
+// (12 + g) and writes the three FP32 tensors and the FP16 weight (12 + 2):
+// 28 bytes with 16-bit gradients. Under ZeRO-1/2 each replica updates only
+// its 1/dp of the parameters.
+inline constexpr double optimizer_bytes_per_param(double grad_bytes) { return 12.0 + grad_bytes + 12.0 + 2.0; }
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
 // layer keeps for one micro-batch on one tensor rank, with unfused attention

@@ -345,17 +345,23 @@ TEST_CASE("pipeline sends overlap compute by default, or block it") {
         "options.pipeline_sends=sync)");
 }
 
-TEST_CASE("gradient accumulation is fused by default, or a named separate kernel") {
+TEST_CASE("gradients: fused accumulation into a bf16 buffer by default, or as named") {
   using G = trainsim::workload::GradAccumulation;
-  CHECK(load_document(base(), "test.json", ".").plan.grad_accumulation == G::kFused);
+  using D = trainsim::workload::GradDtype;
+  const auto plain = load_document(base(), "test.json", ".").plan;
+  CHECK(plain.grad_accumulation == G::kFused);
+  CHECK(plain.grad_dtype == D::kBf16);
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=add"}).plan.grad_accumulation == G::kAdd);
-  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=add-fp32"}).plan.grad_accumulation ==
-        G::kAddFp32);
-  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=cast-add-fp32"})
-            .plan.grad_accumulation == G::kCastAddFp32);
-  CHECK(error_of(base(), {"parallel.grad_accumulation=fp32"}) ==
-        "test.json: parallel.grad_accumulation: expected \"fused\", \"add\", \"add-fp32\" or \"cast-add-fp32\", "
-        "got \"fp32\" (from --set parallel.grad_accumulation=fp32)");
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=cast-add"}).plan.grad_accumulation ==
+        G::kCastAdd);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_dtype=fp16"}).plan.grad_dtype == D::kFp16);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_dtype=fp32"}).plan.grad_dtype == D::kFp32);
+  CHECK(error_of(base(), {"parallel.grad_accumulation=add-fp32"}) ==
+        "test.json: parallel.grad_accumulation: expected \"fused\", \"add\" or \"cast-add\", got \"add-fp32\" "
+        "(from --set parallel.grad_accumulation=add-fp32)");
+  CHECK(error_of(base(), {"parallel.grad_dtype=fp8"}) ==
+        "test.json: parallel.grad_dtype: expected \"bf16\", \"fp16\" or \"fp32\", got \"fp8\" "
+        "(from --set parallel.grad_dtype=fp8)");
 }
 
 TEST_CASE("stages may hold different numbers of layers") {

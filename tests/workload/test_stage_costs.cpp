@@ -346,23 +346,66 @@ TEST_CASE("tensor ranks reducing their shards at once share the node's NICs") {
 
 TEST_CASE("a separate gradient-accumulation kernel adds its bytes to W") {
   // One stage of small_gpt (tp 1) holds P parameters. "add" reads the new
-  // 16-bit gradient and the 16-bit sum and writes the sum: 6 P bytes at the
-  // achievable 1.6 TB/s, added to W of every micro-batch; fp32 sums move
-  // 2 + 4 + 4 = 10 P, and DeepSpeed's cast then add 2 + 4 + 4 + 4 + 4 = 18 P.
-  // F and I do not change.
+  // 16-bit gradient and the sum and writes the sum: 2 + 2 + 2 = 6 P bytes into
+  // a 16-bit buffer, 2 + 4 + 4 = 10 P into fp32; "cast-add" first writes the
+  // gradient as fp32 and reads it back: 2 + 4 + 4 + 4 + 4 = 18 P (into a
+  // 16-bit buffer the cast is no copy: 6 P). At the achievable 1.6 TB/s, added
+  // to W of every micro-batch; F and I do not change.
   const TransformerSpec m = small_gpt();
   Plan p;
   p.global_batch = 1;
   const hw::ClusterSpec c = cluster(1);
   const StageCost fused = stage_costs(m, p, c).stages[0];
-  for (const auto& [g, bytes] : {std::pair{GradAccumulation::kAdd, 6.0}, std::pair{GradAccumulation::kAddFp32, 10.0},
-                                 std::pair{GradAccumulation::kCastAddFp32, 18.0}}) {
-    p.grad_accumulation = g;
+  using A = GradAccumulation;
+  using D = GradDtype;
+  struct Row {
+    A accumulation;
+    D dtype;
+    double bytes;
+  };
+  for (const Row& row : {Row{A::kAdd, D::kBf16, 6.0}, Row{A::kAdd, D::kFp32, 10.0}, Row{A::kCastAdd, D::kFp32, 18.0},
+                         Row{A::kCastAdd, D::kFp16, 6.0}, Row{A::kFused, D::kFp32, 0.0}}) {
+    p.grad_accumulation = row.accumulation;
+    p.grad_dtype = row.dtype;
     const StageCost s = stage_costs(m, p, c).stages[0];
-    CAPTURE(bytes);
-    CHECK((s.weight_grad - fused.weight_grad).to_seconds() ==
-          doctest::Approx(fused.params * bytes / 1.6e12).scale(0).epsilon(1e-6));
+    CAPTURE(row.bytes);
+    if (row.bytes == 0.0) {
+      CHECK(s.weight_grad == fused.weight_grad);
+    } else {
+      CHECK((s.weight_grad - fused.weight_grad).to_seconds() ==
+            doctest::Approx(fused.params * row.bytes / 1.6e12).scale(0).epsilon(1e-6));
+    }
     CHECK(s.forward == fused.forward);
     CHECK(s.input_grad == fused.input_grad);
   }
+}
+
+TEST_CASE("fp32 gradients double what is reduced and add two bytes of state a parameter") {
+  // small_gpt on tp 1, dp 2, ZeRO-1: gradients of P parameters are 2P bytes
+  // in bf16 and 4P in fp32; the parameters ZeRO gathers stay 2P. Model state
+  // per parameter: 2 + 2 + 12/2 = 10 against 2 + 4 + 12/2 = 12 (the record's
+  // "bf16 param, fp32 grad: 6 + 12/d"). Adam's step reads the gradient too:
+  // (28 - 2 + 4)/28 of the time, less the launch.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.dp = 2;
+  p.global_batch = 2;
+  p.zero_stage = 1;
+  const hw::ClusterSpec c = cluster(1);
+  const StageCost half = stage_costs(m, p, c).stages[0];
+  p.grad_dtype = GradDtype::kFp32;
+  const StageCost full = stage_costs(m, p, c).stages[0];
+  CHECK(full.grad_bytes == doctest::Approx(2 * half.grad_bytes).scale(0));
+  CHECK(full.param_bytes == doctest::Approx(half.param_bytes).scale(0));
+  CHECK(half.param_bytes == doctest::Approx(half.grad_bytes).scale(0));
+  CHECK(full.param_all_gather == half.param_all_gather);
+  // Twice the bytes in 25 MiB buckets: twice the buckets (give or take the last).
+  CHECK(full.grad_bucket_reduce.size() >= 2 * half.grad_bucket_reduce.size() - 1);
+  CHECK(static_cast<double>(half.model_state_bytes) == doctest::Approx(10.0 * half.params).scale(0).epsilon(1e-9));
+  CHECK(static_cast<double>(full.model_state_bytes) == doctest::Approx(12.0 * half.params).scale(0).epsilon(1e-9));
+  CHECK(model_state_bytes_per_param(0, 1, 4.0) == 18.0);
+  CHECK(model_state_bytes_per_param(3, 4, 4.0) == 18.0 / 4);
+  const double launch = c.node.gpu.kernel_overhead_us * 1e-6;
+  CHECK(full.optimizer_step.to_seconds() - launch ==
+        doctest::Approx((half.optimizer_step.to_seconds() - launch) * 30.0 / 28.0).scale(0).epsilon(1e-6));
 }

@@ -577,8 +577,8 @@ GRAD_ACCUMULATION = {
         "fused: Megatron-LM's release of sequence parallelism (2022) carries gradient_accumulation_fusion, on by "
         "default, in which the weight-gradient GEMM accumulates into main_grad itself; the paper's runs are taken "
         "to use it")),
-    "BLOOM 176B production": ("cast-add-fp32", (
-        "cast-add-fp32: after every micro-batch's backward DeepSpeed's pipeline engine calls the BF16 optimizer's "
+    "BLOOM 176B production": ("cast-add", (
+        "cast-add: after every micro-batch's backward DeepSpeed's pipeline engine calls the BF16 optimizer's "
         "update_hp_grads (deepspeed/runtime/pipe/engine.py, _exec_backward_pass), which casts each bf16 gradient to "
         "fp32 and adds it to the fp32 gradient (deepspeed/runtime/bf16_optimizer.py: "
         "hp_grad.add_(lp.grad.to(fp32)))")),
@@ -588,6 +588,24 @@ GRAD_ACCUMULATION = {
         "first stored without an add (charged anyway: one add in 21 or more per iteration too many)")),
     "Zero bubble Table 4": ("fused", (
         "fused: the authors' code forks Megatron-LM of 2023, whose gradient_accumulation_fusion is on by default")),
+}
+
+
+# The gradient buffer each run accumulated and reduced (parallel.grad_dtype).
+GRAD_DTYPE = {
+    "Megatron-LM Table 1": ("fp16", (
+        "fp16: the script passes --fp16 and not --accumulate-allreduce-grads-in-fp32 (examples/sc21/CONFIG.sh), "
+        "so gradients accumulate and are all-reduced in the parameters' fp16")),
+    "Korthikanti Table 5": ("fp16", (
+        "fp16, assumed: the paper does not state the precision (record: 'fp16? / bf16?'); under bf16 Megatron-LM "
+        "would keep fp32 gradients, which changes no compared figure here (one replica, memory not compared)")),
+    "BLOOM 176B production": ("fp32", (
+        "fp32: the BF16 optimizer keeps fp32 gradients and hands them to the data-parallel reduction "
+        "(deepspeed/runtime/bf16_optimizer.py: get_grads_for_reduction returns the fp32 gradients)")),
+    "BLOOM topology sweep": ("fp16", (
+        "fp16: the fp16 optimizer of these runs accumulates and reduces the parameters' fp16 gradients")),
+    "Zero bubble Table 4": ("fp16", (
+        "fp16: the authors' script passes --fp16 and not --accumulate-allreduce-grads-in-fp32")),
 }
 
 
@@ -620,6 +638,10 @@ def build(runs: dict) -> dict:
             value, why = GRAD_ACCUMULATION[case["group"]]
             case["config"]["parallel"]["grad_accumulation"] = value
             case["assumptions"]["parallel.grad_accumulation"] = why
+        if case["group"] in GRAD_DTYPE:
+            value, why = GRAD_DTYPE[case["group"]]
+            case["config"]["parallel"]["grad_dtype"] = value
+            case["assumptions"]["parallel.grad_dtype"] = why
         why = BLOCKING_SENDS.get(case["group"])
         if why is not None:
             case["config"].setdefault("options", {})["pipeline_sends"] = "blocking"
