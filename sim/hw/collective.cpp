@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "hw/calibration_profile.hpp"
 
@@ -94,25 +93,46 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
 }
 
 double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups) {
+  // Flat counters indexed by node and GPU rather than maps: a sweep costs this
+  // for every stage of every plan, over groups of up to thousands of members.
   const NodeSpec& node = cluster.node;
   const int nics = std::max(1, node.nics_per_node);
-  std::map<int, int> demand;                // node -> NICs the groups' rings want there
-  std::map<int, std::set<int>> offered;     // node -> NICs its members sit on
+  const int per_node = std::max(1, node.gpus_per_node);
+  // With a NIC per GPU, disjoint groups never want more NICs on a node than
+  // they have members there, each on its own NIC.
+  if (nics >= per_node) return 1.0;
+  std::vector<int> members(cluster.nodes, 0);  // of the group at hand, per node
+  std::vector<int> demand(cluster.nodes, 0);   // NICs wanted per node, over all groups
+  std::vector<char> seated(static_cast<std::size_t>(cluster.nodes) * per_node, 0);  // GPUs of crossing groups
+  std::vector<int> touched, demanded;
   for (const std::vector<int>& gpus : groups) {
-    const CollectiveGroup g = group_of(cluster, gpus);
-    if (g.nodes <= 1) continue;
-    const int channels = std::min(g.min_ranks_per_node, nics);
-    std::set<int> nodes;
+    touched.clear();
     for (int gpu : gpus) {
-      const int n = cluster.node_of(gpu);
-      nodes.insert(n);
-      offered[n].insert(node.gpus_per_node > 0 ? (gpu % node.gpus_per_node) * nics / node.gpus_per_node : 0);
+      if (members[cluster.node_of(gpu)]++ == 0) touched.push_back(cluster.node_of(gpu));
     }
-    for (int n : nodes) demand[n] += channels;
+    if (touched.size() > 1) {
+      int fewest = std::numeric_limits<int>::max();  // members on the group's least busy node
+      for (int n : touched) fewest = std::min(fewest, members[n]);
+      const int channels = std::min(fewest, nics);
+      for (int n : touched) {
+        if (demand[n] == 0) demanded.push_back(n);
+        demand[n] += channels;
+      }
+      for (int gpu : gpus) seated[static_cast<std::size_t>(gpu)] = 1;
+    }
+    for (int n : touched) members[n] = 0;
   }
   double share = 1.0;
-  for (const auto& [n, wanted] : demand) {
-    share = std::min(share, static_cast<double>(offered[n].size()) / wanted);
+  for (int n : demanded) {
+    // A GPU's NIC grows with its local index, so distinct NICs are counted in one pass.
+    int offered = 0, last_nic = -1;
+    for (int l = 0; l < per_node; ++l) {
+      if (!seated[static_cast<std::size_t>(n) * per_node + l]) continue;
+      const int nic = l * nics / per_node;
+      if (nic != last_nic) ++offered;
+      last_nic = nic;
+    }
+    share = std::min(share, static_cast<double>(offered) / demand[n]);
   }
   return share;
 }

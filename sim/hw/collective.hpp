@@ -53,7 +53,8 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
 // node, each group's rings want as many NICs as group_of's channels (the
 // members on its least busy node, at most the node's NICs); the node offers the
 // NICs its members sit on. The share is the scarcest node's offer over demand,
-// at most 1. Groups inside one node use no NIC and ask for none.
+// at most 1. Groups inside one node use no NIC and ask for none. The groups
+// are disjoint (no GPU in two of them).
 double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups);
 
 // Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across
