@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "hw/calibration_profile.hpp"
 
@@ -69,6 +71,10 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
     per_nic[{n, nic}].push_back(n);
   }
   g.nodes = std::max<int>(1, static_cast<int>(per_node.size()));
+  std::map<int, int> nics_on;  // node -> distinct NICs its members sit on
+  for (const auto& [where, members] : per_nic) ++nics_on[where.first];
+  g.min_nics_per_node = nics_on.empty() ? 1 : nics;
+  for (const auto& [n, count] : nics_on) g.min_nics_per_node = std::min(g.min_nics_per_node, count);
   g.ranks_per_node = 1;
   g.min_ranks_per_node = per_node.empty() ? 1 : per_node.begin()->second;
   for (const auto& [n, count] : per_node) {
@@ -98,6 +104,14 @@ double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::v
   const NodeSpec& node = cluster.node;
   const int nics = std::max(1, node.nics_per_node);
   const int per_node = std::max(1, node.gpus_per_node);
+  for (const std::vector<int>& gpus : groups) {
+    for (int gpu : gpus) {
+      if (gpu < 0 || gpu >= cluster.gpus()) {
+        throw std::invalid_argument("GPU " + std::to_string(gpu) + " is outside the cluster (GPUs 0 to " +
+                                    std::to_string(cluster.gpus() - 1) + ")");
+      }
+    }
+  }
   // With a NIC per GPU, disjoint groups never want more NICs on a node than
   // they have members there, each on its own NIC.
   if (nics >= per_node) return 1.0;
@@ -111,9 +125,9 @@ double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::v
       if (members[cluster.node_of(gpu)]++ == 0) touched.push_back(cluster.node_of(gpu));
     }
     if (touched.size() > 1) {
-      int fewest = std::numeric_limits<int>::max();  // members on the group's least busy node
-      for (int n : touched) fewest = std::min(fewest, members[n]);
-      const int channels = std::min(fewest, nics);
+      // As many NICs as the group's rings drive (group_of's channels): at most
+      // the NICs its own members sit on, so only other groups can crowd it.
+      const int channels = group_of(cluster, gpus).min_nics_per_node;
       for (int n : touched) {
         if (demand[n] == 0) demanded.push_back(n);
         demand[n] += channels;
@@ -142,7 +156,7 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   if (group.nodes <= 1) return nvlink;
   // NCCL runs one ring per NIC it can use; each ring crosses every node
   // boundary once, so the NICs' sum bounds the bus bandwidth.
-  const int nics = std::max(1, std::min(group.min_ranks_per_node, node.nics_per_node));
+  const int nics = std::max(1, std::min(group.min_nics_per_node, node.nics_per_node));
   return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 

@@ -34,7 +34,10 @@ struct CollectiveGroup {
   int ranks = 1;
   int nodes = 1;           // distinct nodes spanned
   int ranks_per_node = 1;  // members on the busiest node
-  int min_ranks_per_node = 1;  // and on the least busy: a ring can drive only that many NICs in parallel
+  int min_ranks_per_node = 1;  // and on the least busy
+  // Distinct NICs the members sit on, on the node with fewest: as many as a
+  // ring across nodes can drive in parallel (members sharing a NIC share it).
+  int min_nics_per_node = 1;
   int ranks_per_nic = 1;   // members sharing the busiest NIC
   // All-to-all: on the busiest NIC, the pairs (member using that NIC, member on
   // another node); each sends and receives its share of the buffer through it.
@@ -53,8 +56,11 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
 // node, each group's rings want as many NICs as group_of's channels (the
 // members on its least busy node, at most the node's NICs); the node offers the
 // NICs its members sit on. The share is the scarcest node's offer over demand,
-// at most 1. Groups inside one node use no NIC and ask for none. The groups
-// are disjoint (no GPU in two of them).
+// at most 1. Groups inside one node use no NIC and ask for none. A group's
+// rings never want more NICs than its own members sit on, so members of one
+// group sharing a NIC are left to group_of (min_nics_per_node, ranks_per_nic).
+// The groups are disjoint (no GPU in two of them) and hold GPU ids of the
+// cluster; std::invalid_argument otherwise.
 double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups);
 
 // Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across

@@ -24,7 +24,7 @@ int nic_of(const NodeSpec& node, int gpu) { return (gpu % node.gpus_per_node) * 
 
 // Channels across nodes: one per NIC the members of the least busy node can drive, as NCCL's rings do.
 int channels_of(const NodeSpec& node, const CollectiveGroup& group) {
-  return group.nodes > 1 ? std::clamp(std::min(group.min_ranks_per_node, node.nics_per_node), 1, 255) : 1;
+  return group.nodes > 1 ? std::clamp(std::min(group.min_nics_per_node, node.nics_per_node), 1, 255) : 1;
 }
 
 // Where channel c leaves a node: the last member on NIC c (or on the nearest

@@ -182,9 +182,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.params = params / t;
     // Each micro-batch's weight gradients join the iteration's as W produces
     // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
-    c.weight_grad += core::Time::seconds(c.params *
-                                         grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
-                                         (node.gpu.hbm_achievable_tb_per_s * 1e12));
+    // The concatenated W of 2BP adds its one gradient once.
+    const core::Time accumulate = core::Time::seconds(
+        c.params * grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
+        (node.gpu.hbm_achievable_tb_per_s * 1e12));
+    c.weight_grad += accumulate;
+    if (plan.twobp_concat) c.weight_grad_concat += accumulate;
     const double g = grad_value_bytes(plan.grad_dtype);
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp, g) * c.params);
 

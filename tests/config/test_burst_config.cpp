@@ -160,3 +160,14 @@ TEST_CASE("burst needs a layer table, and parallel.burst needs burst") {
   f["parallel"]["schedule"] = "bursty";
   CHECK(error_of(f).starts_with("burst.json: parallel.schedule: unknown schedule \"bursty\" (did you mean \"burst\"?)"));
 }
+
+TEST_CASE("a layer-table model refuses the transformer's gradient settings") {
+  // Its gradients are one all-reduce per layer in 16 bits; the settings that
+  // shape a transformer stage's gradients do not reach it, so they are refused.
+  const std::string why =
+      "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
+  CHECK(error_of(burst(), {"parallel.grad_accumulation=add"}) ==
+        "burst.json: parallel.grad_accumulation: " + why + " (from --set parallel.grad_accumulation=add)");
+  CHECK(error_of(burst(), {"parallel.grad_dtype=fp32"}) ==
+        "burst.json: parallel.grad_dtype: " + why + " (from --set parallel.grad_dtype=fp32)");
+}

@@ -240,3 +240,29 @@ TEST_CASE("groups reducing at once split the NICs their members share") {
   // Groups inside one node cross no NIC.
   CHECK(hw::concurrent_nic_share(c, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}) == doctest::Approx(1.0).scale(0));
 }
+
+TEST_CASE("members of one group on one NIC give its ring that NIC alone") {
+  // Nodes of 6 GPUs and 2 NICs (GPU l on NIC l x 2 / 6: 0, 0, 0, 1, 1, 1).
+  // Group {4, 5, 6, 7}: GPUs 4 and 5 on node 0 both use NIC 1, GPUs 6 and 7
+  // (local 0, 1) on node 1 both NIC 0. Its ring drives one NIC, not two:
+  // 24 GB/s. Alone it crowds nobody else (share 1); the hierarchical plan
+  // splits that NIC between its two rings across nodes (ranks_per_nic 2).
+  hw::NodeSpec n = a100_node();
+  n.gpus_per_node = 6;
+  n.nics_per_node = 2;
+  hw::ClusterSpec c{n, 2, {}};
+  const auto g = hw::group_of(c, {4, 5, 6, 7});
+  CHECK(g.min_ranks_per_node == 2);
+  CHECK(g.min_nics_per_node == 1);
+  CHECK(g.ranks_per_nic == 2);
+  CHECK(hw::ring_bus_bytes_per_s(c.node, g) == doctest::Approx(24e9).scale(0));
+  CHECK(hw::concurrent_nic_share(c, {{4, 5, 6, 7}}) == doctest::Approx(1.0).scale(0));
+  // GPUs 2 and 3 on node 0 (NICs 0 and 1) with 8 and 9 on node 1 (NICs 0 and 1): two NICs.
+  CHECK(hw::group_of(c, {2, 3, 8, 9}).min_nics_per_node == 2);
+}
+
+TEST_CASE("a GPU outside the cluster is refused by name") {
+  hw::ClusterSpec c{a100_node(), 2, {}};
+  CHECK_THROWS_WITH_AS(hw::concurrent_nic_share(c, {{0, 16}}), "GPU 16 is outside the cluster (GPUs 0 to 15)",
+                       std::invalid_argument);
+}

@@ -409,3 +409,27 @@ TEST_CASE("fp32 gradients double what is reduced and add two bytes of state a pa
   CHECK(full.optimizer_step.to_seconds() - launch ==
         doctest::Approx((half.optimizer_step.to_seconds() - launch) * 30.0 / 28.0).scale(0).epsilon(1e-6));
 }
+
+TEST_CASE("fp32 gradients double the tied embedding's all-reduce; a concatenated W adds its gradient once") {
+  // Two stages (pp 2): the first and last hold a copy of the tied embedding,
+  // vocab x hidden = 32000 x 1024 values, all-reduced between them in the
+  // gradient's type: 2 or 4 bytes a value.
+  const TransformerSpec m = small_gpt();
+  Plan p = two_stages(4);
+  const hw::ClusterSpec c = cluster(1);
+  CHECK(stage_costs(m, p, c).stages[0].embedding_grad_bytes == doctest::Approx(32000.0 * 1024 * 2).scale(0));
+  p.grad_dtype = GradDtype::kFp32;
+  CHECK(stage_costs(m, p, c).stages[0].embedding_grad_bytes == doctest::Approx(32000.0 * 1024 * 4).scale(0));
+  // 2BP's concatenated W over all 4 micro-batches: one gradient, one add of
+  // 2 + 4 + 4 = 10 bytes a parameter, where each per-micro-batch W adds its own.
+  p.schedule = "2bp";
+  p.twobp_concat = true;
+  p.grad_accumulation = GradAccumulation::kFused;
+  const StageCost fused = stage_costs(m, p, c).stages[0];
+  p.grad_accumulation = GradAccumulation::kAdd;
+  const StageCost added = stage_costs(m, p, c).stages[0];
+  const double once = fused.params * 10.0 / 1.6e12;
+  CHECK((added.weight_grad_concat - fused.weight_grad_concat).to_seconds() ==
+        doctest::Approx(once).scale(0).epsilon(1e-6));
+  CHECK((added.weight_grad - fused.weight_grad).to_seconds() == doctest::Approx(once).scale(0).epsilon(1e-6));
+}
