@@ -53,14 +53,14 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
 // Share of its NICs' bandwidth each of `groups` keeps when all of them run a
 // collective across nodes at once, as a stage's tensor-parallel ranks each
 // reduce their own gradient shard over their data-parallel group. On every
-// node, each group's rings want as many NICs as group_of's channels (the
-// members on its least busy node, at most the node's NICs); the node offers the
-// NICs its members sit on. The share is the scarcest node's offer over demand,
-// at most 1. Groups inside one node use no NIC and ask for none. A group's
-// rings never want more NICs than its own members sit on, so members of one
-// group sharing a NIC are left to group_of (min_nics_per_node, ranks_per_nic).
-// The groups are disjoint (no GPU in two of them) and hold GPU ids of the
-// cluster; std::invalid_argument otherwise.
+// node, each group's rings want as many NICs as they drive (group_of's
+// min_nics_per_node, never more than its own members sit on there); the node
+// offers the NICs all the groups' members sit on. The share is the scarcest
+// node's offer over demand, at most 1. Groups inside one node use no NIC and
+// ask for none. Members of one group sharing a NIC are group_of's concern
+// (min_nics_per_node, ranks_per_nic), not this share's. The groups are
+// disjoint (no GPU in two of them) and hold GPU ids of the cluster;
+// std::invalid_argument otherwise.
 double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::vector<int>>& groups);
 
 // Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across
