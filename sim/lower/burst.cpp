@@ -187,7 +187,7 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
     for (std::size_t i = 0; i < L; ++i) {
       if (g < layer_gpus[i]) params += table.layers[i].params;
     }
-    sim->memory.pool(g).allocate(static_cast<std::int64_t>(params * workload::kModelStateBytesPerParam),
+    sim->memory.pool(g).allocate(static_cast<std::int64_t>(params * workload::model_state_bytes_per_param(0, 1)),
                                  core::Time::zero());
   }
   for (auto& [task, effect] : effects) {

@@ -72,15 +72,12 @@ struct StageCosts {
   double hardware_flops_per_iteration = 0.0;  // including recomputed FLOPs
 };
 
-// Bytes of model state per parameter for mixed-precision Adam: FP16 weight and
-// gradient (2 + 2) plus FP32 master weight, momentum and variance (K = 12)
-// (ZeRO, arXiv 1910.02054 §3.1).
-inline constexpr double kModelStateBytesPerParam = 16.0;
-
-// Per GPU, per parameter of its model shard, under ZeRO stage 0-3 over `dp`
-// replicas (ZeRO §5.1), with gradients of `grad_bytes` a value (2, or 4 for
-// fp32 gradients): 2 + g + 12; 2 + g + 12/dp; 2 + (g + 12)/dp;
-// (2 + g + 12)/dp. With 16-bit gradients 16; 4 + 12/dp; 2 + 14/dp; 16/dp.
+// Bytes of model state per parameter of a GPU's model shard for mixed-precision
+// Adam: a 16-bit weight (2), the gradient (g: 2, or 4 for fp32 gradients) and
+// FP32 master weight, momentum and variance (K = 12) (ZeRO, arXiv 1910.02054
+// §3.1); under ZeRO stage 0-3 over `dp` replicas (§5.1): 2 + g + 12;
+// 2 + g + 12/dp; 2 + (g + 12)/dp; (2 + g + 12)/dp. With 16-bit gradients 16;
+// 4 + 12/dp; 2 + 14/dp; 16/dp.
 double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0);
 // Adam's step reads FP32 weight, momentum, variance and the gradient
 // (12 + g) and writes the three FP32 tensors and the FP16 weight (12 + 2):
