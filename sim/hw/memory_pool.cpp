@@ -13,6 +13,11 @@ void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
   record(now);
 }
 
+void MemoryPool::allocate_resident(std::int64_t bytes) {
+  allocate(bytes, core::Time::zero());
+  resident_ += bytes;
+}
+
 void MemoryPool::release(std::int64_t bytes, core::Time now) {
   in_use_ -= bytes;
   if (in_use_ < 0) throw std::logic_error("memory pool '" + name_ + "' released more than it held");

@@ -23,11 +23,16 @@ class MemoryPool {
 
   void allocate(std::int64_t bytes, core::Time now);
   void release(std::int64_t bytes, core::Time now);
+  // Memory held for the whole iteration from time zero (weights, gradients,
+  // optimizer state): allocated like any other, and also counted apart, so a
+  // report can split a peak into the model state and what sits above it.
+  void allocate_resident(std::int64_t bytes);
 
   const std::string& name() const { return name_; }
   std::int64_t capacity() const { return capacity_; }
   std::int64_t in_use() const { return in_use_; }
   std::int64_t peak() const { return peak_; }
+  std::int64_t resident() const { return resident_; }
   bool exceeded() const { return peak_ > capacity_; }
   // One sample per instant at which the amount changed (the last value at that instant).
   const std::vector<MemorySample>& timeline() const { return timeline_; }
@@ -39,6 +44,7 @@ class MemoryPool {
   std::int64_t capacity_;
   std::int64_t in_use_ = 0;
   std::int64_t peak_ = 0;
+  std::int64_t resident_ = 0;
   std::vector<MemorySample> timeline_;
 };
 

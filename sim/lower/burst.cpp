@@ -187,8 +187,8 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
     for (std::size_t i = 0; i < L; ++i) {
       if (g < layer_gpus[i]) params += table.layers[i].params;
     }
-    sim->memory.pool(g).allocate(static_cast<std::int64_t>(params * workload::model_state_bytes_per_param(0, 1)),
-                                 core::Time::zero());
+    sim->memory.pool(g).allocate_resident(
+        static_cast<std::int64_t>(params * workload::model_state_bytes_per_param(0, 1)));
   }
   for (auto& [task, effect] : effects) {
     effect.pool = static_cast<std::uint32_t>(sim->info[task].rank);

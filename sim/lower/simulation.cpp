@@ -300,7 +300,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   for (int q = 0; q < Q; ++q) {
     const int r = q % R;
     for (int s : stages_of_rank_[r]) {
-      sim_->memory.pool(q).allocate(costs_.stages[s].model_state_bytes, core::Time::zero());
+      sim_->memory.pool(q).allocate_resident(costs_.stages[s].model_state_bytes);
     }
     for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
       const Action& a = program_.ranks[r][k];

@@ -137,7 +137,10 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     const double bubble = t > 0.0 ? (t - busy[q]) / t : 0.0;
     st.busy_s += busy[q] / sim.pipelines;
     st.bubble_fraction += bubble / sim.pipelines;
-    st.peak_memory_bytes = std::max(st.peak_memory_bytes, pool.peak());
+    if (pool.peak() >= st.peak_memory_bytes) {  // the worst copy's peak, with its own split
+      st.peak_memory_bytes = pool.peak();
+      st.model_state_bytes = pool.resident();
+    }
     st.oom = st.oom || pool.exceeded();
     std::sort(busy_spans[q].begin(), busy_spans[q].end());
     ExposedComm e;
@@ -211,6 +214,7 @@ nlohmann::json to_json(const Summary& s) {
                       {"gpu", st.gpu},
                       {"bubble_fraction", st.bubble_fraction},
                       {"peak_memory_bytes", st.peak_memory_bytes},
+                      {"model_state_bytes", st.model_state_bytes},
                       {"oom", st.oom},
                       {"exposed_comm_s", exposed(st.exposed)}});
   }

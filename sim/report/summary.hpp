@@ -55,6 +55,10 @@ struct StageSummary {
   double busy_s = 0.0;
   double bubble_fraction = 0.0;
   std::int64_t peak_memory_bytes = 0;
+  // Of the peak, the model state held all iteration (weights, gradients,
+  // optimizer state of the rank's stages); the rest is activations and
+  // transient buffers at the moment of the peak.
+  std::int64_t model_state_bytes = 0;
   bool oom = false;
   ExposedComm exposed;
 };

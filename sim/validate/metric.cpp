@@ -21,6 +21,9 @@ constexpr std::array<Entry, kMetricCount> kEntries{{
     {Metric::kTokensPerS, "tokens_per_s", MetricKind::kPerformance},
     {Metric::kSamplesPerS, "samples_per_s", MetricKind::kPerformance},
     {Metric::kPeakMemoryGib, "peak_memory_gib", MetricKind::kMemory},
+    {Metric::kPeakMemoryGb, "peak_memory_gb", MetricKind::kMemory},
+    {Metric::kModelStateGib, "model_state_gib", MetricKind::kMemory},
+    {Metric::kActivationMemoryGib, "activation_memory_gib", MetricKind::kMemory},
 }};
 
 const Entry& entry(Metric m) { return kEntries[static_cast<std::size_t>(m)]; }
@@ -64,7 +67,17 @@ MetricValues metric_values(const report::Summary& s) {
   set(Metric::kSamplesPerGpuPerS, s.info.gpus > 0 ? s.samples_per_s / s.info.gpus : 0.0);
   set(Metric::kTokensPerS, s.tokens_per_s);
   set(Metric::kSamplesPerS, s.samples_per_s);
-  set(Metric::kPeakMemoryGib, static_cast<double>(s.peak_memory_bytes) / (1024.0 * 1024.0 * 1024.0));
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  set(Metric::kPeakMemoryGib, static_cast<double>(s.peak_memory_bytes) / kGiB);
+  set(Metric::kPeakMemoryGb, static_cast<double>(s.peak_memory_bytes) / 1e9);
+  // The first pipeline rank: the one Korthikanti et al.'s activation formula
+  // describes (it holds the most micro-batches in flight under 1F1B).
+  if (!s.stages.empty()) {
+    const report::StageSummary& first = s.stages.front();
+    set(Metric::kModelStateGib, static_cast<double>(first.model_state_bytes) / kGiB);
+    set(Metric::kActivationMemoryGib,
+        static_cast<double>(first.peak_memory_bytes - first.model_state_bytes) / kGiB);
+  }
   return v;
 }
 

@@ -1,5 +1,5 @@
 // The figures a validation case may compare with a measurement: the summary's
-// own keys (see report/summary.hpp) plus two per-GPU or per-GiB views of them.
+// own keys (see report/summary.hpp) plus per-GPU, GB and GiB views of them.
 // Performance and memory are averaged apart, so each metric has a kind.
 #pragma once
 
@@ -24,8 +24,11 @@ enum class Metric {
   kTokensPerS,
   kSamplesPerS,
   kPeakMemoryGib,
+  kPeakMemoryGb,
+  kModelStateGib,
+  kActivationMemoryGib,
 };
-inline constexpr std::size_t kMetricCount = 9;
+inline constexpr std::size_t kMetricCount = 12;
 
 enum class MetricKind { kPerformance, kMemory };
 

@@ -27,8 +27,7 @@ std::string expected_range(const Ordering::Ratio& q) {
 }
 
 std::string mape_title(MetricKind kind) {
-  return kind == MetricKind::kPerformance ? "performance MAPE"
-                                          : fmt::format("memory MAPE ({})", name(Metric::kPeakMemoryGib));
+  return kind == MetricKind::kPerformance ? "performance MAPE" : "memory MAPE";
 }
 
 // `width`: of the first column, title included; group names are indented by two.

@@ -40,6 +40,22 @@ TEST_CASE("a memory pool records use, peak and overflow") {
   CHECK(p.timeline()[1].bytes_in_use == 80);
 }
 
+TEST_CASE("resident memory counts toward the peak and is also kept apart") {
+  // 40 resident (two stages' model state, 25 + 15) from t=0, then 30 of
+  // activations: peak 70, of which 40 resident and 30 above it.
+  hw::MemoryPool p("GPU 0", 100);
+  p.allocate_resident(25);
+  p.allocate_resident(15);
+  p.allocate(30, Time::ps(4));
+  p.release(30, Time::ps(9));
+  CHECK(p.resident() == 40);
+  CHECK(p.peak() == 70);
+  CHECK(p.in_use() == 40);
+  REQUIRE(p.timeline().size() == 3);
+  CHECK(p.timeline()[0].time == Time::zero());
+  CHECK(p.timeline()[0].bytes_in_use == 40);
+}
+
 TEST_CASE("changes at one instant keep one sample, with the last value") {
   hw::MemoryPool p("GPU 0", 100);
   p.allocate(10, Time::ps(5));

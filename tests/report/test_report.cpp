@@ -112,6 +112,24 @@ TEST_CASE("the summary's figures follow from the timeline") {
   CHECK(j["stages"][0].contains("peak_memory_bytes"));
 }
 
+TEST_CASE("each rank's peak splits into its model state and what sits above it") {
+  // 1F1B over 4 stages with 16 micro-batches: rank r holds the activations of
+  // at most 4 - r micro-batches (its warm-up forwards plus one), on top of
+  // its stage's model state, held from time zero.
+  const Run r = run_example();
+  report::RunInfo info;
+  info.gpus = 8;
+  const report::Summary s = report::summarize(r.sim(), info);
+  REQUIRE(s.stages.size() == 4);
+  for (int rank = 0; rank < 4; ++rank) {
+    CAPTURE(rank);
+    const workload::StageCost& c = r.whatif.costs.stages[rank];
+    CHECK(s.stages[rank].model_state_bytes == c.model_state_bytes);
+    CHECK(s.stages[rank].peak_memory_bytes - s.stages[rank].model_state_bytes == (4 - rank) * c.activation_bytes);
+  }
+  CHECK(report::to_json(s)["stages"][0]["model_state_bytes"] == r.whatif.costs.stages[0].model_state_bytes);
+}
+
 TEST_CASE("a plan that does not fit is reported as out of memory") {
   // GPipe with 64 micro-batches of 1.7B on 4 stages holds far more than 80 GB.
   const Run r = run_example({"parallel.schedule=gpipe", "parallel.global_batch=256"});

@@ -175,11 +175,37 @@ TEST_CASE("a case predicts what trainsim run reports for its config") {
   CHECK(at(p[0].values, Metric::kSamplesPerGpuPerS) == doctest::Approx(s1.samples_per_s / 8).scale(0));
   CHECK(at(p[0].values, Metric::kPeakMemoryGib) ==
         doctest::Approx(static_cast<double>(s1.peak_memory_bytes) / (1 << 30)).scale(0));
+  CHECK(at(p[0].values, Metric::kPeakMemoryGb) == doctest::Approx(s1.peak_memory_bytes / 1e9).scale(0));
+  CHECK(at(p[0].values, Metric::kModelStateGib) ==
+        doctest::Approx(static_cast<double>(s1.stages[0].model_state_bytes) / (1 << 30)).scale(0));
   CHECK(p[0].gpus == 8);
   CHECK(p[0].fidelity == "symmetric");
   // The config file with its --set overrides.
   CHECK(at(p[1].values, Metric::kIterationTime) == run({"parallel.schedule=gpipe"}).iteration_time_s);
   CHECK(at(p[2].values, Metric::kMfu) == run({"parallel.pp=2", "parallel.tp=4"}).mfu);
+}
+
+TEST_CASE("memory metrics: the peak in GiB and GB, and the first rank's peak split at its model state") {
+  // Peak 3 GiB = 3 x 1,073,741,824 = 3,221,225,472 bytes = 3.221225472 GB.
+  // The first rank peaks at 2.5 GiB, 1.5 GiB of it model state: 1 GiB above
+  // it. Rank 1's higher peak sets the peak, not the first rank's split.
+  report::Summary s;
+  s.peak_memory_bytes = std::int64_t{3} << 30;
+  s.stages.resize(2);
+  s.stages[0].peak_memory_bytes = (std::int64_t{5} << 30) / 2;
+  s.stages[0].model_state_bytes = (std::int64_t{3} << 30) / 2;
+  s.stages[1].peak_memory_bytes = std::int64_t{3} << 30;
+  s.stages[1].model_state_bytes = std::int64_t{2} << 30;
+  const MetricValues v = metric_values(s);
+  CHECK(at(v, Metric::kPeakMemoryGib) == 3.0);
+  CHECK(at(v, Metric::kPeakMemoryGb) == doctest::Approx(3.221225472).epsilon(1e-12).scale(0));
+  CHECK(at(v, Metric::kModelStateGib) == 1.5);
+  CHECK(at(v, Metric::kActivationMemoryGib) == 1.0);
+  for (const char* n : {"peak_memory_gb", "model_state_gib", "activation_memory_gib"}) {
+    CAPTURE(n);
+    REQUIRE(metric_named(n).has_value());
+    CHECK(kind(*metric_named(n)) == MetricKind::kMemory);
+  }
 }
 
 TEST_CASE("a case whose config fails names the case file, the JSON path and the case") {

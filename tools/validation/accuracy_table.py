@@ -13,7 +13,7 @@ cases = sys.argv[2] if len(sys.argv) > 2 else "tests/validation/cases.json"
 out = subprocess.run([trainsim, "validate", cases, "--json"], capture_output=True, text=True, check=True).stdout
 d = json.loads(out)
 
-for kind, title in (("performance", "iteration time / throughput"), ("memory", "peak memory")):
+for kind, title in (("performance", "iteration time / throughput"), ("memory", "memory")):
     m = d["mape"][kind]
     print(f"| source ({title}) | rows | MAPE |")
     print("|---|---|---|")

@@ -173,11 +173,57 @@ def korthikanti_case(rec: dict) -> dict:
         },
         "measured": {"iteration_time_s": rec["measured"]["iter_time_s"]},
         "notes": "Measured: Table 5's iteration time (its MFU and HFU are the same measurement divided into a FLOP "
-                 "count, not used separately). Figure 1's memory bars (record fig1_*) are not compared with "
-                 "peak_memory_gib: they are the paper's analytical estimates (the baselines exceed the 80 GB the "
-                 "GPU has, so they were not measured), split into two components that leave out other buffers, and "
-                 "read off a bar chart by a third party.",
+                 "count, not used separately). Figure 1's memory for the same plans (record fig1_*) is compared in "
+                 "the cases of group '" + FIG1_GROUP + "'.",
     }
+
+
+# Figure 1 of the same paper gives, per model, the memory of the first
+# pipeline stage's GPU: parameters, gradients and optimizer state, and the
+# activations with the paper's method (selective recompute + sequence
+# parallelism) and without any recompute. They are the paper's formulas, not
+# measurements (the baselines exceed the GPU's 80 GB): 18 bytes for each of the
+# 12*l*h^2 layer parameters on a GPU, and 34*s*b*h*l/t of activations (times
+# 1 + (p-1)/(p*v) interleaved), e.g. 18 * 12 * 48 * 6144^2 / 8 bytes = 45.5625 GiB
+# and 34 * 2048 * 4 * 6144 * 48 / 8 bytes = 9.5625 GiB for the 22B model. They
+# are compared in a group of their own, as a check of the simulator's memory
+# accounting against the paper's.
+FIG1_GROUP = "Korthikanti Figure 1 (analytic)"
+
+
+def korthikanti_fig1_case(rec: dict) -> dict:
+    """The Table 5 plan whose memory Figure 1 shows: the present-work row's plan
+    for its two components, or the full-recompute row's plan without recompute
+    for the baseline's activations."""
+    case = korthikanti_case(rec)
+    size = rec["id"].split("_")[2]
+    selective = rec["id"].endswith("_seqpar_selective")
+    fig = rec["measured"]
+    if selective:
+        measured = {"model_state_gib": fig["fig1_mem_GiB_params_grads_optstate"],
+                    "activation_memory_gib": fig["fig1_mem_GiB_activations"]}
+        what = "selective_sp"
+        plan_note = "the Table 5 plan of the 'present work' row (selective recompute + sequence parallelism)"
+    else:
+        measured = {"activation_memory_gib": fig["fig1_mem_GiB_activations_no_recompute_baseline"]}
+        what = "no_recompute"
+        case["config"]["parallel"]["recompute"] = "none"
+        case["config"]["description"] = case["config"]["description"].replace("full recompute", "no recompute")
+        case["assumptions"]["parallel.recompute"] = (
+            "none, without sequence parallelism: Figure 1's baseline, the activations of the Table 5 plan with "
+            "tensor and pipeline parallelism only")
+        plan_note = "the Table 5 plan of the full-recompute row, without recompute (Figure 1's baseline)"
+    case["id"] = f"korthikanti_fig1_{size}_{what}"
+    case["group"] = FIG1_GROUP
+    case["measured"] = measured
+    case["notes"] = (
+        f"Measured: Figure 1's memory for {plan_note}, as the record transcribes it (fig1_*, GiB). These are the "
+        "paper's formulas, not measurements: the layers' parameters (12*l*h^2, no embedding, biases or norms) at "
+        "18 bytes each over t*p GPUs, and 34*s*b*h*l/t bytes of activations (s*b*h*l*(10 + 24/t + 5*a*s/(h*t)) "
+        "without recompute), times 1 + (p-1)/(p*v) with v virtual stages. The simulator's first pipeline rank "
+        "also holds the embedding and its model state, and above its model state any transient buffer at the "
+        "peak (model_state_gib, activation_memory_gib).")
+    return case
 
 
 # ---------------------------------------------------------------------------
@@ -273,6 +319,9 @@ def bloom_prequel_case(rec: dict) -> dict:
             f"{per} x {pp - 1}, {stage_layers[-1]}: as chronicles-prequel.md ('Re-do') states for this run: "
             f"'{layers}/{pp}={layers / pp} - so the last stage has {stage_layers[-1]} block, while the rest have {per}'")
     name = f"BLOOM candidate h{m['hidden']} l{layers} a{m['heads']}"
+    measured = {"iteration_time_s": rec["measured"]["iter_time_s"]}
+    if rec["measured"].get("mem_gb_per_gpu") is not None:
+        measured["peak_memory_gb"] = rec["measured"]["mem_gb_per_gpu"]
     return {
         "id": rec["id"],
         "group": "BLOOM topology sweep",
@@ -290,13 +339,18 @@ def bloom_prequel_case(rec: dict) -> dict:
             "parallel": parallel,
         },
         "assumptions": assumptions,
-        "measured": {"iteration_time_s": rec["measured"]["iter_time_s"]},
+        "measured": measured,
         "notes": "Measured: seconds per iteration, a snapshot of the second iteration (record iter_time_s; its "
-                 "TFLOP/s is computed from the same time). The Mem column (record mem_gb_per_gpu) is not compared "
-                 "with peak_memory_gib: it is an nvidia-smi snapshot of one node (chronicles-prequel.md), which includes the CUDA "
-                 "context and the caching allocator's reserve, and its unit (GB or GiB) is not stated. These runs "
-                 "used the fp16 optimizer (the BF16 optimizer came on 02-28), which does not change simulated "
-                 "times. " + BLOOM_NOTES,
+                 "TFLOP/s is computed from the same time)" + (
+                     "; and the table's Mem column (record mem_gb_per_gpu) as peak_memory_gb: what nvidia-smi "
+                     "showed on the job's first node (chronicles-prequel.md: 'was quickly getting the memory "
+                     "snapshot with: pdsh -w jean-zay-iam01 ... nvidia-smi'), whose GPUs hold the first pipeline "
+                     "stage with the embedding. nvidia-smi counts more than the simulator's peak: the CUDA context "
+                     "(1573 MiB on an A100 40GB by the same author's measurement, chronicles-prequel.md) and what "
+                     "PyTorch's caching allocator keeps reserved beyond the tensors in use; and the column's GB "
+                     "are taken as 10^9 bytes (read as GiB they would be 7.4% larger)" if "peak_memory_gb" in measured
+                     else "; the Mem column is empty for this row") + ". These runs used the fp16 optimizer (the BF16 "
+                 "optimizer came on 02-28), which does not change simulated times. " + BLOOM_NOTES,
     }
 
 
@@ -524,9 +578,11 @@ DESCRIPTION = (
     "Validation cases: published training runs as trainsim configs, each with its source, the assumptions that "
     "fill what the source leaves open, and the published measurement. Written by "
     "tools/validation/convert_published_runs.py from " + RUNS_NAME + "; edit the converter, not this file. "
-    "Groups: Megatron-LM Table 1 (arXiv:2104.04473), Korthikanti Table 5 (arXiv:2205.05198), BLOOM 176B "
-    "production and the BLOOM topology sweep (bigscience-workshop/bigscience tr11-176B-ml), Zero bubble Table 4 "
-    "(arXiv:2401.10241). Cases with an empty `measured` carry no published per-run figure and exist only for the "
+    "Groups: Megatron-LM Table 1 (arXiv:2104.04473), Korthikanti Table 5 and Figure 1 (arXiv:2205.05198; Figure 1 "
+    "is the paper's memory formulas, not a measurement, so its group checks the simulator's memory accounting "
+    "against the paper's), BLOOM 176B production and the BLOOM topology sweep (bigscience-workshop/bigscience "
+    "tr11-176B-ml; the sweep's memory is nvidia-smi's, which counts the CUDA context and the allocator's reserve "
+    "too), Zero bubble Table 4 (arXiv:2401.10241). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first). The selective-recompute ratio band (1.20 to 1.45) takes "
     "the published 1.29 to 1.32 ('about 30%'), keeps the effect within a third of its size on the low side, and "
     "on the high side admits the FLOP ratio of one extra forward per layer (about 4/3) plus the repeated "
@@ -596,10 +652,12 @@ GRAD_DTYPE = {
     "Megatron-LM Table 1": ("fp16", (
         "fp16: the script passes --fp16 and not --accumulate-allreduce-grads-in-fp32 (examples/sc21/CONFIG.sh), "
         "so gradients accumulate and are all-reduced in the parameters' fp16")),
-    "Korthikanti Table 5": ("fp16", (
-        "fp16, assumed: the paper does not state the precision (record: 'fp16? / bf16?'); under bf16 Megatron-LM "
-        "would keep fp32 gradients, which here would only lengthen Adam's step and the tied embedding's all-reduce "
-        "(one replica, memory not compared): 12.958 s against 12.968 s for the 175B run with selective recompute")),
+    "Korthikanti Table 5": ("fp32", (
+        "fp32: the paper does not state the precision (record: 'fp16? / bf16?'), but its Figure 1 counts 18 bytes "
+        "for each parameter's weight, gradient and optimizer state, 2 + 4 + 12: a 16-bit weight, an fp32 gradient "
+        "(Megatron-LM's main_grad in fp32, as under bf16) and fp32 Adam state. With one replica fp32 gradients "
+        "only lengthen Adam's step and the tied embedding's all-reduce (12.968 s against 12.958 s with fp16 "
+        "gradients for the 175B run with selective recompute)")),
     "BLOOM 176B production": ("fp32", (
         "fp32: the BF16 optimizer keeps fp32 gradients and hands them to the data-parallel reduction "
         "(deepspeed/runtime/bf16_optimizer.py: get_grads_for_reduction returns the fp32 gradients)")),
@@ -610,14 +668,21 @@ GRAD_DTYPE = {
 }
 
 
+# Figure 1's cases are the Table 5 plans: the same software, the same rules.
+for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE):
+    _rules[FIG1_GROUP] = _rules["Korthikanti Table 5"]
+
+
 def build(runs: dict) -> dict:
     cases: list[dict] = []
+    fig1: list[dict] = []  # after all Table 5 cases, in record order
     for rec in runs["records"]:
         rid = rec["id"]
         if rid.startswith("megatron_sc21_t1_"):
             cases.append(megatron_case(rec))
         elif rid.startswith("korthikanti_t5_"):
             cases.append(korthikanti_case(rec))
+            fig1.append(korthikanti_fig1_case(rec))
         elif rid == "bloom176b_production":
             cases.append(bloom_production_case(rec))
         elif rid.startswith("bloom_prequel_"):
@@ -630,6 +695,10 @@ def build(runs: dict) -> dict:
             cases.extend(bfpp_cases(rec))
         elif not any(rid.startswith(k) for k in SKIPPED):
             raise SystemExit(f"record {rid}: neither converted nor listed in SKIPPED")
+        if fig1 and not rid.startswith("korthikanti_t5_"):
+            cases.extend(fig1)
+            fig1 = []
+    cases.extend(fig1)
     for case in cases:
         why = UNFUSED_ATTENTION.get(case["group"])
         if why is not None:
