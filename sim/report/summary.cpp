@@ -283,10 +283,11 @@ std::string to_text(const Summary& s) {
   line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
                                           gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
   out += s.burst ? "  per GPU:\n" : "  per pipeline rank:\n";
-  out += fmt::format("    {:>4} {:>6} {:>8} {:>12}\n", "rank", "GPU", "bubble", "peak GiB");
+  out += fmt::format("    {:>4} {:>6} {:>8} {:>12} {:>16}\n", "rank", "GPU", "bubble", "peak GiB", "model state GiB");
   for (const StageSummary& st : s.stages) {
-    out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f}{}\n", st.rank, st.gpu, 100.0 * st.bubble_fraction,
-                       gib(st.peak_memory_bytes), st.oom ? "  OOM" : "");
+    out += fmt::format("    {:>4} {:>6} {:>7.1f}% {:>12.2f} {:>16.2f}{}\n", st.rank, st.gpu,
+                       100.0 * st.bubble_fraction, gib(st.peak_memory_bytes), gib(st.model_state_bytes),
+                       st.oom ? "  OOM" : "");
   }
   line("simulated", fmt::format("{} events, {} tasks, {} fidelity, {} {} in {:.2f} ms wall", s.events, s.tasks,
                                 s.fidelity, s.simulated_gpus,
