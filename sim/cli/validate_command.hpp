@@ -14,7 +14,8 @@ struct ValidateArgs {
   std::string cases;
   bool json = false;
   bool verbose = false;
-  double max_mape = -1.0;  // percent; negative: not given
+  double max_mape = -1.0;         // percent, performance; negative: not given
+  double max_memory_mape = -1.0;  // percent, memory; negative: not given
   std::string only;        // glob on case ids; empty: every case
 };
 

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Runs trainsim validate on a case file with --max-mape set to the figure
-# recorded in a file (its first line that is not blank or a # comment), and
-# fails too when an ordering the sources state no longer holds.
-# usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt
+# Runs trainsim validate on a case file with --max-mape and --max-memory-mape
+# set to the figures recorded in two files (each file's first line that is
+# not blank or a # comment), and fails too when an ordering the sources state
+# no longer holds.
+# usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt
 set -eu
-trainsim=$1 cases=$2 limit_file=$3
-limit=$(grep -v -E '^[[:space:]]*(#|$)' "$limit_file" | head -n 1 | tr -d '[:space:]')
-if ! [[ $limit =~ ^[0-9]+([.][0-9]+)?$ ]]; then
-  echo "$limit_file: expected a percentage (e.g. 15.5) on its first line that is not a comment, got \"$limit\""
-  exit 1
-fi
+trainsim=$1 cases=$2
+read_limit() {
+  local limit
+  limit=$(grep -v -E '^[[:space:]]*(#|$)' "$1" | head -n 1 | tr -d '[:space:]')
+  if ! [[ $limit =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+    echo "$1: expected a percentage (e.g. 15.5) on its first line that is not a comment, got \"$limit\"" >&2
+    return 1
+  fi
+  echo "$limit"
+}
+limit=$(read_limit "$3")
+memory_limit=$(read_limit "$4")
 status=0
-out=$("$trainsim" validate "$cases" --max-mape "$limit") || status=$?
+out=$("$trainsim" validate "$cases" --max-mape "$limit" --max-memory-mape "$memory_limit") || status=$?
 printf '%s\n' "$out"
 [ "$status" -eq 0 ] || exit "$status"
 if printf '%s\n' "$out" | grep -E '^orderings: [0-9]+ pass, [1-9][0-9]* fail' >/dev/null; then
