@@ -14,6 +14,10 @@ void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
 }
 
 void MemoryPool::allocate_resident(std::int64_t bytes) {
+  // Held from time zero: only before anything later has been recorded.
+  if (!timeline_.empty() && timeline_.back().time != core::Time::zero()) {
+    throw std::logic_error("resident memory on " + name_ + " allocated after time zero");
+  }
   allocate(bytes, core::Time::zero());
   resident_ += bytes;
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include "core/engine.hpp"
 #include "hw/memory_pool.hpp"
 #include "hw/stream.hpp"
@@ -54,6 +56,8 @@ TEST_CASE("resident memory counts toward the peak and is also kept apart") {
   REQUIRE(p.timeline().size() == 3);
   CHECK(p.timeline()[0].time == Time::zero());
   CHECK(p.timeline()[0].bytes_in_use == 40);
+  // Resident means held from time zero: not once later use is recorded.
+  CHECK_THROWS_AS(p.allocate_resident(5), std::logic_error);
 }
 
 TEST_CASE("changes at one instant keep one sample, with the last value") {

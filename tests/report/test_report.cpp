@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -25,6 +27,10 @@ Run run_example(const std::vector<std::string>& overrides = {}) {
   r.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides);
   r.whatif = driver::simulate(r.scenario);
   return r;
+}
+
+double c0_state_gib(const Run& r) {
+  return static_cast<double>(r.whatif.costs.stages[0].model_state_bytes) / 1073741824.0;
 }
 
 }  // namespace
@@ -128,6 +134,12 @@ TEST_CASE("each rank's peak splits into its model state and what sits above it")
     CHECK(s.stages[rank].peak_memory_bytes - s.stages[rank].model_state_bytes == (4 - rank) * c.activation_bytes);
   }
   CHECK(report::to_json(s)["stages"][0]["model_state_bytes"] == r.whatif.costs.stages[0].model_state_bytes);
+  // The text table shows the split too: rank 0's peak and its model state in GiB.
+  const std::string text = report::to_text(s);
+  CHECK(text.find("    rank    GPU   bubble     peak GiB  model state GiB\n") != std::string::npos);
+  const std::string row0 = fmt::format("{:>12.2f} {:>16.2f}", s.stages[0].peak_memory_bytes / 1073741824.0,
+                                       c0_state_gib(r));
+  CHECK(text.find(row0) != std::string::npos);
 }
 
 TEST_CASE("a plan that does not fit is reported as out of memory") {

@@ -5,6 +5,10 @@
 # no longer holds.
 # usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt
 set -eu
+if [ $# -ne 4 ]; then
+  echo "usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt" >&2
+  exit 2
+fi
 trainsim=$1 cases=$2
 read_limit() {
   local limit

@@ -345,7 +345,8 @@ def bloom_prequel_case(rec: dict) -> dict:
                      "; and the table's Mem column (record mem_gb_per_gpu) as peak_memory_gb: what nvidia-smi "
                      "showed on the job's first node (chronicles-prequel.md: 'was quickly getting the memory "
                      "snapshot with: pdsh -w jean-zay-iam01 ... nvidia-smi'), whose GPUs hold the first pipeline "
-                     "stage with the embedding. nvidia-smi counts more than the simulator's peak: the CUDA context "
+                     "stage with the embedding; peak_memory_gb is the largest peak over all GPUs, which in every "
+                     "one of these cases is the first stage's. nvidia-smi counts more than the simulator's peak: the CUDA context "
                      "(1573 MiB on an A100 40GB by the same author's measurement, chronicles-prequel.md) and what "
                      "PyTorch's caching allocator keeps reserved beyond the tensors in use; and the column's GB "
                      "are taken as 10^9 bytes (read as GiB they would be 7.4% larger)" if "peak_memory_gb" in measured
