@@ -16,10 +16,10 @@ struct ValidateArgs {
   bool verbose = false;
   double max_mape = -1.0;         // percent, performance; negative: not given
   double max_memory_mape = -1.0;  // percent, memory; negative: not given
-  std::string only;        // glob on case ids; empty: every case
+  std::string only;               // glob on case ids; empty: every case
 };
 
-// The overall performance MAPE exceeds --max-mape.
+// The overall performance MAPE exceeds --max-mape, or memory --max-memory-mape.
 inline constexpr int kMapeExceeded = 7;
 
 // Returns the subcommand, so that main can tell whether it was chosen.
