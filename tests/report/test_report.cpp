@@ -29,8 +29,11 @@ Run run_example(const std::vector<std::string>& overrides = {}) {
   return r;
 }
 
-double c0_state_gib(const Run& r) {
-  return static_cast<double>(r.whatif.costs.stages[0].model_state_bytes) / 1073741824.0;
+// The run's summary with nothing but the cluster's 8 GPUs known.
+report::Summary summary_of(const Run& r) {
+  report::RunInfo info;
+  info.gpus = 8;
+  return report::summarize(r.sim(), info);
 }
 
 }  // namespace
@@ -123,9 +126,7 @@ TEST_CASE("each rank's peak splits into its model state and what sits above it")
   // at most 4 - r micro-batches (its warm-up forwards plus one), on top of
   // its stage's model state, held from time zero.
   const Run r = run_example();
-  report::RunInfo info;
-  info.gpus = 8;
-  const report::Summary s = report::summarize(r.sim(), info);
+  const report::Summary s = summary_of(r);
   REQUIRE(s.stages.size() == 4);
   for (int rank = 0; rank < 4; ++rank) {
     CAPTURE(rank);
@@ -138,16 +139,14 @@ TEST_CASE("each rank's peak splits into its model state and what sits above it")
   const std::string text = report::to_text(s);
   CHECK(text.find("    rank    GPU   bubble     peak GiB  model state GiB\n") != std::string::npos);
   const std::string row0 = fmt::format("{:>12.2f} {:>16.2f}", s.stages[0].peak_memory_bytes / 1073741824.0,
-                                       c0_state_gib(r));
+                                       s.stages[0].model_state_bytes / 1073741824.0);
   CHECK(text.find(row0) != std::string::npos);
 }
 
 TEST_CASE("a plan that does not fit is reported as out of memory") {
   // GPipe with 64 micro-batches of 1.7B on 4 stages holds far more than 80 GB.
   const Run r = run_example({"parallel.schedule=gpipe", "parallel.global_batch=256"});
-  report::RunInfo info;
-  info.gpus = 8;
-  const report::Summary s = report::summarize(r.sim(), info);
+  const report::Summary s = summary_of(r);
   CHECK(s.oom);
   CHECK(s.peak_memory_bytes > s.memory_capacity_bytes);
 }
@@ -176,9 +175,7 @@ TEST_CASE("link traffic: the bytes of every transfer, by link class, busiest fir
   // = 96 transfers of 18,874,368 B, each over two NVLink links (out of the
   // sender, into the receiver).
   const Run r = run_example();
-  report::RunInfo info;
-  info.gpus = 8;
-  const report::Summary s = report::summarize(r.sim(), info);
+  const report::Summary s = summary_of(r);
   REQUIRE(s.link_classes.size() == 3);
   const report::LinkClassUse& nvlink = s.link_classes[0];
   CHECK(nvlink.link_class == "nvlink");

@@ -676,7 +676,7 @@ for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE)
 
 def build(runs: dict) -> dict:
     cases: list[dict] = []
-    fig1: list[dict] = []  # after all Table 5 cases, in record order
+    fig1: list[dict] = []
     for rec in runs["records"]:
         rid = rec["id"]
         if rid.startswith("megatron_sc21_t1_"):
@@ -696,10 +696,9 @@ def build(runs: dict) -> dict:
             cases.extend(bfpp_cases(rec))
         elif not any(rid.startswith(k) for k in SKIPPED):
             raise SystemExit(f"record {rid}: neither converted nor listed in SKIPPED")
-        if fig1 and not rid.startswith("korthikanti_t5_"):
-            cases.extend(fig1)
-            fig1 = []
-    cases.extend(fig1)
+    # Figure 1's cases right after the Table 5 cases whose plans they share.
+    after = max((i for i, c in enumerate(cases) if c["group"] == "Korthikanti Table 5"), default=len(cases) - 1)
+    cases[after + 1:after + 1] = fig1
     for case in cases:
         why = UNFUSED_ATTENTION.get(case["group"])
         if why is not None:
