@@ -250,7 +250,8 @@ void read_links(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
   const json& nccl = r.field(doc, "", "nccl", "an object");
   out.nccl_skipped = skipped(r, nccl, "nccl");
   if (!out.nccl_skipped.empty()) return;
-  r.object(nccl, "nccl", {"measured", "ranks", "all_reduce", "all_gather", "reduce_scatter"});
+  r.object(nccl, "nccl", {"measured", "ranks", "all_reduce", "all_gather", "reduce_scatter", "send_recv"});
+  if (nccl.contains("send_recv")) out.nccl_send_recv = r.sizes(nccl, "nccl", "send_recv", "gb_per_s");
   out.nccl_ranks = r.count(nccl, "nccl", "ranks");
   using K = hw::CollectiveKind;
   for (K kind : {K::kAllReduce, K::kAllGather, K::kReduceScatter}) {
@@ -320,6 +321,11 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   // NCCL's bus bandwidth depends on the ranks: only a run over the whole node
   // stands for the node's collectives.
   if (p.nccl_skipped.empty() && p.nccl_ranks == node.gpus_per_node) node.nvlink_bus_gb_per_s = p.nccl_bus_gb_per_s();
+  // Pipeline sends inside a node: NCCL's send/recv at the largest size, never
+  // above the link it crosses.
+  if (p.nccl_skipped.empty() && !p.nccl_send_recv.empty()) {
+    node.nvlink_sendrecv_gb_per_s = std::min(p.nccl_send_recv.back().rate.median, node.nvlink_gb_per_s);
+  }
   node.gpu.calibration = std::move(profile);
   return node;
 }

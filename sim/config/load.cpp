@@ -514,6 +514,14 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   node.nvlink_gb_per_s = n.positive_number("nvlink_gb_per_s", kMinRate, kMaxBandwidth);
   node.nvlink_latency_us = n.non_negative_number("nvlink_latency_us", kMaxMicroseconds);
   node.nvlink_bus_gb_per_s = n.positive_number("nvlink_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  if (n.has("nvlink_sendrecv_gb_per_s")) {
+    node.nvlink_sendrecv_gb_per_s = n.positive_number("nvlink_sendrecv_gb_per_s", kMinRate, kMaxBandwidth);
+    if (node.nvlink_sendrecv_gb_per_s > node.nvlink_gb_per_s) {
+      ctx.fail(n.path("nvlink_sendrecv_gb_per_s"),
+               fmt::format("{} GB/s is above the NVLink line rate nvlink_gb_per_s ({} GB/s); expected at most that",
+                           node.nvlink_sendrecv_gb_per_s, node.nvlink_gb_per_s));
+    }
+  }
   node.nics_per_node = n.positive_int("nics_per_node", 1024);
   node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
   node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);

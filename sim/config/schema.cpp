@@ -17,7 +17,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"cluster.network", {"name", "kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "switches", "links", "sources"}},
       {"cluster.node",
        {"name", "gpu", "gpus_per_node", "nvlink_gb_per_s", "nvlink_latency_us", "nvlink_bus_gb_per_s",
-        "nics_per_node", "nic_gbit_per_s", "nic_bus_gb_per_s", "nic_latency_us", "sources"}},
+        "nvlink_sendrecv_gb_per_s", "nics_per_node", "nic_gbit_per_s", "nic_bus_gb_per_s", "nic_latency_us", "sources"}},
       {"cluster.node.gpu",
        {"name", "peak_tflops", "memory_gb", "hbm_tb_per_s", "hbm_achievable_tb_per_s", "gemm_tflops",
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},

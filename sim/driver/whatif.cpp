@@ -46,8 +46,9 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
     if (s + 1 < w.shape.stages && w.shape.stage_rank[s] != w.shape.stage_rank[s + 1]) {
       const int here = plan.gpu_of(plan.rank_of_stage(s)), next = plan.gpu_of(plan.rank_of_stage(s + 1));
       const hw::NodeSpec& node = sc.cluster.node;
+      const double nvlink = node.nvlink_sendrecv_gb_per_s > 0.0 ? node.nvlink_sendrecv_gb_per_s : node.nvlink_gb_per_s;
       const double bytes_per_s = sc.cluster.node_of(here) == sc.cluster.node_of(next)
-                                     ? node.nvlink_gb_per_s * 1e9
+                                     ? nvlink * 1e9
                                      : node.nic_bus_gb_per_s * 1e9;
       if (bytes_per_s > 0.0) t.transfer = c.send_forward_bytes / bytes_per_s;
     }

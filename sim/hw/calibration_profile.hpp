@@ -111,6 +111,9 @@ struct CalibrationProfile {
   std::string nccl_skipped;    // why NCCL was not measured; empty when it was
   int nccl_ranks = 0;
   std::vector<CollectiveCurve> nccl;
+  // GB/s, GPU 0 to GPU 1 by ncclSend/ncclRecv, as a pipeline sends; empty
+  // when the profile predates it (an optional key).
+  std::vector<SizePoint> nccl_send_recv;
 
   // The streaming bandwidth of HBM: the copy at the largest size measured
   // (far beyond L2), in TB/s.

@@ -17,6 +17,10 @@ struct NodeSpec {
   double nvlink_gb_per_s = 0.0;      // per GPU, per direction (spec)
   double nvlink_latency_us = 0.0;    // GPU to GPU through the switch
   double nvlink_bus_gb_per_s = 0.0;  // NCCL's effective bus bandwidth inside a node
+  // NCCL send/recv between two GPUs of the node (pipeline sends): point-to-point
+  // runs on fewer channels than a collective and stays well below the NVLink
+  // line rate. 0: sends move at nvlink_gb_per_s.
+  double nvlink_sendrecv_gb_per_s = 0.0;
   int nics_per_node = 0;
   double nic_gbit_per_s = 0.0;       // line rate of one NIC (spec)
   double nic_bus_gb_per_s = 0.0;     // bandwidth NCCL achieves through one NIC (measured)

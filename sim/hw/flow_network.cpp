@@ -31,9 +31,11 @@ LinkId FlowNetwork::add_link(Link link) {
 }
 
 std::uint32_t FlowNetwork::add_route(std::vector<LinkId> links, core::Time extra_latency,
-                                     std::vector<double> weights) {
+                                     std::vector<double> weights, double max_bytes_per_s) {
+  if (max_bytes_per_s < 0.0) throw std::invalid_argument("a route's rate cap cannot be negative");
   Route r;
   r.latency = extra_latency;
+  r.max_bytes_per_s = max_bytes_per_s;
   if (!weights.empty() && weights.size() != links.size()) throw std::invalid_argument("route weights do not match links");
   r.weights = std::move(weights);
   for (LinkId l : links) {
@@ -105,6 +107,7 @@ void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
   f.task = task;
   f.route = t.route;
   f.remaining = f.size = t.amount;
+  f.cap = routes_[t.route].max_bytes_per_s * 1e-12;  // bytes per picosecond; 0 for none
   add_flow(f, engine);
 }
 

@@ -36,6 +36,9 @@ struct Route {
   // share a NIC weighs as many on it: max-min fairness counts it that often.
   std::vector<double> weights;
   core::Time latency;  // sum of the links' latencies
+  // A transfer's own ceiling in bytes/s (0: none), below what its links
+  // allow: the rate NCCL's send/recv reaches between two GPUs of a node.
+  double max_bytes_per_s = 0.0;
 
   double weight(std::size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
 };
@@ -51,9 +54,10 @@ class FlowNetwork final : public core::Resource {
  public:
   LinkId add_link(Link link);
   // Returns an index for Task::route. `extra_latency` is added to the links' own
-  // (for hops left out of `links` because they can never be a bottleneck).
+  // (for hops left out of `links` because they can never be a bottleneck);
+  // `max_bytes_per_s` (0 for none) caps every transfer on the route.
   std::uint32_t add_route(std::vector<LinkId> links, core::Time extra_latency = core::Time::zero(),
-                          std::vector<double> weights = {});
+                          std::vector<double> weights = {}, double max_bytes_per_s = 0.0);
 
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;

@@ -234,7 +234,11 @@ std::uint32_t Topology::route(int from, int to) {
     links.push_back(link);
   }
   std::reverse(links.begin(), links.end());
-  const std::uint32_t r = network_.add_route(std::move(links), skipped_latency);
+  // Over NVLink alone, NCCL's send/recv sets the pace, not the links.
+  const bool nvlink_only = std::all_of(links.begin(), links.end(),
+                                       [&](LinkId l) { return link_class_[l] == LinkClass::kNvLink; });
+  const double cap = nvlink_only ? cluster_.node.nvlink_sendrecv_gb_per_s * 1e9 : 0.0;
+  const std::uint32_t r = network_.add_route(std::move(links), skipped_latency, {}, cap);
   routes_.emplace(key, r);
   return r;
 }
@@ -306,7 +310,7 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
     for (LinkId l : plain.links) own += network_.link(l).latency;
     return own;
   }();
-  const std::uint32_t r = network_.add_route(plain.links, extra, std::move(weights));
+  const std::uint32_t r = network_.add_route(plain.links, extra, std::move(weights), plain.max_bytes_per_s);
   shared_routes_.emplace(cache_key, r);
   return r;
 }

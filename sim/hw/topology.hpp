@@ -19,7 +19,9 @@
 // NVLink, any other as an up-link. Routes are shortest paths by hop count
 // (breadth-first search, ties broken by vertex order), built on first use and
 // cached; non-blocking up-links of the built-in networks are left out of them
-// (they never limit a flow) but their latency is kept.
+// (they never limit a flow) but their latency is kept. A route over NVLink
+// alone carries transfers at most at the node's NCCL send/recv rate
+// (NodeSpec::nvlink_sendrecv_gb_per_s), when it has one.
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>

@@ -61,6 +61,8 @@ json whole_profile() {
     nccl[kind] = {calibrate::collective_point_json(1024, stat(12), stat(0.1)),
                   calibrate::collective_point_json(1073741824, stat(3000), stat(360))};
   }
+  nccl["send_recv"] = {calibrate::size_point_json(1048576, "gb_per_s", stat(20)),
+                       calibrate::size_point_json(1073741824, "gb_per_s", stat(70))};
   p["nccl"] = nccl;
   return p;
 }
@@ -94,6 +96,8 @@ TEST_CASE("a profile the harness's functions write loads with every value in pla
   CHECK(p->p2p.back().rate.median == 390);
   CHECK(p->nccl_ranks == 2);
   CHECK(p->nccl_bus_gb_per_s() == 360);
+  REQUIRE(p->nccl_send_recv.size() == 2);
+  CHECK(p->nccl_send_recv.back().rate.median == 70);
 }
 
 TEST_CASE("sections the harness could not measure load as not measured") {

@@ -132,11 +132,30 @@ TEST_CASE("cluster.calibration attaches the profile and its measured figures to 
   CHECK(n.gpu.kernel_overhead_us == 6.0);       // was 3.0
   CHECK(n.nvlink_gb_per_s == 150.0);            // peer to peer at 1 GiB
   CHECK(n.nvlink_latency_us == 10.0);
+  CHECK(n.nvlink_sendrecv_gb_per_s == 40.0);    // NCCL send/recv at 1 GiB; was the preset's 46.1
   // NCCL ran on 8 GPUs, as many as a DGX A100 has: its all-reduce sets the bus bandwidth.
   CHECK(n.nvlink_bus_gb_per_s == doctest::Approx(99.536497).epsilon(1e-9).scale(0));
   // The preset's peak and capacity stay: calibration measures rates, not the spec.
   CHECK(n.gpu.peak_tflops == plain.cluster.node.gpu.peak_tflops);
   CHECK(n.gpu.memory_gb == plain.cluster.node.gpu.memory_gb);
+}
+
+TEST_CASE("NCCL's send/recv in a profile sets the node's send/recv rate, at most the peer copy's") {
+  const std::string example = std::string(TRAINSIM_SOURCE_DIR) + "/configs/examples/gpt-1.7b-8xa100.json";
+  const hw::NodeSpec preset = config::load_file(example).cluster.node;  // dgx-a100: 46.1 GB/s
+  json doc = sample();
+  // Without send_recv (an optional key; older profiles lack it) the preset's rate stays.
+  doc["nccl"].erase("send_recv");
+  CHECK(config::calibrated(preset, config::read_calibration_profile(doc, "p.json")).nvlink_sendrecv_gb_per_s == 46.1);
+  // Measured: the largest size's median, 60 GB/s.
+  doc["nccl"]["send_recv"] = {{{"bytes", 1048576}, {"gb_per_s", {{"median", 20}, {"min", 19}, {"max", 21}}}},
+                              {{"bytes", 1073741824}, {"gb_per_s", {{"median", 60}, {"min", 57}, {"max", 63}}}}};
+  CHECK(config::calibrated(preset, config::read_calibration_profile(doc, "p.json")).nvlink_sendrecv_gb_per_s == 60);
+  // Above the sample's peer copy (150 GB/s at 1 GiB, which becomes nvlink_gb_per_s): held to it.
+  doc["nccl"]["send_recv"][1]["gb_per_s"] = {{"median", 200}, {"min", 190}, {"max", 210}};
+  CHECK(config::calibrated(preset, config::read_calibration_profile(doc, "p.json")).nvlink_sendrecv_gb_per_s == 150);
+  doc["nccl"]["send_recv"][1]["bytes"] = 1024;
+  CHECK(error_of(doc) == "p.json: nccl.send_recv[1].bytes: sizes must ascend");
 }
 
 TEST_CASE("cluster.calibration errors name the key or the profile's path") {

@@ -262,6 +262,23 @@ TEST_CASE("measured throughput above the peak is refused") {
         "cluster.node.gpu.attention_tflops=[[512, 99], [2048, 400]])");
 }
 
+TEST_CASE("a node's NCCL send/recv rate is read, optional, and at most the NVLink line rate") {
+  // dgx-a100: 46.1 GB/s, the median of the zero-bubble paper's six 1F1B profiles.
+  CHECK(load_document(base(), "test.json", ".").cluster.node.nvlink_sendrecv_gb_per_s == 46.1);
+  CHECK(error_of(base(), {"cluster.node.nvlink_sendrecv_gb_per_s=400"}) ==
+        "test.json: cluster.node.nvlink_sendrecv_gb_per_s: 400 GB/s is above the NVLink line rate nvlink_gb_per_s "
+        "(300 GB/s); expected at most that (from --set cluster.node.nvlink_sendrecv_gb_per_s=400)");
+  CHECK(error_of(base(), {"cluster.node.nvlink_sendrecv_gb_per_s=0"}) ==
+        "test.json: cluster.node.nvlink_sendrecv_gb_per_s: expected a positive number, got 0 (from --set "
+        "cluster.node.nvlink_sendrecv_gb_per_s=0)");
+  // An inline node without it: 0, sends move at the line rate.
+  json d = base();
+  d["cluster"]["node"] = {{"gpu", "A100-SXM4-80GB"}, {"gpus_per_node", 8}, {"nvlink_gb_per_s", 300},
+                          {"nvlink_latency_us", 0.6}, {"nvlink_bus_gb_per_s", 240}, {"nics_per_node", 8},
+                          {"nic_gbit_per_s", 200}, {"nic_bus_gb_per_s", 24}, {"nic_latency_us", 0.6}};
+  CHECK(load_document(d, "test.json", ".").cluster.node.nvlink_sendrecv_gb_per_s == 0.0);
+}
+
 TEST_CASE("notes must be text") {
   CHECK(error_of(base(), {"cluster.node.gpu.sources={\"peak_tflops\": 5}"}) ==
         "test.json: cluster.node.gpu.sources.peak_tflops: expected text, got 5 (from --set "

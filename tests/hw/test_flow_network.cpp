@@ -120,6 +120,23 @@ TEST_CASE("latency is paid once, before the bytes flow") {
   CHECK(run_flows(net, {{1000, r}})[0] == doctest::Approx(2000).scale(0));
 }
 
+TEST_CASE("a route's rate cap holds a transfer below its links, and leaves the rest to others") {
+  // One link of 4 B/ns. Route `slow` caps its transfers at 1 B/ns, route
+  // `free` has no cap. 1000 B on each, together: max-min gives `slow` its cap
+  // (1 B/ns, below the fair 2) and `free` the remaining 3 B/ns. `free` ends at
+  // 1000 / 3 = 333.3 ns, `slow` at 1000 ns; alone, `slow` still takes 1000 ns
+  // (ends fall on whole picoseconds).
+  hw::FlowNetwork net;
+  const auto l = net.add_link({4e9, Time::zero()});
+  const auto slow = net.add_route({l}, Time::zero(), {}, 1e9);
+  const auto free = net.add_route({l});
+  const auto ends = run_flows(net, {{1000, slow}, {1000, free}});
+  CHECK(ends[0] == doctest::Approx(1000).scale(0));
+  CHECK(ends[1] == doctest::Approx(1000.0 / 3.0).epsilon(1e-5).scale(0));  // within a picosecond
+  CHECK(run_flows(net, {{1000, slow}})[0] == doctest::Approx(1000).scale(0));
+  CHECK_THROWS_AS(net.add_route({l}, Time::zero(), {}, -1.0), std::invalid_argument);
+}
+
 TEST_CASE("a zero-byte transfer costs only the latency") {
   hw::FlowNetwork net;
   const auto l = net.add_link({1e9, Time::microseconds(2)});

@@ -55,6 +55,31 @@ TEST_CASE("routes inside a node take the NVSwitch, across nodes the NICs") {
         std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->core", "core->node1.nic0", "node1.nic0->gpu8"});
 }
 
+TEST_CASE("NCCL's send/recv rate caps a transfer inside a node, not one between nodes") {
+  // nvlink_sendrecv_gb_per_s = 25: 1e6 B inside node 0 take 1e6 / 25 B/ns =
+  // 40 us instead of 10 us at the 100 GB/s NVLink. Between nodes the 10 GB/s
+  // NIC sets the pace as before: 100 us.
+  hw::ClusterSpec c = cluster(2, 8);
+  c.node.nvlink_sendrecv_gb_per_s = 25;
+  const auto ends = transfers(c, {{0, 1}, {2, 10}});
+  CHECK(ends[0] == doctest::Approx(40).scale(0));
+  CHECK(ends[1] == doctest::Approx(100).scale(0));
+  // Without the rate (0), NVLink's line rate: 10 us.
+  CHECK(transfers(cluster(2, 8), {{0, 1}})[0] == doctest::Approx(10).scale(0));
+}
+
+TEST_CASE("a shared route keeps the send/recv cap of the route it stands for") {
+  // GPU 0 -> 1 standing for itself and GPU 2 -> 3: the NVLink ports differ, so
+  // each link weighs 1 and the cap (25 GB/s) alone sets the pace: 40 us.
+  hw::ClusterSpec c = cluster(1, 8);
+  c.node.nvlink_sendrecv_gb_per_s = 25;
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net);
+  const auto shared = topo.shared_route(0, 1, {{0, 1}, {2, 3}});
+  CHECK(net.route(shared).max_bytes_per_s == doctest::Approx(25e9).scale(0));
+  CHECK(net.route(topo.route(0, 1)).max_bytes_per_s == doctest::Approx(25e9).scale(0));
+}
+
 TEST_CASE("a fat tree sends traffic between leaves over oversubscribed up-links") {
   // 2 nodes per leaf, 4 nodes, oversubscription 4: each leaf's up-link carries
   // 2 nodes x 8 NICs x 10 GB/s / 4 = 40 GB/s.

@@ -3,6 +3,7 @@
 // simulated on all hardware threads and ranked; then the same with pruning
 // for the top 10. Prints plans/s and wall times; asserts nothing.
 // Run: build/tools/bench/sweep_bench [SWEEP.json] [JOBS]
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -16,10 +17,9 @@
 
 using namespace trainsim;
 
-int main(int argc, char** argv) {
-  const std::string file =
-      argc > 1 ? argv[1] : std::string(TRAINSIM_SOURCE_DIR) + "/configs/sweeps/gpt3-175b-1024xa100.json";
-  const int jobs = argc > 2 ? std::atoi(argv[2]) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+namespace {
+
+int bench(const std::string& file, int jobs) {
   spdlog::set_level(spdlog::level::warn);  // as the command line runs by default
   sweep::keep_freed_memory();               // as the command line does
   using clock = std::chrono::steady_clock;
@@ -42,9 +42,11 @@ int main(int argc, char** argv) {
   const double run_s = seconds(t2, t3);
   fmt::print("every plan   {} simulated in {:.2f} s: {:.0f} plans/s; whole sweep {:.2f} s\n", every.results.size(),
              run_s, static_cast<double>(every.results.size()) / run_s, seconds(t0, t3));
-  if (!every.results.empty()) {
-    fmt::print("best         {} ({:.4f} s)\n", every.results.front().key, every.results.front().iteration_time_s);
+  if (every.results.empty()) {
+    fmt::print(stderr, "sweep_bench: {} has no valid plan to simulate\n", file);
+    return 1;
   }
+  fmt::print("best         {} ({:.4f} s)\n", every.results.front().key, every.results.front().iteration_time_s);
 
   sweep::RunOptions top;
   top.jobs = jobs;
@@ -54,6 +56,36 @@ int main(int argc, char** argv) {
   const auto t5 = clock::now();
   fmt::print("top 10       {} simulated, {} pruned, in {:.2f} s (same best: {})\n",
              pruned.results.size() - pruned.pruned, pruned.pruned, seconds(t4, t5),
-             pruned.results.front().key == every.results.front().key ? "yes" : "NO");
+             !pruned.results.empty() && pruned.results.front().key == every.results.front().key ? "yes" : "NO");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "-h" || first == "--help" || argc > 3) {
+    fmt::print(argc > 3 ? stderr : stdout,
+               "usage: sweep_bench [SWEEP.json] [JOBS]\n"
+               "Simulates every valid plan of SWEEP.json (default configs/sweeps/gpt3-175b-1024xa100.json) on JOBS\n"
+               "threads (default: every hardware thread), then the top 10 with pruning; prints plans/s and times.\n");
+    return argc > 3 ? 2 : 0;
+  }
+  const std::string file = argc > 1 ? first : std::string(TRAINSIM_SOURCE_DIR) + "/configs/sweeps/gpt3-175b-1024xa100.json";
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (argc > 2) {
+    char* end = nullptr;
+    const long j = std::strtol(argv[2], &end, 10);
+    if (end == argv[2] || *end != '\0' || j < 1 || j > 1024) {
+      fmt::print(stderr, "sweep_bench: JOBS: expected an integer from 1 to 1024, got \"{}\"\n", argv[2]);
+      return 2;
+    }
+    jobs = static_cast<int>(j);
+  }
+  try {
+    return bench(file, jobs);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "sweep_bench: {}\n", e.what());
+    return 2;
+  }
 }

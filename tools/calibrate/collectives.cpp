@@ -49,6 +49,33 @@ nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
     CAL_CHECK(cudaEventCreate(&start[d]));
     CAL_CHECK(cudaEventCreate(&stop[d]));
   }
+  // Per sample: a few calls of `once` between events on the streams of the
+  // first `ranks` GPUs; the slowest GPU's time per call counts, in ms.
+  auto sample_ms = [&](const auto& once, std::size_t bytes, int ranks) {
+    for (int i = 0; i < s.warmup; ++i) once();
+    const int reps = bytes <= (1u << 20) ? 20 : 2;
+    std::vector<double> ms;
+    for (int k = 0; k < s.samples; ++k) {
+      for (int d = 0; d < ranks; ++d) {
+        CAL_CHECK(cudaSetDevice(d));
+        CAL_CHECK(cudaEventRecord(start[d], streams[d]));
+      }
+      for (int r = 0; r < reps; ++r) once();
+      double slowest = 0.0;
+      for (int d = 0; d < ranks; ++d) {
+        CAL_CHECK(cudaSetDevice(d));
+        CAL_CHECK(cudaEventRecord(stop[d], streams[d]));
+      }
+      for (int d = 0; d < ranks; ++d) {
+        CAL_CHECK(cudaEventSynchronize(stop[d]));
+        float e = 0.0f;
+        CAL_CHECK(cudaEventElapsedTime(&e, start[d], stop[d]));
+        slowest = std::max(slowest, static_cast<double>(e) / reps);
+      }
+      ms.push_back(slowest);
+    }
+    return ms;
+  };
   const double n = gpus;
   nlohmann::json out = {{"measured", true}, {"ranks", gpus}};
   // `bytes` is what the simulator calls a collective's size: the buffer each
@@ -75,30 +102,7 @@ nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
         }
         CAL_NCCL(ncclGroupEnd());
       };
-      for (int i = 0; i < s.warmup; ++i) once();
-      // Each sample: a few collectives between events on every GPU's stream;
-      // the slowest GPU's time counts.
-      const int reps = bytes <= (1u << 20) ? 20 : 2;
-      std::vector<double> ms;
-      for (int k = 0; k < s.samples; ++k) {
-        for (int d = 0; d < gpus; ++d) {
-          CAL_CHECK(cudaSetDevice(d));
-          CAL_CHECK(cudaEventRecord(start[d], streams[d]));
-        }
-        for (int r = 0; r < reps; ++r) once();
-        double slowest = 0.0;
-        for (int d = 0; d < gpus; ++d) {
-          CAL_CHECK(cudaSetDevice(d));
-          CAL_CHECK(cudaEventRecord(stop[d], streams[d]));
-        }
-        for (int d = 0; d < gpus; ++d) {
-          CAL_CHECK(cudaEventSynchronize(stop[d]));
-          float e = 0.0f;
-          CAL_CHECK(cudaEventElapsedTime(&e, start[d], stop[d]));
-          slowest = std::max(slowest, static_cast<double>(e) / reps);
-        }
-        ms.push_back(slowest);
-      }
+      const std::vector<double> ms = sample_ms(once, bytes, gpus);
       std::vector<double> us = ms;
       for (double& x : us) x *= 1e3;
       const double moved = 4.0 * static_cast<double>(name == "all_reduce" ? count : shard * gpus);
@@ -107,6 +111,21 @@ nlohmann::json measure_nccl(const Sweep& w, const Settings& s, int gpus) {
     }
     out[name] = points;
   }
+  // Point to point, GPU 0 to GPU 1, as a pipeline sends an activation: one
+  // ncclSend and its ncclRecv in a group. NCCL runs these on fewer channels
+  // than a collective; the simulator caps sends inside a node at this rate.
+  nlohmann::json send_recv = nlohmann::json::array();
+  for (std::size_t bytes = w.min_bytes; bytes <= w.max_bytes; bytes *= static_cast<std::size_t>(w.step)) {
+    auto once = [&] {
+      CAL_NCCL(ncclGroupStart());
+      CAL_NCCL(ncclSend(send[0], bytes, ncclChar, 1, comms[0], streams[0]));
+      CAL_NCCL(ncclRecv(recv[1], bytes, ncclChar, 0, comms[1], streams[1]));
+      CAL_NCCL(ncclGroupEnd());
+    };
+    const double b = static_cast<double>(bytes);
+    send_recv.push_back(size_point_json(b, "gb_per_s", rate(sample_ms(once, bytes, 2), b / 1e6)));
+  }
+  out["send_recv"] = send_recv;
   for (int d = 0; d < gpus; ++d) {
     CAL_CHECK(cudaSetDevice(d));
     CAL_CHECK(cudaEventDestroy(start[d]));
