@@ -160,13 +160,19 @@ double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) 
   return std::min(nvlink, nics * node.nic_bus_gb_per_s * 1e9 * group.nic_share);
 }
 
+double send_recv_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group) {
+  const double ring = ring_bus_bytes_per_s(node, group);
+  if (group.nodes > 1 || !(node.nvlink_sendrecv_gb_per_s > 0.0)) return ring;
+  return std::min(ring, node.nvlink_sendrecv_gb_per_s * 1e9);
+}
+
 CollectivePlan plan_point_to_point(CollectiveKind kind, double bytes, const CollectiveGroup& group,
                                    const NodeSpec& node) {
   CollectivePlan best;
   const int n = group.ranks;
   if (n <= 1 || !(bytes > 0.0)) return best;
   const bool send_recv = kind == CollectiveKind::kSendRecv;
-  const double bus_bw = ring_bus_bytes_per_s(node, group);
+  const double bus_bw = send_recv ? send_recv_bytes_per_s(node, group) : ring_bus_bytes_per_s(node, group);
   const double per_peer = bytes / n;  // all-to-all: what each rank sends each other rank
   best.seconds = std::numeric_limits<double>::infinity();
   for (const Protocol& p : kProtocols) {

@@ -66,6 +66,9 @@ double concurrent_nic_share(const ClusterSpec& cluster, const std::vector<std::v
 // Bus bandwidth (bytes/s) of a ring over `group`: NVLink inside a node; across
 // nodes, limited by the NICs the node's members can drive in parallel.
 double ring_bus_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
+// Bandwidth (bytes/s) of one send/recv over `group`'s pair: a ring's, but
+// inside a node at most NCCL's send/recv rate (NodeSpec::nvlink_sendrecv_gb_per_s).
+double send_recv_bytes_per_s(const NodeSpec& node, const CollectiveGroup& group);
 
 struct CollectivePhase;
 

@@ -236,8 +236,10 @@ CollectiveStage point_to_point_stage(const ClusterSpec& cluster, CollectiveKind 
   };
   if (kind == CollectiveKind::kSendRecv) {
     const int from = members[0], to = members[1];
+    CollectiveGroup unshared = group;  // as unshared_bus: the up-links are links of their own here
+    unshared.nic_share = 1.0;
     stage.transfers.push_back(
-        {from, to, bytes / plan.bandwidth_share, unshared_bus(node, group), latency(from, to), 0.0, {}});
+        {from, to, bytes / plan.bandwidth_share, send_recv_bytes_per_s(node, unshared), latency(from, to), 0.0, {}});
     settle(stage, plan.base_us, 0.0);
     return stage;
   }

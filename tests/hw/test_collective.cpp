@@ -123,6 +123,22 @@ TEST_CASE("broadcast, all-to-all and send/recv in the same model") {
         doctest::Approx(4.4857e-3).scale(0).epsilon(1e-4));
 }
 
+TEST_CASE("a send/recv inside a node moves at NCCL's send/recv rate when the node has one") {
+  // nvlink_sendrecv_gb_per_s = 46.1: 11.8 us + 2^30 / 46.1e9 = 11.8 us + 23.2916 ms = 23.3034 ms
+  // (Simple, as above). Across nodes (GPUs 0 and 8) the rate does not apply:
+  // the same time as on a node without it.
+  hw::NodeSpec n = a100_node();
+  n.nvlink_sendrecv_gb_per_s = 46.1;
+  const double gib = 1073741824.0;
+  const hw::ClusterSpec one{n, 1, {}};
+  CHECK(hw::collective_time(hw::CollectiveKind::kSendRecv, gib, hw::group_of(one, {0, 1}), n).to_seconds() ==
+        doctest::Approx(23.3034e-3).scale(0).epsilon(1e-4));
+  const hw::ClusterSpec two{n, 2, {}};
+  const hw::NodeSpec plain = a100_node();
+  CHECK(hw::collective_time(hw::CollectiveKind::kSendRecv, gib, hw::group_of(two, {0, 8}), n).to_seconds() ==
+        hw::collective_time(hw::CollectiveKind::kSendRecv, gib, hw::group_of(two, {0, 8}), plain).to_seconds());
+}
+
 TEST_CASE("an all-to-all across nodes is bound by the NICs it crosses") {
   // 16 ranks, 8 on each of 2 nodes, 1 GiB: each rank sends 2^30 / 16 = 67.1 MB
   // to each other rank. Inside the node: 7 of them over NVLink,
