@@ -518,7 +518,8 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
     node.nvlink_sendrecv_gb_per_s = n.positive_number("nvlink_sendrecv_gb_per_s", kMinRate, kMaxBandwidth);
     if (node.nvlink_sendrecv_gb_per_s > node.nvlink_gb_per_s) {
       ctx.fail(n.path("nvlink_sendrecv_gb_per_s"),
-               fmt::format("{} GB/s is above the NVLink line rate nvlink_gb_per_s ({} GB/s); expected at most that",
+               fmt::format("{} GB/s is above the NVLink line rate nvlink_gb_per_s ({} GB/s); expected at most that "
+                           "(when lowering nvlink_gb_per_s, lower this too)",
                            node.nvlink_sendrecv_gb_per_s, node.nvlink_gb_per_s));
     }
   }

@@ -267,7 +267,11 @@ TEST_CASE("a node's NCCL send/recv rate is read, optional, and at most the NVLin
   CHECK(load_document(base(), "test.json", ".").cluster.node.nvlink_sendrecv_gb_per_s == 46.1);
   CHECK(error_of(base(), {"cluster.node.nvlink_sendrecv_gb_per_s=400"}) ==
         "test.json: cluster.node.nvlink_sendrecv_gb_per_s: 400 GB/s is above the NVLink line rate nvlink_gb_per_s "
-        "(300 GB/s); expected at most that (from --set cluster.node.nvlink_sendrecv_gb_per_s=400)");
+        "(300 GB/s); expected at most that (when lowering nvlink_gb_per_s, lower this too) (from --set "
+        "cluster.node.nvlink_sendrecv_gb_per_s=400)");
+  // A what-if on a slower NVLink names the send/recv rate it now exceeds.
+  CHECK(error_of(base(), {"cluster.node.nvlink_gb_per_s=40"}).find("cluster.node.nvlink_sendrecv_gb_per_s: 46.1 GB/s is "
+                                                                     "above the NVLink line rate") != std::string::npos);
   CHECK(error_of(base(), {"cluster.node.nvlink_sendrecv_gb_per_s=0"}) ==
         "test.json: cluster.node.nvlink_sendrecv_gb_per_s: expected a positive number, got 0 (from --set "
         "cluster.node.nvlink_sendrecv_gb_per_s=0)");
