@@ -324,7 +324,10 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   // Pipeline sends inside a node: NCCL's send/recv at the largest size, never
   // above the link it crosses.
   if (p.nccl_skipped.empty() && !p.nccl_send_recv.empty()) {
-    node.nvlink_sendrecv_gb_per_s = std::min(p.nccl_send_recv.back().rate.median, node.nvlink_gb_per_s);
+    node.nvlink_sendrecv_gb_per_s = p.nccl_send_recv.back().rate.median;
+  }
+  if (node.nvlink_sendrecv_gb_per_s > 0.0) {  // a measured peer copy may be below the preset's rate
+    node.nvlink_sendrecv_gb_per_s = std::min(node.nvlink_sendrecv_gb_per_s, node.nvlink_gb_per_s);
   }
   node.gpu.calibration = std::move(profile);
   return node;

@@ -234,8 +234,10 @@ std::uint32_t Topology::route(int from, int to) {
     links.push_back(link);
   }
   std::reverse(links.begin(), links.end());
-  // Over NVLink alone, NCCL's send/recv sets the pace, not the links.
-  const bool nvlink_only = std::all_of(links.begin(), links.end(),
+  // Over NVLink alone inside one node, NCCL's send/recv sets the pace, not
+  // the links (a custom network's NVLink cable between nodes is not capped).
+  const bool nvlink_only = cluster_.node_of(from) == cluster_.node_of(to) &&
+                           std::all_of(links.begin(), links.end(),
                                        [&](LinkId l) { return link_class_[l] == LinkClass::kNvLink; });
   const double cap = nvlink_only ? cluster_.node.nvlink_sendrecv_gb_per_s * 1e9 : 0.0;
   const std::uint32_t r = network_.add_route(std::move(links), skipped_latency, {}, cap);

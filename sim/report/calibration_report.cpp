@@ -148,15 +148,18 @@ void link_section(std::string& out, const hw::CalibrationProfile& p, const Calib
   const std::string preset_rate = node.nvlink_sendrecv_gb_per_s > 0.0
                                       ? fmt::format("{:.1f} GB/s", node.nvlink_sendrecv_gb_per_s)
                                       : "none (the NVLink line rate)";
-  if (p.nccl_send_recv.empty()) {
-    fmt::format_to(std::back_inserter(out), "  send/recv: not in this profile; sends inside a node keep {}'s rate, {}\n",
-                   b.node_preset, preset_rate);
-    return;
-  }
   // As config::calibrated: the rate at the largest size, at most the link's
   // (the measured peer copy when there is one).
-  const hw::SizePoint& sr = p.nccl_send_recv.back();
   const double link = p.p2p_skipped.empty() ? p.p2p.back().rate.median : node.nvlink_gb_per_s;
+  if (p.nccl_send_recv.empty()) {
+    const double kept = node.nvlink_sendrecv_gb_per_s > 0.0 ? std::min(node.nvlink_sendrecv_gb_per_s, link) : link;
+    fmt::format_to(std::back_inserter(out),
+                   "  send/recv: not in this profile; {}'s rate is {}; the simulator moves sends inside a node at most "
+                   "at {:.1f} GB/s\n",
+                   b.node_preset, preset_rate, kept);
+    return;
+  }
+  const hw::SizePoint& sr = p.nccl_send_recv.back();
   fmt::format_to(std::back_inserter(out),
                  "  send/recv, GPU 0 to GPU 1: {:.1f} GB/s at {} ({}'s send/recv rate: {}); the simulator moves sends "
                  "inside a node at most at {:.1f} GB/s\n",

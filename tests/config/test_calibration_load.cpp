@@ -154,6 +154,13 @@ TEST_CASE("NCCL's send/recv in a profile sets the node's send/recv rate, at most
   // Above the sample's peer copy (150 GB/s at 1 GiB, which becomes nvlink_gb_per_s): held to it.
   doc["nccl"]["send_recv"][1]["gb_per_s"] = {{"median", 200}, {"min", 190}, {"max", 210}};
   CHECK(config::calibrated(preset, config::read_calibration_profile(doc, "p.json")).nvlink_sendrecv_gb_per_s == 150);
+  // Without send_recv, a measured peer copy below the preset's rate holds it too: 30 GB/s.
+  doc["nccl"].erase("send_recv");
+  doc["p2p"]["points"][1]["gb_per_s"] = {{"median", 30}, {"min", 29}, {"max", 31}};
+  CHECK(config::calibrated(preset, config::read_calibration_profile(doc, "p.json")).nvlink_sendrecv_gb_per_s == 30);
+  doc = sample();
+  doc["nccl"]["send_recv"] = {{{"bytes", 1048576}, {"gb_per_s", {{"median", 20}, {"min", 19}, {"max", 21}}}},
+                              {{"bytes", 1073741824}, {"gb_per_s", {{"median", 60}, {"min", 57}, {"max", 63}}}}};
   doc["nccl"]["send_recv"][1]["bytes"] = 1024;
   CHECK(error_of(doc) == "p.json: nccl.send_recv[1].bytes: sizes must ascend");
 }
