@@ -312,6 +312,7 @@ std::shared_ptr<const hw::CalibrationProfile> load_calibration_profile(const std
 hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::CalibrationProfile> profile) {
   if (!profile) return node;
   const hw::CalibrationProfile& p = *profile;
+  const hw::NodeSpec preset = node;
   node.gpu.hbm_achievable_tb_per_s = p.hbm_tb_per_s();
   node.gpu.kernel_overhead_us = p.launch_us.median;
   if (p.p2p_skipped.empty()) {
@@ -323,12 +324,7 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   if (p.nccl_skipped.empty() && p.nccl_ranks == node.gpus_per_node) node.nvlink_bus_gb_per_s = p.nccl_bus_gb_per_s();
   // Pipeline sends inside a node: NCCL's send/recv at the largest size, never
   // above the link it crosses.
-  if (p.nccl_skipped.empty() && !p.nccl_send_recv.empty()) {
-    node.nvlink_sendrecv_gb_per_s = p.nccl_send_recv.back().rate.median;
-  }
-  if (node.nvlink_sendrecv_gb_per_s > 0.0) {  // a measured peer copy may be below the preset's rate
-    node.nvlink_sendrecv_gb_per_s = std::min(node.nvlink_sendrecv_gb_per_s, node.nvlink_gb_per_s);
-  }
+  node.nvlink_sendrecv_gb_per_s = hw::calibrated_sendrecv_gb_per_s(p, preset);
   node.gpu.calibration = std::move(profile);
   return node;
 }

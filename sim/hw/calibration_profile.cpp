@@ -96,4 +96,11 @@ const char* collective_name(CollectiveKind kind) {
   return "collective";
 }
 
+double calibrated_sendrecv_gb_per_s(const CalibrationProfile& p, const NodeSpec& preset) {
+  const double link = p.p2p_skipped.empty() ? p.p2p.back().rate.median : preset.nvlink_gb_per_s;
+  const double rate =
+      p.nccl_skipped.empty() && !p.nccl_send_recv.empty() ? p.nccl_send_recv.back().rate.median : preset.nvlink_sendrecv_gb_per_s;
+  return rate > 0.0 ? std::min(rate, link) : 0.0;
+}
+
 }  // namespace trainsim::hw

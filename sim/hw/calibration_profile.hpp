@@ -125,6 +125,11 @@ struct CalibrationProfile {
   double nccl_bus_gb_per_s() const;
 };
 
+// The NCCL send/recv rate (GB/s) a node preset keeps under profile `p`: the
+// measured rate at the largest size, else the preset's; at most the link's
+// (the measured peer copy when there is one). 0 when neither gives a rate.
+double calibrated_sendrecv_gb_per_s(const CalibrationProfile& p, const NodeSpec& preset);
+
 // Interpolates `curve` (sizes ascending, positive) at `size`: linear in the
 // value over log2(size), clamped to the ends. The one-dimensional step of the
 // grid's interpolation.

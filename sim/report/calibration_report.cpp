@@ -148,22 +148,19 @@ void link_section(std::string& out, const hw::CalibrationProfile& p, const Calib
   const std::string preset_rate = node.nvlink_sendrecv_gb_per_s > 0.0
                                       ? fmt::format("{:.1f} GB/s", node.nvlink_sendrecv_gb_per_s)
                                       : "none (the NVLink line rate)";
-  // As config::calibrated: the rate at the largest size, at most the link's
-  // (the measured peer copy when there is one).
-  const double link = p.p2p_skipped.empty() ? p.p2p.back().rate.median : node.nvlink_gb_per_s;
+  const double used = hw::calibrated_sendrecv_gb_per_s(p, node);  // as config::calibrated
   if (p.nccl_send_recv.empty()) {
-    const double kept = node.nvlink_sendrecv_gb_per_s > 0.0 ? std::min(node.nvlink_sendrecv_gb_per_s, link) : link;
     fmt::format_to(std::back_inserter(out),
                    "  send/recv: not in this profile; {}'s rate is {}; the simulator moves sends inside a node at most "
                    "at {:.1f} GB/s\n",
-                   b.node_preset, preset_rate, kept);
+                   b.node_preset, preset_rate, used > 0.0 ? used : node.nvlink_gb_per_s);
     return;
   }
   const hw::SizePoint& sr = p.nccl_send_recv.back();
   fmt::format_to(std::back_inserter(out),
                  "  send/recv, GPU 0 to GPU 1: {:.1f} GB/s at {} ({}'s send/recv rate: {}); the simulator moves sends "
                  "inside a node at most at {:.1f} GB/s\n",
-                 sr.rate.median, size_text(sr.bytes), b.node_preset, preset_rate, std::min(sr.rate.median, link));
+                 sr.rate.median, size_text(sr.bytes), b.node_preset, preset_rate, used);
 }
 
 }  // namespace
