@@ -99,8 +99,11 @@ int run_command(const RunArgs& args) {
   }
 
   if (summary.oom && sc.options.strict_memory) {
-    fmt::print(stderr, "error: {}: out of memory: peak {:.2f} GiB exceeds {:.2f} GiB per GPU (options.strict_memory)\n",
-               sc.file, summary.peak_memory_bytes / 1073741824.0, summary.memory_capacity_bytes / 1073741824.0);
+    fmt::print(stderr,
+               "error: {}: out of memory: peak {:.2f} GiB and the {:.2f} GiB CUDA context exceed {:.2f} GiB per GPU "
+               "(options.strict_memory)\n",
+               sc.file, summary.peak_memory_bytes / 1073741824.0, summary.cuda_context_bytes / 1073741824.0,
+               summary.memory_capacity_bytes / 1073741824.0);
     return kOutOfMemory;
   }
   return kOk;

@@ -34,6 +34,7 @@ constexpr double kMaxBandwidth = 1e6;   // GB/s or Gb/s
 constexpr double kMaxTbPerS = 1e3;
 constexpr double kMaxMemoryGb = 1e5;
 constexpr double kMaxMicroseconds = 1e6;
+constexpr double kMaxCudaContextMib = 1e6;  // beyond any GPU's memory; check_consistency holds it below the GPU's
 constexpr int kMaxCount = 10'000'000;    // parallel degrees, nodes, batch sizes
 constexpr int kMaxModelDim = 10'000'000;  // layers, hidden, heads, ffn, seq, vocab
 constexpr long long kMaxGpus = 10'000'000;
@@ -915,6 +916,7 @@ Options read_options(const json& doc, const Context& ctx) {
                                        {{"auto", A::kAuto}, {"ring", A::kRing}, {"tree", A::kTree},
                                         {"hierarchical", A::kHierarchical}});
   o.blocking_sends = s.choice<bool>("pipeline_sends", false, {{"overlapped", false}, {"blocking", true}});
+  if (s.has("cuda_context_mib")) o.cuda_context_bytes = s.non_negative_number("cuda_context_mib", kMaxCudaContextMib) * 1048576.0;
   return o;
 }
 
@@ -935,6 +937,11 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   const auto& p = sc.plan;
   const auto& m = sc.model;
   const int gpus = sc.cluster.gpus();
+  if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
+    ctx.fail("options.cuda_context_mib",
+             fmt::format("{:.0f} MiB leaves no memory for tensors on the {} ({:g} GB)", sc.options.cuda_context_bytes / 1048576.0,
+                         sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb));
+  }
   if (sc.layer_model) {
     check_layer_plan(sc, ctx);
     check_gpu_speed(sc, ctx);

@@ -30,7 +30,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"parallel.burst.background.model", model},
       {"options",
        {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown",
-        "pipeline_sends"}},
+        "pipeline_sends", "cuda_context_mib"}},
   };
   return s;
 }

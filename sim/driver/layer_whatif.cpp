@@ -58,6 +58,7 @@ WhatIf simulate_layers(const config::Scenario& sc, bool record_link_rates) {
   lower::BurstOptions options;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
   options.record_link_rates = record_link_rates;
+  options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.background = with_background(sc);

@@ -69,6 +69,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   options.record_link_rates = record_link_rates;
   options.comm_slowdown = sc.options.comm_slowdown;
   options.blocking_sends = sc.options.blocking_sends;
+  options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);

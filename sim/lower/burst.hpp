@@ -45,6 +45,7 @@ struct BurstOptions {
   std::vector<LinkFault> link_faults;
   bool background = false;    // a background job fills idle GPU time
   double interference = 0.0;  // foreground compute takes 1 + this as long (with a background job)
+  std::int64_t cuda_context_bytes = 0;  // as Options::cuda_context_bytes
 };
 
 // `layer_gpus[i]` GPUs (at most the cluster's, at most `global_batch`) run

@@ -278,9 +278,10 @@ std::unique_ptr<Simulation> Lowering::build() {
                                                              options_.collective_algorithm);
   network_id_ = static_cast<core::ResourceId>(Q);
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids
+  sim_->cuda_context_bytes = options_.cuda_context_bytes;
   for (int q = 0; q < Q; ++q) {
     sim_->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(sim_->gpu_of_rank[q]),
-                                         static_cast<std::int64_t>(cluster_.node.gpu.memory_bytes())));
+                                         tensor_capacity_bytes(cluster_.node.gpu, options_.cuda_context_bytes)));
   }
   compute_order_.resize(Q);
   first_.resize(Q);
@@ -653,6 +654,10 @@ void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& fau
       throw std::invalid_argument(f.where + ".link: " + e.what());
     }
   }
+}
+
+std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_context_bytes) {
+  return std::max<std::int64_t>(0, static_cast<std::int64_t>(gpu.memory_bytes()) - cuda_context_bytes);
 }
 
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,

@@ -83,7 +83,13 @@ struct Options {
   // to arrive: a send blocks the compute stream, as Megatron-LM's p2p of
   // 2021-2023 did (batch_isend_irecv, wait, torch.cuda.synchronize()).
   bool blocking_sends = false;
+  // Device memory held outside tensors on every GPU (the CUDA context): the
+  // memory pools get what is left of the GPU's capacity.
+  std::int64_t cuda_context_bytes = 0;
 };
+
+// What a GPU's tensors may use: its memory less the CUDA context.
+std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_context_bytes);
 
 enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
 
@@ -102,6 +108,7 @@ struct Simulation {
   std::string fell_back_because;   //   "placement not uniform" or "custom network"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   bool blocking_sends = false;  // Options::blocking_sends: a send holds its sender's compute too
+  std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes, beside each pool's capacity
   core::TaskGraph graph;
   std::vector<TaskInfo> info;
   std::vector<std::unique_ptr<hw::Stream>> streams;  // the compute stream of each simulated GPU

@@ -155,7 +155,8 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.exposed.dp = std::max(s.exposed.dp, e.dp);
     bubble_sum += bubble;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
-    s.memory_capacity_bytes = pool.capacity();
+    s.memory_capacity_bytes = pool.capacity() + sim.cuda_context_bytes;
+    s.cuda_context_bytes = sim.cuda_context_bytes;
     s.oom = s.oom || pool.exceeded();
     if (busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
       slowest_busy = busy[q];
@@ -221,6 +222,7 @@ nlohmann::json to_json(const Summary& s) {
   j["stages"] = stages;
   j["peak_memory_bytes"] = s.peak_memory_bytes;
   j["memory_capacity_bytes"] = s.memory_capacity_bytes;
+  j["cuda_context_bytes"] = s.cuda_context_bytes;
   j["oom"] = s.oom;
   j["gpus"] = s.info.gpus;
   j["simulated_gpus"] = s.simulated_gpus;
@@ -280,8 +282,9 @@ std::string to_text(const Summary& s) {
     line("busiest links", list);
   }
   line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
-  line("peak memory per GPU", fmt::format("{:.2f} GiB of {:.2f} GiB{}", gib(s.peak_memory_bytes),
-                                          gib(s.memory_capacity_bytes), s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
+  line("peak memory per GPU", fmt::format("{:.2f} GiB + {:.2f} GiB CUDA context, of {:.2f} GiB{}", gib(s.peak_memory_bytes),
+                                          gib(s.cuda_context_bytes), gib(s.memory_capacity_bytes),
+                                          s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
   out += s.burst ? "  per GPU:\n" : "  per pipeline rank:\n";
   out += fmt::format("    {:>4} {:>6} {:>8} {:>12} {:>16}\n", "rank", "GPU", "bubble", "peak GiB", "model state GiB");
   for (const StageSummary& st : s.stages) {

@@ -92,8 +92,9 @@ struct Summary {
   double grad_all_reduce_s = 0.0;  // most time a rank spends in data-parallel collectives
   ExposedComm exposed;             // the most over ranks, kind by kind
   std::vector<StageSummary> stages;
-  std::int64_t peak_memory_bytes = 0;
-  std::int64_t memory_capacity_bytes = 0;
+  std::int64_t peak_memory_bytes = 0;      // the tensors' peak on the fullest GPU
+  std::int64_t memory_capacity_bytes = 0;  // the GPU's memory
+  std::int64_t cuda_context_bytes = 0;     // held outside the tensors; OOM when peak + this > capacity
   bool oom = false;
   std::vector<LinkClassUse> link_classes;  // nvlink, nic, uplink
   std::vector<LinkUse> busiest_links;      // the five busiest, busiest first

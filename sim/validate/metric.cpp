@@ -24,6 +24,7 @@ constexpr std::array<Entry, kMetricCount> kEntries{{
     {Metric::kPeakMemoryGb, "peak_memory_gb", MetricKind::kMemory},
     {Metric::kModelStateGib, "model_state_gib", MetricKind::kMemory},
     {Metric::kActivationMemoryGib, "activation_memory_gib", MetricKind::kMemory},
+    {Metric::kDeviceMemoryUsedGb, "device_memory_used_gb", MetricKind::kMemory},
 }};
 
 const Entry& entry(Metric m) { return kEntries[static_cast<std::size_t>(m)]; }
@@ -70,6 +71,9 @@ MetricValues metric_values(const report::Summary& s) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   set(Metric::kPeakMemoryGib, static_cast<double>(s.peak_memory_bytes) / kGiB);
   set(Metric::kPeakMemoryGb, static_cast<double>(s.peak_memory_bytes) / 1e9);
+  // nvidia-smi counts the process's whole use of the GPU, the CUDA context
+  // too (the caching allocator's unused reserve as well, which is not modelled).
+  set(Metric::kDeviceMemoryUsedGb, static_cast<double>(s.peak_memory_bytes + s.cuda_context_bytes) / 1e9);
   // The first pipeline rank: the one Korthikanti et al.'s activation formula
   // describes (it holds the most micro-batches in flight under 1F1B).
   if (!s.stages.empty()) {

@@ -27,8 +27,9 @@ enum class Metric {
   kPeakMemoryGb,
   kModelStateGib,
   kActivationMemoryGib,
+  kDeviceMemoryUsedGb,  // what nvidia-smi shows: the tensors' peak plus the CUDA context
 };
-inline constexpr std::size_t kMetricCount = 12;
+inline constexpr std::size_t kMetricCount = 13;
 
 enum class MetricKind { kPerformance, kMemory };
 

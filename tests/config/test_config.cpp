@@ -366,6 +366,19 @@ TEST_CASE("pipeline sends overlap compute by default, or block it") {
         "options.pipeline_sends=sync)");
 }
 
+TEST_CASE("the CUDA context is 400 MiB by default, or as given, and must leave room for tensors") {
+  CHECK(load_document(base(), "test.json", ".").options.cuda_context_bytes == 400.0 * 1048576.0);
+  CHECK(load_document(base(), "test.json", ".", {"options.cuda_context_mib=1573"}).options.cuda_context_bytes ==
+        1573.0 * 1048576.0);
+  CHECK(load_document(base(), "test.json", ".", {"options.cuda_context_mib=0"}).options.cuda_context_bytes == 0.0);
+  CHECK(error_of(base(), {"options.cuda_context_mib=-1"}).find("test.json: options.cuda_context_mib: expected a number "
+                                                               ">= 0") == 0);
+  // 80 GB is 76293.9 MiB: a context of 76294 MiB leaves nothing for the tensors.
+  CHECK(error_of(base(), {"options.cuda_context_mib=76294"}) ==
+        "test.json: options.cuda_context_mib: 76294 MiB leaves no memory for tensors on the A100-SXM4-80GB (80 GB) "
+        "(from --set options.cuda_context_mib=76294)");
+}
+
 TEST_CASE("gradients: fused accumulation into a bf16 buffer by default, or as named") {
   using G = trainsim::workload::GradAccumulation;
   using D = trainsim::workload::GradDtype;

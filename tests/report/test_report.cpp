@@ -151,6 +151,30 @@ TEST_CASE("a plan that does not fit is reported as out of memory") {
   CHECK(s.peak_memory_bytes > s.memory_capacity_bytes);
 }
 
+TEST_CASE("the CUDA context counts against the GPU's memory, not in the tensors' peak") {
+  // With no context the example's tensors peak at P bytes on an 80 GB GPU. A
+  // context of C MiB leaves 80e9 - C x 2^20 bytes to the tensors: the plan
+  // fits while P + C x 2^20 <= 80e9, so one MiB either side of the headroom
+  // decides it; the peak itself does not move.
+  const report::Summary none = summary_of(run_example({"options.cuda_context_mib=0"}));
+  REQUIRE_FALSE(none.oom);
+  const std::int64_t headroom_mib = (80'000'000'000 - none.peak_memory_bytes) / 1048576;
+  const report::Summary just_fits =
+      summary_of(run_example({"options.cuda_context_mib=" + std::to_string(headroom_mib - 1)}));
+  const report::Summary too_big =
+      summary_of(run_example({"options.cuda_context_mib=" + std::to_string(headroom_mib + 1)}));
+  CHECK_FALSE(just_fits.oom);
+  CHECK(too_big.oom);
+  CHECK(too_big.peak_memory_bytes == none.peak_memory_bytes);
+  CHECK(too_big.memory_capacity_bytes == 80'000'000'000);
+  CHECK(too_big.cuda_context_bytes == (headroom_mib + 1) * 1048576);
+  // The default, 400 MiB = 0.39 GiB, is in the text and the JSON.
+  const report::Summary plain = summary_of(run_example());
+  CHECK(plain.cuda_context_bytes == 400 * 1048576);
+  CHECK(report::to_text(plain).find("GiB + 0.39 GiB CUDA context, of 74.51 GiB  (fits)") != std::string::npos);
+  CHECK(report::to_json(plain)["cuda_context_bytes"] == 400 * 1048576);
+}
+
 TEST_CASE("exposed communication is the time the compute stream waits on it") {
   // The default example with dp = 1: no data-parallel time is exposed but the
   // tied-embedding all-reduce of the first and last stages, which runs after

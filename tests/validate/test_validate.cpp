@@ -185,7 +185,7 @@ TEST_CASE("a case predicts what trainsim run reports for its config") {
   CHECK(at(p[2].values, Metric::kMfu) == run({"parallel.pp=2", "parallel.tp=4"}).mfu);
 }
 
-TEST_CASE("memory metrics: the peak in GiB and GB, and the first rank's peak split at its model state") {
+TEST_CASE("memory metrics: the peak in GiB and GB, nvidia-smi's view, and the first rank's peak split at its model state") {
   // Peak 3 GiB = 3 x 1,073,741,824 = 3,221,225,472 bytes = 3.221225472 GB.
   // The first rank peaks at 2.5 GiB, 1.5 GiB of it model state: 1 GiB above
   // it. Rank 1's higher peak sets the peak, not the first rank's split.
@@ -201,7 +201,12 @@ TEST_CASE("memory metrics: the peak in GiB and GB, and the first rank's peak spl
   CHECK(at(v, Metric::kPeakMemoryGb) == doctest::Approx(3.221225472).epsilon(1e-12).scale(0));
   CHECK(at(v, Metric::kModelStateGib) == 1.5);
   CHECK(at(v, Metric::kActivationMemoryGib) == 1.0);
-  for (const char* n : {"peak_memory_gb", "model_state_gib", "activation_memory_gib"}) {
+  // nvidia-smi's view adds the CUDA context: 3,221,225,472 + 1573 MiB
+  // (1,649,410,048 bytes) = 4,870,635,520 bytes = 4.87063552 GB.
+  s.cuda_context_bytes = std::int64_t{1573} << 20;
+  CHECK(at(metric_values(s), Metric::kDeviceMemoryUsedGb) == doctest::Approx(4.87063552).epsilon(1e-12).scale(0));
+  CHECK(at(metric_values(s), Metric::kPeakMemoryGb) == doctest::Approx(3.221225472).epsilon(1e-12).scale(0));
+  for (const char* n : {"peak_memory_gb", "model_state_gib", "activation_memory_gib", "device_memory_used_gb"}) {
     CAPTURE(n);
     REQUIRE(metric_named(n).has_value());
     CHECK(kind(*metric_named(n)) == MetricKind::kMemory);

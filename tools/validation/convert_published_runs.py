@@ -233,8 +233,16 @@ def korthikanti_fig1_case(rec: dict) -> dict:
 BLOOM_COMMON_ASSUMPTIONS = {
     "cluster.node": "jean-zay-a100: 8 A100 80GB per node and 4 Omni-Path links per node from the record; link rate, "
                     "NCCL bandwidth and latency per link are assumptions listed in the preset's sources",
-    "cluster.network": "flat (non-blocking): the README says only that NCCL traffic has a fully dedicated Omni-Path "
-                       "subnet; its topology and oversubscription are not in the sources",
+    "cluster.network": "flat (non-blocking): 'Omni-Path Architecture (OPA) w/ non-blocking fat tree' with 'a fully "
+                       "dedicated subnet' for NCCL (huggingface/blog bloom-megatron-deepspeed-technology.md, 'The "
+                       "Technology Behind BLOOM Training', 2022-07-09, hardware list)",
+    "options.cuda_context_mib": "1573: the CUDA context the same team measured on an A100 40GB with nvidia-smi after "
+                                "'torch.ones(1).cuda()' (chronicles-prequel.md: '40GB A100 takes 1573MiB for cuda "
+                                "kernels (probably about the same for 80GB? may be a bit larger)'); their PyTorch 1.11 "
+                                "with CUDA 11.5 (tr11-176B-ml/README.md) predates CUDA 11.7's lazy module loading, so "
+                                "every kernel is loaded into the context ('Before CUDA 11.7, all kernels were loaded "
+                                "into the context ... which took >1000MB', NVIDIA's ptrblck, pytorch/pytorch issue "
+                                "107667)",
     "parallel.schedule": "1f1b: DeepSpeed's PipelineEngine runs a non-interleaved 1F1B schedule (record parallel.schedule)",
     "parallel.recompute": "full: --checkpoint-activations, every layer recomputed (record parallel.recompute)",
     "parallel.zero_stage": "1: ZeRO stage 1 across data-parallel replicas (record parallel.zero_stage)",
@@ -242,6 +250,7 @@ BLOOM_COMMON_ASSUMPTIONS = {
                   "seq x hidden position table (0.02% of the parameters) and leaves out one LayerNorm on the first "
                   "stage; the tied embedding and the GeLU MLP with biases are as in BLOOM",
 }
+BLOOM_OPTIONS = {"cuda_context_mib": 1573}  # see BLOOM_COMMON_ASSUMPTIONS
 BLOOM_NOTES = ("DeepSpeed's pipeline engine sends 1/tp of each activation from every tensor rank and the receiver "
                "all-gathers it within its tensor group (deepspeed/runtime/pipe/engine.py: is_pipe_partitioned = "
                "is_model_parallel, PartitionedTensor); the simulator sends the same 1/tp and leaves out that "
@@ -282,6 +291,7 @@ def bloom_production_case(rec: dict) -> dict:
                 "schedule": "1f1b", "recompute": "full", "zero_stage": par["zero_stage"],
                 "stage_layers": stage_layers, "grad_bucket_mib": ONE_BUCKET_MIB,
             },
+            "options": dict(BLOOM_OPTIONS),
         },
         "assumptions": assumptions,
         "measured": {"iteration_time_s": rec["measured"]["iter_time_s"]},
@@ -321,7 +331,7 @@ def bloom_prequel_case(rec: dict) -> dict:
     name = f"BLOOM candidate h{m['hidden']} l{layers} a{m['heads']}"
     measured = {"iteration_time_s": rec["measured"]["iter_time_s"]}
     if rec["measured"].get("mem_gb_per_gpu") is not None:
-        measured["peak_memory_gb"] = rec["measured"]["mem_gb_per_gpu"]
+        measured["device_memory_used_gb"] = rec["measured"]["mem_gb_per_gpu"]
     return {
         "id": rec["id"],
         "group": "BLOOM topology sweep",
@@ -337,19 +347,20 @@ def bloom_prequel_case(rec: dict) -> dict:
                           "train/tr11-176B-ml/chronicles-prequel.md (as transcribed in " + RUNS_NAME + ")",
             },
             "parallel": parallel,
+            "options": dict(BLOOM_OPTIONS),
         },
         "assumptions": assumptions,
         "measured": measured,
         "notes": "Measured: seconds per iteration, a snapshot of the second iteration (record iter_time_s; its "
                  "TFLOP/s is computed from the same time)" + (
-                     "; and the table's Mem column (record mem_gb_per_gpu) as peak_memory_gb: what nvidia-smi "
-                     "showed on the job's first node (chronicles-prequel.md: 'was quickly getting the memory "
-                     "snapshot with: pdsh -w jean-zay-iam01 ... nvidia-smi'), whose GPUs hold the first pipeline "
-                     "stage with the embedding; peak_memory_gb is the largest peak over all GPUs, which in every "
-                     "one of these cases is the first stage's. nvidia-smi counts more than the simulator's peak: the CUDA context "
-                     "(1573 MiB on an A100 40GB by the same author's measurement, chronicles-prequel.md) and what "
-                     "PyTorch's caching allocator keeps reserved beyond the tensors in use; and the column's GB "
-                     "are taken as 10^9 bytes (read as GiB they would be 7.4% larger)" if "peak_memory_gb" in measured
+                     "; and the table's Mem column (record mem_gb_per_gpu) as device_memory_used_gb: what "
+                     "nvidia-smi showed on the job's first node (chronicles-prequel.md: 'was quickly getting the "
+                     "memory snapshot with: pdsh -w jean-zay-iam01 ... nvidia-smi'), whose GPUs hold the first "
+                     "pipeline stage with the embedding; the metric is the largest tensor peak over all GPUs (in "
+                     "every one of these cases the first stage's) plus the CUDA context (options.cuda_context_mib). "
+                     "nvidia-smi also counts what PyTorch's caching allocator keeps reserved beyond the tensors in "
+                     "use, which the simulator does not model; and the column's GB are taken as 10^9 bytes (read "
+                     "as GiB they would be 7.4% larger)" if "device_memory_used_gb" in measured
                      else "; the Mem column is empty for this row") + ". These runs used the fp16 optimizer (the BF16 "
                  "optimizer came on 02-28), which does not change simulated times. " + BLOOM_NOTES,
     }
@@ -582,8 +593,8 @@ DESCRIPTION = (
     "Groups: Megatron-LM Table 1 (arXiv:2104.04473), Korthikanti Table 5 and Figure 1 (arXiv:2205.05198; Figure 1 "
     "is the paper's memory formulas, not a measurement, so its group checks the simulator's memory accounting "
     "against the paper's), BLOOM 176B production and the BLOOM topology sweep (bigscience-workshop/bigscience "
-    "tr11-176B-ml; the sweep's memory is nvidia-smi's, which counts the CUDA context and the allocator's reserve "
-    "too), Zero bubble Table 4 (arXiv:2401.10241). Cases with an empty `measured` carry no published per-run figure and exist only for the "
+    "tr11-176B-ml; the sweep's memory is nvidia-smi's, compared with the tensors' peak plus the CUDA context; "
+    "nvidia-smi counts the allocator's reserve too), Zero bubble Table 4 (arXiv:2401.10241). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first). The selective-recompute ratio band (1.20 to 1.45) takes "
     "the published 1.29 to 1.32 ('about 30%'), keeps the effect within a third of its size on the low side, and "
     "on the high side admits the FLOP ratio of one extra forward per layer (about 4/3) plus the repeated "
