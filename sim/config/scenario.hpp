@@ -43,16 +43,17 @@ struct Options {
   // A rank's compute waits for each pipeline send it made to arrive
   // (Megatron-LM before overlapped p2p, DeepSpeed's pipeline engine).
   bool blocking_sends = false;
-  // Device memory each GPU's process holds outside its tensors: the CUDA
-  // context with the kernels it has loaded. The capacity check counts it;
-  // the reported peak (what PyTorch's max_memory_allocated would say) does not.
-  double cuda_context_bytes = kDefaultCudaContextMib * 1048576.0;
   // About 400 MB with CUDA 11.7 or later and lazy module loading, PyTorch's
   // default since 1.13 (pytorch/pytorch issue 109888, NVIDIA's ptrblck: 'the
   // CUDA context ... uses around 400MB if CUDA >= 11.7 is used and lazy module
   // loading enabled'; PR 86509 measured 287 MB in use with lazy loading
   // against 667 MB without).
   static constexpr double kDefaultCudaContextMib = 400.0;
+  // Device memory each GPU's process holds outside its tensors: the CUDA
+  // context with the kernels it has loaded (options.cuda_context_mib). The
+  // capacity check counts it; the reported peak (what PyTorch's
+  // max_memory_allocated would say) does not.
+  double cuda_context_bytes = kDefaultCudaContextMib * 1048576.0;
 };
 
 struct Scenario {
