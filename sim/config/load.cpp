@@ -743,6 +743,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   }
   if (p.grad_accumulation != workload::Plan{}.grad_accumulation) ctx.fail("parallel.grad_accumulation", why);
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
+  if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (sc.options.comm_slowdown > 0.0) {
     ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
                                       "foreground for a background job)");
@@ -818,6 +819,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                {{"bf16", workload::GradDtype::kBf16},
                                                 {"fp16", workload::GradDtype::kFp16},
                                                 {"fp32", workload::GradDtype::kFp32}});
+  p.send_split = s.choice<workload::PipelineSendSplit>("pipeline_send_split", workload::PipelineSendSplit::kScatterGather,
+                                                       {{"scatter-gather", workload::PipelineSendSplit::kScatterGather},
+                                                        {"full", workload::PipelineSendSplit::kFull}});
   if (s.has("stage_layers")) {
     const json& v = s.required("stage_layers", "a list of layer counts, one per stage");
     if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of layer counts, one per stage, got " + show(v));

@@ -35,6 +35,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.attention),
                 static_cast<int>(plan.grad_accumulation),
                 static_cast<int>(plan.grad_dtype),
+                static_cast<int>(plan.send_split),
                 static_cast<int>(plan.placement())};
   std::vector<RankWork> work;
   {

@@ -38,6 +38,22 @@ double grad_value_bytes(GradDtype d);
 enum class GradAccumulation { kFused, kAdd, kCastAdd };
 double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d);
 
+// How a stage's output crosses to the next pipeline stage (and its gradient
+// back) when tensor parallelism replicates it on every tensor rank (no
+// sequence parallelism; with it each rank holds 1/tp of the sequence and
+// sends that):
+//   scatter-gather  each tensor rank sends 1/tp of it and the receiving
+//                   stage all-gathers the pieces in its tensor group before
+//                   using them: Megatron-LM 2021-2022
+//                   (--scatter-gather-tensors-in-pipeline, on by default;
+//                   Narayanan et al., arXiv 2104.04473, section 4.1) and
+//                   DeepSpeed's pipeline engine (PartitionedTensor);
+//   full            each tensor rank sends all of it to its peer and nothing
+//                   is gathered: Megatron-Core, whose tensor shapes divide the
+//                   sequence by tp only under sequence parallelism
+//                   (pipeline_parallel/schedules.py, get_tensor_shapes).
+enum class PipelineSendSplit { kScatterGather, kFull };
+
 struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
@@ -76,6 +92,7 @@ struct Plan {
   // 16-bit buffer.
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   GradDtype grad_dtype = GradDtype::kBf16;
+  PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;

@@ -111,6 +111,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
   const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp);
   const bool tied = model.arch == Arch::kGpt;
+  // See PipelineSendSplit. With sequence parallelism each rank already holds
+  // its own 1/tp of the sequence: it sends that and gathers nothing.
+  const bool gather_free = sp || plan.tp == 1;
+  const bool split_sends = sp || plan.send_split == PipelineSendSplit::kScatterGather;
 
   StageCosts out;
   out.model_flops_per_iteration = model_flops(model, static_cast<double>(plan.global_batch));
@@ -141,6 +145,24 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // Recomputation runs just before the backward that needs it: part of I.
     const double redo = layers_per_stage * recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
     times.input_grad += redo;
+    // Scatter-gather: a stage that received 1/tp of an activation (forward)
+    // or of its gradient (backward) from another pipeline rank all-gathers it
+    // in its tensor group before its compute can use it, on the compute
+    // stream. Neighbouring stages on one rank (pp = 1 with virtual stages,
+    // the bend of a V) pass it in memory.
+    if (split_sends && !gather_free) {
+      const double gather =
+          hw::collective_time(hw::CollectiveKind::kAllGather, b * s * h * kActivationBytes, tp_group, node, algorithm)
+              .to_seconds();
+      if (!first && plan.rank_of_stage(st - 1) != r) {
+        times.forward += gather;
+        times.tp_forward += gather;
+      }
+      if (!last && plan.rank_of_stage(st + 1) != r) {
+        times.input_grad += gather;
+        times.tp_backward += gather;
+      }
+    }
 
     StageCost c;
     c.forward = core::Time::seconds(times.forward);
@@ -191,8 +213,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double g = grad_value_bytes(plan.grad_dtype);
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp, g) * c.params);
 
-    c.send_forward_bytes = last ? 0.0 : b * s * h * kActivationBytes / t;
-    c.send_backward_bytes = first ? 0.0 : b * s * h * kActivationBytes / t;
+    // What each tensor rank sends: 1/tp of the activation when the sequence
+    // is split (sequence parallelism) or the sends are; all of it otherwise.
+    const double sent = split_sends ? b * s * h * kActivationBytes / t : b * s * h * kActivationBytes;
+    c.send_forward_bytes = last ? 0.0 : sent;
+    c.send_backward_bytes = first ? 0.0 : sent;
     // Gradient buckets, in the order backward fills them.
     const double grad_bytes = c.params * g;
     c.param_bytes = c.params * kActivationBytes;

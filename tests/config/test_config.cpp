@@ -366,6 +366,17 @@ TEST_CASE("pipeline sends overlap compute by default, or block it") {
         "options.pipeline_sends=sync)");
 }
 
+TEST_CASE("pipeline sends are scattered and gathered by default, or sent whole") {
+  using S = trainsim::workload::PipelineSendSplit;
+  CHECK(load_document(base(), "test.json", ".").plan.send_split == S::kScatterGather);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.pipeline_send_split=full"}).plan.send_split == S::kFull);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.pipeline_send_split=scatter-gather"}).plan.send_split ==
+        S::kScatterGather);
+  CHECK(error_of(base(), {"parallel.pipeline_send_split=half"}) ==
+        "test.json: parallel.pipeline_send_split: expected \"scatter-gather\" or \"full\", got \"half\" (from --set "
+        "parallel.pipeline_send_split=half)");
+}
+
 TEST_CASE("the CUDA context is 400 MiB by default, or as given, and must leave room for tensors") {
   CHECK(load_document(base(), "test.json", ".").options.cuda_context_bytes == 400.0 * 1048576.0);
   CHECK(load_document(base(), "test.json", ".", {"options.cuda_context_mib=1573"}).options.cuda_context_bytes ==

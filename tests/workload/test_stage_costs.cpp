@@ -100,6 +100,52 @@ TEST_CASE("model state is 16 bytes per parameter, split over tp and pp") {
   CHECK(costs.stages[0].send_backward_bytes == 0);
 }
 
+TEST_CASE("pipeline sends: scatter-gather sends 1/tp and gathers, full sends it all, sequence parallelism neither") {
+  // tp 2, pp 2, micro-batch 1: the activation is b s h x 2 bytes = 1024 x 1024 x 2 = 2 MiB.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 8;
+  const hw::ClusterSpec c = cluster(1);
+  const double activation = 1024.0 * 1024.0 * 2.0;
+  // The gather: an all-gather of the whole activation in the stage's tensor group.
+  const hw::CollectiveGroup tp_group = hw::group_of(c, {0, 1});
+  const double gather = hw::collective_time(hw::CollectiveKind::kAllGather, activation, tp_group, c.node).to_seconds();
+  REQUIRE(gather > 0.0);
+
+  p.send_split = PipelineSendSplit::kFull;
+  const StageCosts full = stage_costs(m, p, c);
+  p.send_split = PipelineSendSplit::kScatterGather;
+  const StageCosts split = stage_costs(m, p, c);
+  // Full: every tensor rank sends all 2 MiB; scatter-gather: its 1 MiB.
+  CHECK(full.stages[0].send_forward_bytes == doctest::Approx(activation).scale(0));
+  CHECK(full.stages[1].send_backward_bytes == doctest::Approx(activation).scale(0));
+  CHECK(split.stages[0].send_forward_bytes == doctest::Approx(activation / 2).scale(0));
+  CHECK(split.stages[1].send_backward_bytes == doctest::Approx(activation / 2).scale(0));
+  // Stage 1 gathers what it receives in forward, stage 0 the gradient it
+  // receives in backward; nothing else changes.
+  const auto seconds = [](Time t) { return t.to_seconds(); };
+  CHECK(seconds(split.stages[1].forward - full.stages[1].forward) == doctest::Approx(gather).epsilon(1e-9).scale(0));
+  CHECK(seconds(split.stages[1].tp_comm_forward - full.stages[1].tp_comm_forward) ==
+        doctest::Approx(gather).epsilon(1e-9).scale(0));
+  CHECK(seconds(split.stages[0].input_grad - full.stages[0].input_grad) ==
+        doctest::Approx(gather).epsilon(1e-9).scale(0));
+  CHECK(split.stages[0].forward == full.stages[0].forward);
+  CHECK(split.stages[1].input_grad == full.stages[1].input_grad);
+  CHECK(split.stages[0].weight_grad == full.stages[0].weight_grad);
+
+  // Sequence parallelism: each rank holds and sends its 1/tp, gathers nothing, either way.
+  p.sequence_parallel = true;
+  p.send_split = PipelineSendSplit::kFull;
+  const StageCosts sp_full = stage_costs(m, p, c);
+  p.send_split = PipelineSendSplit::kScatterGather;
+  const StageCosts sp_split = stage_costs(m, p, c);
+  CHECK(sp_full.stages[0].send_forward_bytes == doctest::Approx(activation / 2).scale(0));
+  CHECK(sp_full.stages[1].forward == sp_split.stages[1].forward);
+  CHECK(sp_full.stages[0].input_grad == sp_split.stages[0].input_grad);
+}
+
 TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
   // s b h (10 + 24/t + 5 a s / (h t)) with s = 1024, b = 2, h = 1024, a = 16, t = 2:
   // 2^21 * (10 + 12 + 5 * 16 * 1024 / 2048) = 2^21 * 62 bytes.

@@ -129,8 +129,7 @@ def megatron_case(rec: dict) -> dict:
         "assumptions": assumptions,
         "measured": {"hardware_tflops_per_gpu": rec["measured"]["tflops_per_gpu"]},
         "notes": "Measured: Table 1's achieved TFLOP/s per GPU (pct_peak and aggregate PFLOP/s are the same figure "
-                 "scaled, not used). The paper's scatter/gather optimisation is how the simulator always sends "
-                 "pipeline activations (1/tp per tensor rank); the all-gather that rebuilds them is not modelled.",
+                 "scaled, not used).",
     }
 
 
@@ -251,10 +250,6 @@ BLOOM_COMMON_ASSUMPTIONS = {
                   "stage; the tied embedding and the GeLU MLP with biases are as in BLOOM",
 }
 BLOOM_OPTIONS = {"cuda_context_mib": 1573}  # see BLOOM_COMMON_ASSUMPTIONS
-BLOOM_NOTES = ("DeepSpeed's pipeline engine sends 1/tp of each activation from every tensor rank and the receiver "
-               "all-gathers it within its tensor group (deepspeed/runtime/pipe/engine.py: is_pipe_partitioned = "
-               "is_model_parallel, PartitionedTensor); the simulator sends the same 1/tp and leaves out that "
-               "all-gather.")
 BLOOM_GRAD_BUCKET = (f"{ONE_BUCKET_MIB} (one bucket per stage): DeepSpeed's pipeline schedule reduces the gradients "
                      "once, after the last backward of the iteration (deepspeed/runtime/pipe/schedule.py: "
                      "ReduceTiedGrads, ReduceGrads, OptimizerStep at the last step; overlap_comm off by default), "
@@ -297,7 +292,7 @@ def bloom_production_case(rec: dict) -> dict:
         "measured": {"iteration_time_s": rec["measured"]["iter_time_s"]},
         "notes": "Measured: Megatron-DeepSpeed's elapsed time per iteration at global batch 2048 (record "
                  "iter_time_s); the logged samples/s, tokens/s and TFLOP/s are computed from that same time and are "
-                 "not used separately. " + BLOOM_NOTES,
+                 "not used separately.",
     }
 
 
@@ -362,7 +357,7 @@ def bloom_prequel_case(rec: dict) -> dict:
                      "use, which the simulator does not model; and the column's GB are taken as 10^9 bytes (read "
                      "as GiB they would be 7.4% larger)" if "device_memory_used_gb" in measured
                      else "; the Mem column is empty for this row") + ". These runs used the fp16 optimizer (the BF16 "
-                 "optimizer came on 02-28), which does not change simulated times. " + BLOOM_NOTES,
+                 "optimizer came on 02-28), which does not change simulated times.",
     }
 
 
@@ -680,8 +675,29 @@ GRAD_DTYPE = {
 }
 
 
+# How a stage's output crosses to the next pipeline stage under tensor
+# parallelism without sequence parallelism (parallel.pipeline_send_split).
+# Only groups with tp > 1 and pp > 1 are listed; the zero-bubble runs use tp 1.
+DEEPSPEED_PARTITIONED = (
+    "scatter-gather: DeepSpeed's pipeline engine sends 1/tp of each activation from every tensor rank and the "
+    "receiver all-gathers it within its tensor group (deepspeed/runtime/pipe/engine.py: is_pipe_partitioned = "
+    "is_model_parallel, PartitionedTensor)")
+SEND_SPLIT = {
+    "Megatron-LM Table 1": (
+        "scatter-gather: the paper's scatter/gather optimisation (arXiv:2104.04473 section 4.1): each tensor rank "
+        "sends 1/tp of the activation and the receiving stage all-gathers it over NVLink; Megatron-LM's "
+        "--scatter-gather-tensors-in-pipeline, on by default"),
+    "Korthikanti Table 5": (
+        "scatter-gather: Megatron-LM of 2022 scatters and gathers pipeline tensors when sequence parallelism is off "
+        "(megatron/p2p_communication.py: 'if args.scatter_gather_tensors_in_pipeline and not "
+        "args.sequence_parallel'); with it each rank sends its own 1/tp of the sequence"),
+    "BLOOM 176B production": DEEPSPEED_PARTITIONED,
+    "BLOOM topology sweep": DEEPSPEED_PARTITIONED,
+}
+
+
 # Figure 1's cases are the Table 5 plans: the same software, the same rules.
-for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE):
+for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE, SEND_SPLIT):
     _rules[FIG1_GROUP] = _rules["Korthikanti Table 5"]
 
 
@@ -727,6 +743,10 @@ def build(runs: dict) -> dict:
         if why is not None:
             case["config"].setdefault("options", {})["pipeline_sends"] = "blocking"
             case["assumptions"]["options.pipeline_sends"] = why
+        why = SEND_SPLIT.get(case["group"])
+        if why is not None:
+            case["config"]["parallel"]["pipeline_send_split"] = "scatter-gather"
+            case["assumptions"]["parallel.pipeline_send_split"] = why
     by_id = {c["id"]: c for c in cases}
     assert len(by_id) == len(cases), "duplicate case ids"
     return {"description": DESCRIPTION, "cases": cases, "orderings": orderings(by_id)}
