@@ -742,6 +742,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.grad_bucket_mib", why + "; each layer's gradients are one all-reduce");
   }
   if (p.grad_accumulation != workload::Plan{}.grad_accumulation) ctx.fail("parallel.grad_accumulation", why);
+  if (p.precision != workload::Plan{}.precision) ctx.fail("parallel.precision", why);
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (sc.options.comm_slowdown > 0.0) {
@@ -815,10 +816,22 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                              {{"fused", workload::GradAccumulation::kFused},
                                                               {"add", workload::GradAccumulation::kAdd},
                                                               {"cast-add", workload::GradAccumulation::kCastAdd}});
-  p.grad_dtype = s.choice<workload::GradDtype>("grad_dtype", workload::GradDtype::kBf16,
+  p.precision = s.choice<workload::Precision>("precision", workload::Precision::kBf16,
+                                              {{"bf16", workload::Precision::kBf16},
+                                               {"fp16", workload::Precision::kFp16}});
+  // The gradients are the weights' 16-bit type unless said otherwise.
+  const auto sixteen = p.precision == workload::Precision::kFp16 ? workload::GradDtype::kFp16 : workload::GradDtype::kBf16;
+  p.grad_dtype = s.choice<workload::GradDtype>("grad_dtype", sixteen,
                                                {{"bf16", workload::GradDtype::kBf16},
                                                 {"fp16", workload::GradDtype::kFp16},
                                                 {"fp32", workload::GradDtype::kFp32}});
+  if (p.grad_dtype != workload::GradDtype::kFp32 && p.grad_dtype != sixteen) {
+    ctx.fail(s.path("grad_dtype"), fmt::format("{} gradients under {} precision; expected \"{}\" or \"fp32\" (or set "
+                                               "parallel.precision)",
+                                               p.grad_dtype == workload::GradDtype::kFp16 ? "fp16" : "bf16",
+                                               p.precision == workload::Precision::kFp16 ? "fp16" : "bf16",
+                                               p.precision == workload::Precision::kFp16 ? "fp16" : "bf16"));
+  }
   p.send_split = s.choice<workload::PipelineSendSplit>("pipeline_send_split", workload::PipelineSendSplit::kScatterGather,
                                                        {{"scatter-gather", workload::PipelineSendSplit::kScatterGather},
                                                         {"full", workload::PipelineSendSplit::kFull}});

@@ -24,7 +24,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"model", model},
       {"parallel",
        {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute",
-        "sequence_parallel", "attention", "zero_stage", "grad_bucket_mib", "grad_accumulation", "grad_dtype", "pipeline_send_split",
+        "sequence_parallel", "attention", "zero_stage", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
         "stage_layers", "burst"}},
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},

@@ -16,6 +16,11 @@ namespace trainsim::workload {
 //   full       keep only each layer's input and redo the whole layer forward.
 enum class Recompute { kNone, kSelective, kFull };
 
+// The 16-bit type of the weights and activations. Both run the same GEMMs at
+// the same speed; fp16 adds dynamic loss scaling, whose unscale-and-check pass
+// over the gradients is part of every optimizer step.
+enum class Precision { kBf16, kFp16 };
+
 // The gradient buffer a rank accumulates its micro-batches in and reduces
 // across replicas: 16-bit (bf16 or fp16: 2 bytes a value) or fp32 (4 bytes:
 // Megatron-LM's main_grad under bf16, DeepSpeed's BF16 optimizer).
@@ -91,7 +96,8 @@ struct Plan {
   // GradAccumulation): inside the weight-gradient GEMM by default, into a
   // 16-bit buffer.
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
-  GradDtype grad_dtype = GradDtype::kBf16;
+  Precision precision = Precision::kBf16;
+  GradDtype grad_dtype = GradDtype::kBf16;  // bf16 or fp32 under bf16, fp16 or fp32 under fp16
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)

@@ -101,6 +101,15 @@ double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes) {
   }
 }
 
+double optimizer_bytes_per_param(double grad_bytes, Precision precision) {
+  const double to_main_grads = grad_bytes < 4.0 ? 2.0 + 4.0 : 0.0;
+  const double unscale = precision == Precision::kFp16 ? 4.0 + 4.0 : 0.0;
+  const double norm = 4.0;
+  const double adam = 16.0 + 12.0;
+  const double to_model_params = 4.0 + 2.0;
+  return to_main_grads + unscale + norm + adam + to_model_params;
+}
+
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
                        hw::CollectiveAlgorithm algorithm) {
   const hw::NodeSpec& node = cluster.node;
@@ -270,10 +279,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
+    // The step, then the gradient buffer zeroed for the next iteration (write
+    // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
     const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
-    c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(g) /
-                                               (node.gpu.hbm_achievable_tb_per_s * 1e12) +
-                                           node.gpu.kernel_overhead_us * 1e-6);
+    const double held_grads = plan.zero_stage >= 2 ? c.params / plan.dp : c.params;
+    c.optimizer_step =
+        core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /
+                                (node.gpu.hbm_achievable_tb_per_s * 1e12) +
+                            node.gpu.kernel_overhead_us * 1e-6);
     out.stages.push_back(c);
   }
   return out;

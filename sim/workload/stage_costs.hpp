@@ -79,11 +79,23 @@ struct StageCosts {
 // 2 + g + 12/dp; 2 + (g + 12)/dp; (2 + g + 12)/dp. With 16-bit gradients 16;
 // 4 + 12/dp; 2 + 14/dp; 16/dp.
 double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0);
-// Adam's step reads FP32 weight, momentum, variance and the gradient
-// (12 + g) and writes the three FP32 tensors and the FP16 weight (12 + 2):
-// 28 bytes with 16-bit gradients. Under ZeRO-1/2 each replica updates only
-// its 1/dp of the parameters.
-inline constexpr double optimizer_bytes_per_param(double grad_bytes) { return 12.0 + grad_bytes + 12.0 + 2.0; }
+// The HBM bytes a mixed-precision Adam step moves per parameter it updates,
+// pass by pass as Megatron-LM's MixedPrecisionOptimizer.step runs them
+// (megatron/optimizer/optimizer.py; DeepSpeed's fp16 and BF16 optimizers
+// make the same passes over their partitions), g the gradient's bytes:
+//   16-bit gradients into fp32 main gradients (_copy_model_grads_to_main_grads):
+//     read 2, write 4; none when the gradient buffer is fp32 already;
+//   fp16 only, dynamic loss scaling (_unscale_main_grads_and_check_for_nan):
+//     read 4, write 4;
+//   the global gradient norm for clipping (clip_grad_norm_fp32): read 4 (the
+//     rescale that follows only when the norm is over the limit is left out);
+//   Adam (apex FusedAdam): read fp32 weight, gradient, momentum, variance
+//     (16), write weight, momentum, variance (12);
+//   16-bit weights from the fp32 ones (_copy_main_params_to_model_params):
+//     read 4, write 2.
+// 16-bit gradients: 52 bytes with fp16, 44 with bf16; fp32 gradients: 46 and
+// 38. Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
+double optimizer_bytes_per_param(double grad_bytes, Precision precision);
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
 // layer keeps for one micro-batch on one tensor rank, with unfused attention

@@ -366,6 +366,22 @@ TEST_CASE("pipeline sends overlap compute by default, or block it") {
         "options.pipeline_sends=sync)");
 }
 
+TEST_CASE("precision is bf16 by default; fp16 makes the gradients fp16 unless they are fp32") {
+  using P = trainsim::workload::Precision;
+  using D = trainsim::workload::GradDtype;
+  CHECK(load_document(base(), "test.json", ".").plan.precision == P::kBf16);
+  const auto fp16 = load_document(base(), "test.json", ".", {"parallel.precision=fp16"}).plan;
+  CHECK(fp16.precision == P::kFp16);
+  CHECK(fp16.grad_dtype == D::kFp16);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.precision=fp16", "parallel.grad_dtype=fp32"}).plan.grad_dtype ==
+        D::kFp32);
+  CHECK(error_of(base(), {"parallel.precision=fp16", "parallel.grad_dtype=bf16"}) ==
+        "test.json: parallel.grad_dtype: bf16 gradients under fp16 precision; expected \"fp16\" or \"fp32\" (or set "
+        "parallel.precision) (from --set parallel.grad_dtype=bf16)");
+  CHECK(error_of(base(), {"parallel.precision=fp8"}) ==
+        "test.json: parallel.precision: expected \"bf16\" or \"fp16\", got \"fp8\" (from --set parallel.precision=fp8)");
+}
+
 TEST_CASE("pipeline sends are scattered and gathered by default, or sent whole") {
   using S = trainsim::workload::PipelineSendSplit;
   CHECK(load_document(base(), "test.json", ".").plan.send_split == S::kScatterGather);
@@ -399,8 +415,10 @@ TEST_CASE("gradients: fused accumulation into a bf16 buffer by default, or as na
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=add"}).plan.grad_accumulation == G::kAdd);
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_accumulation=cast-add"}).plan.grad_accumulation ==
         G::kCastAdd);
-  CHECK(load_document(base(), "test.json", ".", {"parallel.grad_dtype=fp16"}).plan.grad_dtype == D::kFp16);
   CHECK(load_document(base(), "test.json", ".", {"parallel.grad_dtype=fp32"}).plan.grad_dtype == D::kFp32);
+  CHECK(error_of(base(), {"parallel.grad_dtype=fp16"}) ==
+        "test.json: parallel.grad_dtype: fp16 gradients under bf16 precision; expected \"bf16\" or \"fp32\" (or set "
+        "parallel.precision) (from --set parallel.grad_dtype=fp16)");
   CHECK(error_of(base(), {"parallel.grad_accumulation=add-fp32"}) ==
         "test.json: parallel.grad_accumulation: expected \"fused\", \"add\" or \"cast-add\", got \"add-fp32\" "
         "(from --set parallel.grad_accumulation=add-fp32)");

@@ -675,6 +675,21 @@ GRAD_DTYPE = {
 }
 
 
+# The 16-bit type of each run (parallel.precision): fp16 adds dynamic loss
+# scaling's pass over the gradients to every optimizer step.
+PRECISION = {
+    "Megatron-LM Table 1": ("fp16", "fp16: the script passes --fp16 (examples/sc21/CONFIG.sh)"),
+    "Korthikanti Table 5": ("bf16", (
+        "bf16: the paper does not state the precision (record: 'fp16? / bf16?'); its Figure 1's 18 bytes a "
+        "parameter (fp32 gradients) are what Megatron-LM keeps under bf16")),
+    "BLOOM 176B production": ("bf16", "bf16: tr11-176B-ml.slurm passes --bf16"),
+    "BLOOM topology sweep": ("fp16", (
+        "fp16: these runs used the fp16 optimizer (the BF16 optimizer came on 02-28, chronicles-prequel.md, "
+        "'Rebalancing layers')")),
+    "Zero bubble Table 4": ("fp16", "fp16: the authors' script passes --fp16"),
+}
+
+
 # How a stage's output crosses to the next pipeline stage under tensor
 # parallelism without sequence parallelism (parallel.pipeline_send_split).
 # Only groups with tp > 1 and pp > 1 are listed; the zero-bubble runs use tp 1.
@@ -697,7 +712,7 @@ SEND_SPLIT = {
 
 
 # Figure 1's cases are the Table 5 plans: the same software, the same rules.
-for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE, SEND_SPLIT):
+for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE, SEND_SPLIT, PRECISION):
     _rules[FIG1_GROUP] = _rules["Korthikanti Table 5"]
 
 
@@ -735,6 +750,10 @@ def build(runs: dict) -> dict:
             value, why = GRAD_ACCUMULATION[case["group"]]
             case["config"]["parallel"]["grad_accumulation"] = value
             case["assumptions"]["parallel.grad_accumulation"] = why
+        if case["group"] in PRECISION:
+            value, why = PRECISION[case["group"]]
+            case["config"]["parallel"]["precision"] = value
+            case["assumptions"]["parallel.precision"] = why
         if case["group"] in GRAD_DTYPE:
             value, why = GRAD_DTYPE[case["group"]]
             case["config"]["parallel"]["grad_dtype"] = value
