@@ -825,13 +825,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                {{"bf16", workload::GradDtype::kBf16},
                                                 {"fp16", workload::GradDtype::kFp16},
                                                 {"fp32", workload::GradDtype::kFp32}});
-  if (p.grad_dtype != workload::GradDtype::kFp32 && p.grad_dtype != sixteen) {
-    ctx.fail(s.path("grad_dtype"), fmt::format("{} gradients under {} precision; expected \"{}\" or \"fp32\" (or set "
-                                               "parallel.precision)",
-                                               p.grad_dtype == workload::GradDtype::kFp16 ? "fp16" : "bf16",
-                                               p.precision == workload::Precision::kFp16 ? "fp16" : "bf16",
-                                               p.precision == workload::Precision::kFp16 ? "fp16" : "bf16"));
-  }
+
   p.send_split = s.choice<workload::PipelineSendSplit>("pipeline_send_split", workload::PipelineSendSplit::kScatterGather,
                                                        {{"scatter-gather", workload::PipelineSendSplit::kScatterGather},
                                                         {"full", workload::PipelineSendSplit::kFull}});
@@ -954,11 +948,6 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   const auto& p = sc.plan;
   const auto& m = sc.model;
   const int gpus = sc.cluster.gpus();
-  if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
-    ctx.fail("options.cuda_context_mib",
-             fmt::format("{:.0f} MiB leaves no memory for tensors on the {} ({:g} GB)", sc.options.cuda_context_bytes / 1048576.0,
-                         sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb));
-  }
   if (sc.layer_model) {
     check_layer_plan(sc, ctx);
     check_gpu_speed(sc, ctx);
@@ -966,6 +955,14 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   }
   if (p.schedule == "burst") {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
+  }
+  // Gradients in the other 16-bit type than the weights' (a layer-table
+  // model refuses both keys above instead).
+  const bool fp16 = p.precision == workload::Precision::kFp16;
+  if (p.grad_dtype == (fp16 ? workload::GradDtype::kBf16 : workload::GradDtype::kFp16)) {
+    ctx.fail("parallel.grad_dtype", fmt::format("{} gradients under {} precision; expected \"{}\" or \"fp32\" (or set "
+                                                "parallel.precision)",
+                                                fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
   }
   if (static_cast<long long>(p.tp) * p.pp * p.dp != gpus) {
     ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
@@ -1198,6 +1195,12 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
     ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");
   }
   sc.options = read_options(doc, ctx);
+  // Needs the cluster and the options only: checked for a sweep's clusters too.
+  if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
+    ctx.fail("options.cuda_context_mib",
+             fmt::format("{:.0f} MiB leaves no memory for tensors on the {} ({:g} GB)", sc.options.cuda_context_bytes / 1048576.0,
+                         sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb));
+  }
   if (!check) return sc;
   check_consistency(sc, ctx);
   sc.csv_schedule = read_csv_schedule(sc.plan, ctx);

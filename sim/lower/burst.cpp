@@ -68,6 +68,7 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   sim->collectives = std::make_unique<hw::CollectiveRunner>(cluster, *sim->topology, sim->network);
   const auto network_id = static_cast<core::ResourceId>(G);
   const auto runner_id = static_cast<core::ResourceId>(G + 2);  // after the network's two ids (see run_burst)
+  sim->gpu_memory_bytes = static_cast<std::int64_t>(cluster.node.gpu.memory_bytes());
   sim->cuda_context_bytes = options.cuda_context_bytes;
   for (int g = 0; g < G; ++g) {
     sim->memory.add_pool(

@@ -278,6 +278,7 @@ std::unique_ptr<Simulation> Lowering::build() {
                                                              options_.collective_algorithm);
   network_id_ = static_cast<core::ResourceId>(Q);
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids
+  sim_->gpu_memory_bytes = static_cast<std::int64_t>(cluster_.node.gpu.memory_bytes());
   sim_->cuda_context_bytes = options_.cuda_context_bytes;
   for (int q = 0; q < Q; ++q) {
     sim_->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(sim_->gpu_of_rank[q]),

@@ -155,8 +155,6 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.exposed.dp = std::max(s.exposed.dp, e.dp);
     bubble_sum += bubble;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
-    s.memory_capacity_bytes = pool.capacity() + sim.cuda_context_bytes;
-    s.cuda_context_bytes = sim.cuda_context_bytes;
     s.oom = s.oom || pool.exceeded();
     if (busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
       slowest_busy = busy[q];
@@ -164,6 +162,8 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     }
   }
   s.bubble_fraction = gpus > 0 ? bubble_sum / gpus : 0.0;
+  s.memory_capacity_bytes = sim.gpu_memory_bytes;
+  s.cuda_context_bytes = sim.cuda_context_bytes;
   summarize_links(sim, t, s);
   return s;
 }

@@ -170,6 +170,9 @@ TEST_CASE("a layer-table model refuses the transformer's gradient settings") {
         "burst.json: parallel.grad_accumulation: " + why + " (from --set parallel.grad_accumulation=add)");
   CHECK(error_of(burst(), {"parallel.grad_dtype=fp32"}) ==
         "burst.json: parallel.grad_dtype: " + why + " (from --set parallel.grad_dtype=fp32)");
+  // Not "fp16 gradients under bf16 precision": neither key applies here.
+  CHECK(error_of(burst(), {"parallel.grad_dtype=fp16"}) ==
+        "burst.json: parallel.grad_dtype: " + why + " (from --set parallel.grad_dtype=fp16)");
   CHECK(error_of(burst(), {"parallel.precision=fp16"}) ==
         "burst.json: parallel.precision: " + why + " (from --set parallel.precision=fp16)");
   CHECK(error_of(burst(), {"parallel.pipeline_send_split=full"}) ==

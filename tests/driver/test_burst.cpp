@@ -76,6 +76,21 @@ TEST_CASE("GPU multiplexing: the background job gets the idle GPU time, and the 
   CHECK(slowed.iteration_s > with.iteration_s);
 }
 
+TEST_CASE("a layer-table run counts the CUDA context against each GPU's memory too") {
+  // As for a transformer: with no context the burst plan's tensors peak at P
+  // bytes of the A100's 80e9; a context of C MiB fits while P + C x 2^20 <=
+  // 80e9, so one MiB either side of the headroom decides it.
+  const Result none = run("vgg16-burst-16xa100.json", {"options.cuda_context_mib=0"});
+  REQUIRE_FALSE(none.summary.oom);
+  const std::int64_t headroom_mib = (80'000'000'000 - none.summary.peak_memory_bytes) / 1048576;
+  const Result fits = run("vgg16-burst-16xa100.json", {"options.cuda_context_mib=" + std::to_string(headroom_mib - 1)});
+  const Result over = run("vgg16-burst-16xa100.json", {"options.cuda_context_mib=" + std::to_string(headroom_mib + 1)});
+  CHECK_FALSE(fits.summary.oom);
+  CHECK(over.summary.oom);
+  CHECK(over.summary.cuda_context_bytes == (headroom_mib + 1) * 1048576);
+  CHECK(over.summary.memory_capacity_bytes == 80'000'000'000);
+}
+
 TEST_CASE("ResNet-50: a given plan runs as given") {
   // The 17 convolutional rows on all 16 GPUs, the classifier on one.
   std::string gpus = "[16";

@@ -35,6 +35,9 @@ TEST_CASE("a sweep file's mistakes name the JSON path") {
   CHECK(error(R"({"zero_stage": [0, 0]})") == "small.json: axes.zero_stage[1]: listed twice: 0");
   CHECK(error(R"({"recompute": []})").find("axes.recompute: expected \"auto\" or a non-empty list") != std::string::npos);
   CHECK(error("{}", R"(, "allow_cross_node_tp": 1)") == "small.json: allow_cross_node_tp: expected true or false, got 1");
+  // A CUDA context larger than the GPU is the options' mistake, not every plan's.
+  CHECK(error("{}", R"(, "options": {"cuda_context_mib": 100000})") ==
+        "small.json: options.cuda_context_mib: 100000 MiB leaves no memory for tensors on the A100-SXM4-80GB (80 GB)");
 }
 
 TEST_CASE("a list of clusters: each read by the config loader, errors name the entry") {

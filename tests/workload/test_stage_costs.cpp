@@ -131,19 +131,82 @@ TEST_CASE("pipeline sends: scatter-gather sends 1/tp and gathers, full sends it 
         doctest::Approx(gather).epsilon(1e-9).scale(0));
   CHECK(seconds(split.stages[0].input_grad - full.stages[0].input_grad) ==
         doctest::Approx(gather).epsilon(1e-9).scale(0));
+  CHECK(seconds(split.stages[0].tp_comm_backward - full.stages[0].tp_comm_backward) ==
+        doctest::Approx(gather).epsilon(1e-9).scale(0));
   CHECK(split.stages[0].forward == full.stages[0].forward);
   CHECK(split.stages[1].input_grad == full.stages[1].input_grad);
   CHECK(split.stages[0].weight_grad == full.stages[0].weight_grad);
 
-  // Sequence parallelism: each rank holds and sends its 1/tp, gathers nothing, either way.
+  // Sequence parallelism: each rank holds and sends its 1/tp and gathers
+  // nothing, either way. With pp 4 stage 1 holds 2 layers and nothing else,
+  // so its forward is twice the layer's (compute plus its own tensor-parallel
+  // collectives); without sequence parallelism the gather comes on top.
+  p.pp = 4;
+  const auto layer_forward_s = [&](bool sp) {
+    double t = 0.0;
+    for (const Op& op : layer_ops(m, 1, 2, sp)) {
+      const OpTiming f = op_time(op, Pass::kForward, c.node, m.seq, tp_group);
+      t += f.compute_s + f.tp_comm_s;
+    }
+    return t;
+  };
+  CHECK(seconds(stage_costs(m, p, c).stages[1].forward) ==
+        doctest::Approx(2 * layer_forward_s(false) + gather).epsilon(1e-9).scale(0));
   p.sequence_parallel = true;
+  for (const PipelineSendSplit mode : {PipelineSendSplit::kFull, PipelineSendSplit::kScatterGather}) {
+    p.send_split = mode;
+    const StageCosts sp = stage_costs(m, p, c);
+    CHECK(sp.stages[0].send_forward_bytes == doctest::Approx(activation / 2).scale(0));
+    CHECK(seconds(sp.stages[1].forward) == doctest::Approx(2 * layer_forward_s(true)).epsilon(1e-9).scale(0));
+  }
+}
+
+TEST_CASE("no gather between neighbouring stages on one rank: the bend of zb-v's V, pp 1 with virtual stages") {
+  // tp 2, pp 4, vp 2 under zb-v: stages 0..7 on ranks 0 1 2 3 3 2 1 0, one
+  // layer each. Stage s gathers in F when stage s - 1 is on another rank (all
+  // but stage 0 and stage 4, whose input comes from stage 3 on its own rank)
+  // and in I when stage s + 1 is (all but stage 7 and stage 3).
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(1);
+  const double gather =
+      hw::collective_time(hw::CollectiveKind::kAllGather, 1024.0 * 1024.0 * 2.0, hw::group_of(c, {0, 1}), c.node)
+          .to_seconds();
+  Plan p;
+  p.tp = 2;
+  p.pp = 4;
+  p.vp = 2;
+  p.schedule = "zb-v";
+  p.global_batch = 8;
   p.send_split = PipelineSendSplit::kFull;
-  const StageCosts sp_full = stage_costs(m, p, c);
+  const StageCosts full = stage_costs(m, p, c);
   p.send_split = PipelineSendSplit::kScatterGather;
-  const StageCosts sp_split = stage_costs(m, p, c);
-  CHECK(sp_full.stages[0].send_forward_bytes == doctest::Approx(activation / 2).scale(0));
-  CHECK(sp_full.stages[1].forward == sp_split.stages[1].forward);
-  CHECK(sp_full.stages[0].input_grad == sp_split.stages[0].input_grad);
+  const StageCosts split = stage_costs(m, p, c);
+  REQUIRE(split.stages.size() == 8);
+  for (int s = 0; s < 8; ++s) {
+    CAPTURE(s);
+    const double f = (split.stages[s].forward - full.stages[s].forward).to_seconds();
+    const double i = (split.stages[s].input_grad - full.stages[s].input_grad).to_seconds();
+    if (s == 0 || s == 4) {
+      CHECK(split.stages[s].forward == full.stages[s].forward);
+    } else {
+      CHECK(f == doctest::Approx(gather).epsilon(1e-9).scale(0));
+    }
+    if (s == 3 || s == 7) {
+      CHECK(split.stages[s].input_grad == full.stages[s].input_grad);
+    } else {
+      CHECK(i == doctest::Approx(gather).epsilon(1e-9).scale(0));
+    }
+  }
+  // pp 1, vp 2 (looped): both stages on the one rank, nothing gathered.
+  p.pp = 1;
+  p.schedule = "interleaved-1f1b";
+  const StageCosts one = stage_costs(m, p, c);
+  p.send_split = PipelineSendSplit::kFull;
+  const StageCosts one_full = stage_costs(m, p, c);
+  for (int s = 0; s < 2; ++s) {
+    CHECK(one.stages[s].forward == one_full.stages[s].forward);
+    CHECK(one.stages[s].input_grad == one_full.stages[s].input_grad);
+  }
 }
 
 TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
