@@ -792,7 +792,15 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=OUT, help=f"cases file to write (default {OUT})")
     ap.add_argument("--check", action="store_true", help="fail if the cases file differs from what would be written")
     args = ap.parse_args()
-    text = dumps(build(json.loads(args.runs.read_text()))) + "\n"
+    try:
+        runs = json.loads(args.runs.read_text())
+    except OSError as e:
+        print(f"error: cannot read the published runs {args.runs}: {e.strerror} (give --runs PATH)", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as e:
+        print(f"error: {args.runs}: not JSON: {e}", file=sys.stderr)
+        return 2
+    text = dumps(build(runs)) + "\n"
     if args.check:
         if not args.out.exists() or args.out.read_text() != text:
             print(f"{args.out} is not what {Path(__file__).name} writes from {args.runs}; rerun it", file=sys.stderr)
