@@ -44,6 +44,12 @@ TransformerSpec small_gpt() {
   m.vocab = 32000;
   return m;
 }
+// The scatter-gather receiver's all-gather of small_gpt's activation for a
+// micro-batch of one (1 x 1024 x 1024 x 2 bytes) in tensor group {0, 1}.
+double activation_gather_s(const hw::ClusterSpec& c) {
+  return hw::collective_time(hw::CollectiveKind::kAllGather, 1024.0 * 1024.0 * 2.0, hw::group_of(c, {0, 1}), c.node)
+      .to_seconds();
+}
 // Two pipeline stages on one GPU each (tp 1, dp 1), micro-batches of one.
 Plan two_stages(int global_batch) {
   Plan p;
@@ -111,7 +117,7 @@ TEST_CASE("pipeline sends: scatter-gather sends 1/tp and gathers, full sends it 
   const double activation = 1024.0 * 1024.0 * 2.0;
   // The gather: an all-gather of the whole activation in the stage's tensor group.
   const hw::CollectiveGroup tp_group = hw::group_of(c, {0, 1});
-  const double gather = hw::collective_time(hw::CollectiveKind::kAllGather, activation, tp_group, c.node).to_seconds();
+  const double gather = activation_gather_s(c);
   REQUIRE(gather > 0.0);
 
   p.send_split = PipelineSendSplit::kFull;
@@ -168,9 +174,7 @@ TEST_CASE("no gather between neighbouring stages on one rank: the bend of zb-v's
   // and in I when stage s + 1 is (all but stage 7 and stage 3).
   const TransformerSpec m = small_gpt();
   const hw::ClusterSpec c = cluster(1);
-  const double gather =
-      hw::collective_time(hw::CollectiveKind::kAllGather, 1024.0 * 1024.0 * 2.0, hw::group_of(c, {0, 1}), c.node)
-          .to_seconds();
+  const double gather = activation_gather_s(c);
   Plan p;
   p.tp = 2;
   p.pp = 4;
