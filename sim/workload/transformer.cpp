@@ -209,8 +209,21 @@ std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, b
   std::vector<Op> ops;
   ops.push_back(elementwise("final_norm", sequence_parallel && tp > 1 ? tokens * h / tp : tokens * h));
   ops.push_back(gemm("logits", tokens, h, static_cast<double>(model.vocab) / tp));
-  // Softmax cross-entropy over the rank's vocabulary shard, in FP32.
-  ops.push_back(elementwise("cross_entropy", tokens * model.vocab / tp, 4.0));
+  // Softmax cross-entropy over the rank's vocabulary shard, in FP32, pass by
+  // pass as Megatron-LM runs it (gpt_model.py's output.float(), then
+  // mpu/cross_entropy.py's _VocabParallelCrossEntropy), in bytes a logit:
+  // forward casts the 16-bit logits to FP32 (2 + 4), takes the row maximum
+  // (4), subtracts it (4 + 4), exponentiates (4 + 4), sums the row (4) and
+  // divides by the sum (4 + 4), keeping the softmax for backward: 38.
+  // Backward scales the softmax by the loss gradient in place (4 + 4) and
+  // casts the result back to 16 bits for the output layer (4 + 2): 14.
+  const double logits = tokens * model.vocab / tp;
+  Op loss;
+  loss.name = "cross_entropy";
+  loss.kind = OpKind::kElementwise;
+  loss.bytes_forward = 38.0 * logits;
+  loss.bytes_input_grad = 14.0 * logits;
+  ops.push_back(loss);
   if (tp > 1) {
     ops.push_back(tp_collective("head_tp_collective", tokens * h * kActivationBytes, 0, 1, sequence_parallel));
   }

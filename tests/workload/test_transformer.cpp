@@ -131,3 +131,15 @@ TEST_CASE("a Llama layer has no bias or dropout kernels") {
   CHECK(bytes_of(ops, "mlp_residual", Pass::kInputGrad) == doctest::Approx(6 * values).scale(0));
   CHECK(bytes_of(ops, "mlp_residual", Pass::kWeightGrad) == 0.0);
 }
+
+TEST_CASE("the loss makes every FP32 pass of Megatron-LM's vocabulary-parallel cross-entropy") {
+  // GPT-3 shape, micro-batch 2, tp 8: 4096 tokens x 51200 / 8 = 6400 logits a
+  // token on each rank. Forward: cast 2 + 4, max 4, subtract 4 + 4, exp 4 + 4,
+  // sum 4, divide 4 + 4 = 38 bytes a logit; backward: scale 4 + 4, cast back
+  // 4 + 2 = 14.
+  const auto ops = head_ops(gpt3(), 2, 8, false);
+  const double logits = 4096.0 * 6400;
+  CHECK(bytes_of(ops, "cross_entropy", Pass::kForward) == doctest::Approx(38 * logits).scale(0));
+  CHECK(bytes_of(ops, "cross_entropy", Pass::kInputGrad) == doctest::Approx(14 * logits).scale(0));
+  CHECK(bytes_of(ops, "cross_entropy", Pass::kWeightGrad) == 0.0);
+}
