@@ -574,7 +574,8 @@ def orderings(cases: dict[str, dict]) -> list[dict]:
 
 # Records not turned into cases, and why.
 SKIPPED = {
-    "korthikanti_t4_": "per-layer forward/backward times (Table 4): the summary has no metric for one layer's time",
+    "korthikanti_t4_": "per-layer forward/backward times (Table 4): the summary has no metric for one layer's time "
+                       "(README's Accuracy compares them, from tools/validation/layer_times.py)",
     "zb_t5_": "theoretical bubble rates computed from profiled times (Table 5), not measurements",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
