@@ -37,18 +37,15 @@ ROWS = [
     ("selective+sequence", "selective + sequence parallelism", "selective", True),
 ]
 
-# The 22B model of the paper's Table 3, with the layer count left to vary.
-MODEL = {"name": "GPT-22B", "arch": "gpt", "hidden": 6144, "heads": 64, "ffn": 4 * 6144, "seq": 2048,
-         "vocab": 51200, "source": "arXiv:2205.05198 Table 3"}
 
 
-def gpu0_busy_ms(config: dict, workdir: str) -> dict:
-    """Milliseconds GPU 0's compute stream spends in each kind of task (F, B, I, W, ...)."""
-    config_path = os.path.join(workdir, "layer.json")
-    trace_path = os.path.join(workdir, "layer.trace.json")
-    with open(config_path, "w") as f:
-        json.dump(config, f)
-    subprocess.run([TRAINSIM, "run", config_path, "--trace", trace_path], check=True, capture_output=True)
+def gpu0_busy_ms(config_path: str, settings: list, trace_path: str) -> dict:
+    """Milliseconds GPU 0's compute stream spends in each kind of task (F, B, I, W, ...)
+    in the run of the config with `settings` (KEY=VALUE overrides)."""
+    command = [TRAINSIM, "run", config_path, "--trace", trace_path]
+    for setting in settings:
+        command += ["--set", setting]
+    subprocess.run(command, check=True, capture_output=True)
     with open(trace_path) as f:
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
@@ -79,6 +76,10 @@ def main() -> int:
     print("| layer | measured | simulated |")
     print("|---|---|---|")
     with tempfile.TemporaryDirectory() as workdir:
+        config_path = os.path.join(workdir, "layer.json")
+        trace_path = os.path.join(workdir, "layer.trace.json")
+        with open(config_path, "w") as f:
+            json.dump(base, f)
         for suffix, label, recompute, sp in ROWS:
             record_id = "korthikanti_t4_22B_layer_" + suffix
             if record_id not in records:
@@ -87,11 +88,9 @@ def main() -> int:
             fwd, bwd = records[record_id]["measured"]["fwd_ms"], records[record_id]["measured"]["bwd_ms"]
             busy = {}
             for layers in (4, 2):
-                config = json.loads(json.dumps(base))
-                config["model"] = dict(MODEL, layers=layers)
-                config["parallel"]["recompute"] = recompute
-                config["parallel"]["sequence_parallel"] = sp
-                busy[layers] = gpu0_busy_ms(config, workdir)
+                settings = [f"model.layers={layers}", f"parallel.recompute={recompute}",
+                            f"parallel.sequence_parallel={'true' if sp else 'false'}"]
+                busy[layers] = gpu0_busy_ms(config_path, settings, trace_path)
             per_layer = {k: (busy[4][k] - busy[2].get(k, 0.0)) / 2 for k in busy[4]}
             forward = per_layer.get("F", 0.0)
             backward = sum(per_layer.get(k, 0.0) for k in ("B", "I", "W"))
