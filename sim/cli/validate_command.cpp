@@ -35,12 +35,15 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
   cmd->add_option("--max-memory-mape", args.max_memory_mape,
                   "Exit with status 7 when the overall memory MAPE exceeds this many percent")
       ->check(percentage);
+  cmd->add_option("--max-layer-mape", args.max_layer_mape,
+                  "Exit with status 7 when the overall MAPE of one layer's times exceeds this many percent")
+      ->check(percentage);
   cmd->add_option("--only", args.only, "Run only the cases whose id matches this glob, e.g. 'megatron_*'");
   cmd->add_flag("--verbose", args.verbose, "Also print each case's source, assumptions and notes");
   cmd->footer(
       "Exit status: 0 it ran (whatever the errors); 2 a bad case file, or a case whose config does not load or\n"
       "simulate (the message names the case file, the JSON path and the case id); 7 the overall performance MAPE\n"
-      "exceeds --max-mape, or the memory MAPE --max-memory-mape.");
+      "exceeds --max-mape, the memory MAPE --max-memory-mape, or the layer time MAPE --max-layer-mape.");
   return cmd;
 }
 
@@ -84,15 +87,16 @@ int validate_command(const ValidateArgs& args) {
   struct Limit {
     const char* option;
     const char* json_key;
-    const char* kind;
     double pct;
     const validate::Mape& mape;
+    std::string_view kind() const { return validate::kind_title(mape.kind); }
     bool given() const { return pct >= 0.0; }
     bool exceeded() const { return given() && (mape.rows == 0 || mape.overall_pct > pct); }
   };
   const Limit limits[] = {
-      {"--max-mape", "max_mape", "performance", args.max_mape, result.performance},
-      {"--max-memory-mape", "max_memory_mape", "memory", args.max_memory_mape, result.memory},
+      {"--max-mape", "max_mape", args.max_mape, result.performance},
+      {"--max-memory-mape", "max_memory_mape", args.max_memory_mape, result.memory},
+      {"--max-layer-mape", "max_layer_mape", args.max_layer_mape, result.layer_time},
   };
   if (args.json) {
     nlohmann::json j = validate::to_json(result);
@@ -106,7 +110,7 @@ int validate_command(const ValidateArgs& args) {
     std::cout << validate::to_text(result, args.verbose);
     for (const Limit& l : limits) {
       if (l.given() && !l.exceeded()) {
-        fmt::print("\noverall {} MAPE {:.2f}% is within {} {:g}%\n", l.kind, l.mape.overall_pct, l.option, l.pct);
+        fmt::print("\noverall {} MAPE {:.2f}% is within {} {:g}%\n", l.kind(), l.mape.overall_pct, l.option, l.pct);
       }
     }
   }
@@ -117,9 +121,9 @@ int validate_command(const ValidateArgs& args) {
     failed = true;
     if (l.mape.rows == 0) {
       fmt::print(stderr, "error: {}: {} {:g}: no {} measurement among the cases run\n", file.path, l.option, l.pct,
-                 l.kind);
+                 l.kind());
     } else {
-      fmt::print(stderr, "error: {}: overall {} MAPE {:.2f}% exceeds {} {:g}%\n", file.path, l.kind,
+      fmt::print(stderr, "error: {}: overall {} MAPE {:.2f}% exceeds {} {:g}%\n", file.path, l.kind(),
                  l.mape.overall_pct, l.option, l.pct);
     }
   }

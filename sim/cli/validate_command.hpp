@@ -16,10 +16,12 @@ struct ValidateArgs {
   bool verbose = false;
   double max_mape = -1.0;         // percent, performance; negative: not given
   double max_memory_mape = -1.0;  // percent, memory; negative: not given
+  double max_layer_mape = -1.0;   // percent, one layer's times; negative: not given
   std::string only;               // glob on case ids; empty: every case
 };
 
-// The overall performance MAPE exceeds --max-mape, or memory --max-memory-mape.
+// The overall performance MAPE exceeds --max-mape, memory --max-memory-mape,
+// or one layer's times --max-layer-mape.
 inline constexpr int kMapeExceeded = 7;
 
 // Returns the subcommand, so that main can tell whether it was chosen.

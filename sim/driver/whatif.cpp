@@ -114,6 +114,8 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.peak_tflops = sc.cluster.node.gpu.peak_tflops;
   info.model_flops_per_iteration = w.costs.model_flops_per_iteration;
   info.hardware_flops_per_iteration = w.costs.hardware_flops_per_iteration;
+  info.layer_forward_s = w.costs.layer_forward.to_seconds();
+  info.layer_backward_s = w.costs.layer_backward.to_seconds();
   info.recompute = sc.plan.recompute == workload::Recompute::kFull        ? "full"
                    : sc.plan.recompute == workload::Recompute::kSelective ? "selective"
                                                                           : "none";

@@ -192,6 +192,10 @@ nlohmann::json to_json(const Summary& s) {
   j["mfu"] = s.mfu;
   j["hardware_tflops_per_gpu"] = s.hardware_tflops_per_gpu;
   j["hfu"] = s.hfu;
+  if (!s.burst) {
+    j["layer_forward_s"] = s.info.layer_forward_s;
+    j["layer_backward_s"] = s.info.layer_backward_s;
+  }
   j["bubble_fraction"] = s.bubble_fraction;
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
   auto exposed = [](const ExposedComm& e) { return nlohmann::json{{"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}}; };
@@ -266,6 +270,10 @@ std::string to_text(const Summary& s) {
   if (s.hardware_tflops_per_gpu > s.model_tflops_per_gpu * (1 + 1e-9)) {
     line("with recomputation", fmt::format("{:.1f} hardware TFLOP/s per GPU (HFU {:.1f}%)", s.hardware_tflops_per_gpu,
                                            100.0 * s.hfu));
+  }
+  if (!s.burst) {
+    line("one layer", fmt::format("{:.2f} ms forward, {:.2f} ms backward (a micro-batch, one GPU)",
+                                  s.info.layer_forward_s * 1e3, s.info.layer_backward_s * 1e3));
   }
   line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {

@@ -30,6 +30,10 @@ struct RunInfo {
   double peak_tflops = 0.0;  // per GPU
   double model_flops_per_iteration = 0.0;
   double hardware_flops_per_iteration = 0.0;  // with recomputed FLOPs
+  // One transformer layer, one micro-batch, one GPU (workload::StageCosts):
+  // forward, and backward with what recompute redoes. 0 for a layer-table model.
+  double layer_forward_s = 0.0;
+  double layer_backward_s = 0.0;
   std::string recompute = "none";
   int zero_stage = 0;
   // Per pipeline rank: time its compute stream spends in tensor-parallel

@@ -25,6 +25,8 @@ constexpr std::array<Entry, kMetricCount> kEntries{{
     {Metric::kModelStateGib, "model_state_gib", MetricKind::kMemory},
     {Metric::kActivationMemoryGib, "activation_memory_gib", MetricKind::kMemory},
     {Metric::kDeviceMemoryUsedGb, "device_memory_used_gb", MetricKind::kMemory},
+    {Metric::kLayerForwardMs, "layer_forward_ms", MetricKind::kLayerTime},
+    {Metric::kLayerBackwardMs, "layer_backward_ms", MetricKind::kLayerTime},
 }};
 
 const Entry& entry(Metric m) { return kEntries[static_cast<std::size_t>(m)]; }
@@ -42,7 +44,25 @@ const std::array<Metric, kMetricCount>& all_metrics() {
 
 std::string_view name(Metric m) { return entry(m).name; }
 MetricKind kind(Metric m) { return entry(m).kind; }
-std::string_view kind_name(MetricKind k) { return k == MetricKind::kPerformance ? "performance" : "memory"; }
+namespace {
+
+struct KindEntry {
+  MetricKind kind;
+  std::string_view name;   // in JSON
+  std::string_view title;  // in text
+};
+constexpr std::array<KindEntry, 3> kKinds{{
+    {MetricKind::kPerformance, "performance", "performance"},
+    {MetricKind::kMemory, "memory", "memory"},
+    {MetricKind::kLayerTime, "layer_time", "layer time"},
+}};
+
+const KindEntry& kind_entry(MetricKind k) { return kKinds[static_cast<std::size_t>(k)]; }
+
+}  // namespace
+
+std::string_view kind_name(MetricKind k) { return kind_entry(k).name; }
+std::string_view kind_title(MetricKind k) { return kind_entry(k).title; }
 
 std::optional<Metric> metric_named(std::string_view name) {
   for (const Entry& e : kEntries) {
@@ -74,6 +94,8 @@ MetricValues metric_values(const report::Summary& s) {
   // nvidia-smi counts the process's whole use of the GPU, the CUDA context
   // too (the caching allocator's unused reserve as well, which is not modelled).
   set(Metric::kDeviceMemoryUsedGb, static_cast<double>(s.peak_memory_bytes + s.cuda_context_bytes) / 1e9);
+  set(Metric::kLayerForwardMs, s.info.layer_forward_s * 1e3);
+  set(Metric::kLayerBackwardMs, s.info.layer_backward_s * 1e3);
   // The first pipeline rank: the one Korthikanti et al.'s activation formula
   // describes (it holds the most micro-batches in flight under 1F1B).
   if (!s.stages.empty()) {

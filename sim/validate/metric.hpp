@@ -1,6 +1,7 @@
 // The figures a validation case may compare with a measurement: the summary's
 // own keys (see report/summary.hpp) plus per-GPU, GB and GiB views of them.
-// Performance and memory are averaged apart, so each metric has a kind.
+// Performance, memory and one layer's time are averaged apart, so each metric
+// has a kind.
 #pragma once
 
 #include <array>
@@ -28,16 +29,21 @@ enum class Metric {
   kModelStateGib,
   kActivationMemoryGib,
   kDeviceMemoryUsedGb,  // what nvidia-smi shows: the tensors' peak plus the CUDA context
+  kLayerForwardMs,      // one transformer layer, one micro-batch (workload::StageCosts)
+  kLayerBackwardMs,
 };
-inline constexpr std::size_t kMetricCount = 13;
+inline constexpr std::size_t kMetricCount = 15;
 
-enum class MetricKind { kPerformance, kMemory };
+// Performance: an iteration's time or throughput. Layer time: one layer's
+// forward or backward, a profile's figure rather than a run's.
+enum class MetricKind { kPerformance, kMemory, kLayerTime };
 
 // Every metric, in the order tables list them.
 const std::array<Metric, kMetricCount>& all_metrics();
 std::string_view name(Metric m);
 MetricKind kind(Metric m);
-std::string_view kind_name(MetricKind k);  // "performance" or "memory"
+std::string_view kind_name(MetricKind k);   // in JSON: "performance", "memory" or "layer_time"
+std::string_view kind_title(MetricKind k);  // in text: "performance", "memory" or "layer time"
 std::optional<Metric> metric_named(std::string_view name);
 std::vector<std::string> metric_names();
 

@@ -26,9 +26,7 @@ std::string expected_range(const Ordering::Ratio& q) {
   return fmt::format("expected at most {:g}", *q.max);
 }
 
-std::string mape_title(MetricKind kind) {
-  return kind == MetricKind::kPerformance ? "performance MAPE" : "memory MAPE";
-}
+std::string mape_title(MetricKind kind) { return std::string(kind_title(kind)) + " MAPE"; }
 
 // `width`: of the first column, title included; group names are indented by two.
 void mape_text(std::string& out, const Mape& m, std::size_t width) {
@@ -104,13 +102,15 @@ std::string to_text(const Result& r, bool verbose) {
   }
   out += "\n";
 
-  // One first column for both tables, wide enough for the titles and every group.
-  std::size_t width = std::max(mape_title(MetricKind::kPerformance).size(), mape_title(MetricKind::kMemory).size());
-  for (const Mape* m : {&r.performance, &r.memory}) {
+  // One first column for every table, wide enough for the titles and every group.
+  std::size_t width = 0;
+  for (const Mape* m : {&r.performance, &r.memory, &r.layer_time}) {
+    width = std::max(width, mape_title(m->kind).size());
     for (const GroupMape& g : m->groups) width = std::max(width, g.group.size() + 2);
   }
   mape_text(out, r.performance, width);
   mape_text(out, r.memory, width);
+  mape_text(out, r.layer_time, width);
 
   if (!r.orderings.empty()) {
     const std::size_t skipped = r.orderings.size() - r.orderings_passed - r.orderings_failed;
@@ -210,7 +210,10 @@ json to_json(const Result& r) {
           {"description", r.file->description},
           {"cases", cases},
           {"rows", rows},
-          {"mape", {{"performance", mape_json(r.performance)}, {"memory", mape_json(r.memory)}}},
+          {"mape",
+           {{"performance", mape_json(r.performance)},
+            {"memory", mape_json(r.memory)},
+            {"layer_time", mape_json(r.layer_time)}}},
           {"orderings", orderings},
           {"orderings_passed", r.orderings_passed},
           {"orderings_failed", r.orderings_failed}};

@@ -163,6 +163,7 @@ Result compare(const CaseFile& file, const std::vector<std::size_t>& selected,
   }
   res.performance = mape_of(MetricKind::kPerformance, res.rows);
   res.memory = mape_of(MetricKind::kMemory, res.rows);
+  res.layer_time = mape_of(MetricKind::kLayerTime, res.rows);
 
   for (const Ordering& o : file.orderings) {
     OrderingResult out;

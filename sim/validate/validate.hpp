@@ -1,6 +1,7 @@
 // Validation: every case of a case file run through the same what-if as
 // `trainsim run`, its predictions set against the measurements, and the
-// errors averaged per group and overall (MAPE), performance and memory apart.
+// errors averaged per group and overall (MAPE), performance, memory and layer
+// times apart.
 #pragma once
 
 #include <cstddef>
@@ -79,6 +80,7 @@ struct Result {
   std::vector<Row> rows;          // case by case, metrics in all_metrics() order
   Mape performance{MetricKind::kPerformance, {}, 0, 0.0, std::nullopt};
   Mape memory{MetricKind::kMemory, {}, 0, 0.0, std::nullopt};
+  Mape layer_time{MetricKind::kLayerTime, {}, 0, 0.0, std::nullopt};
   std::vector<OrderingResult> orderings;  // in file order
   std::size_t orderings_passed = 0, orderings_failed = 0;
 };

@@ -146,6 +146,18 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
 
+    if (first) {
+      PassTimes one;
+      one.add(layer, 1, node, s, tp_group, algorithm);
+      const double add_grads = model.params_per_layer() / t *
+                               grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
+                               (node.gpu.hbm_achievable_tb_per_s * 1e12);
+      out.layer_forward = core::Time::seconds(one.forward);
+      out.layer_backward = core::Time::seconds(
+          one.input_grad + one.weight_grad + recompute_time(layer, plan.recompute, node, s, tp_group, algorithm) +
+          add_grads);
+    }
+
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times;
     times.add(layer, layers_per_stage, node, s, tp_group, algorithm);

@@ -70,6 +70,13 @@ struct StageCosts {
   std::vector<StageCost> stages;
   double model_flops_per_iteration = 0.0;     // whole cluster, no recompute
   double hardware_flops_per_iteration = 0.0;  // including recomputed FLOPs
+  // One transformer layer, one micro-batch, one GPU, its tensor-parallel
+  // collectives included (costed in the first stage's tensor group): the
+  // forward, and the backward (I + W, what recompute redoes, and the add of
+  // its weight gradients where that is a kernel of its own). What a profile
+  // of one layer measures, e.g. Korthikanti et al.'s Table 4.
+  core::Time layer_forward;
+  core::Time layer_backward;
 };
 
 // Bytes of model state per parameter of a GPU's model shard for mixed-precision

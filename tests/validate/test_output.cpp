@@ -89,6 +89,7 @@ TEST_CASE("text: a kind of metric without measurements says so") {
   std::vector<Prediction> p(1);
   const std::string t = to_text(compare(f, {1}, p));
   CHECK(has(t, "memory MAPE: no measurements\n"));
+  CHECK(has(t, "layer time MAPE: no measurements\n"));
   CHECK(has(t, "orderings: 0 pass, 0 fail, 2 skipped\n  SKIP  a slower [paper A]\n"));
 }
 
@@ -117,6 +118,9 @@ TEST_CASE("JSON: rows, per-group and overall MAPE, orderings") {
   CHECK(perf["groups"][1]["mape_pct"].get<double>() == doctest::Approx(5.0).scale(0));
   CHECK(perf["worst"]["case"] == "a");
   CHECK(j["mape"]["memory"]["overall_pct"].get<double>() == doctest::Approx(25.0).scale(0));
+  // No layer time was measured: no rows, no figure.
+  CHECK(j["mape"]["layer_time"]["rows"] == 0);
+  CHECK(j["mape"]["layer_time"]["overall_pct"].is_null());
   CHECK(j["orderings"][0]["status"] == "pass");
   CHECK(j["orderings"][0]["kind"] == "increasing");
   CHECK(j["orderings"][0]["cases"] == json({"bb", "a"}));

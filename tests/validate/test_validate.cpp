@@ -117,6 +117,35 @@ TEST_CASE("MAPE per group and overall, performance and memory apart") {
   CHECK(r.memory.worst->case_id == "a");
 }
 
+TEST_CASE("one layer's times have a MAPE of their own, apart from performance and memory") {
+  // a: forward 5 ms measured, 5.5 predicted (+10%); backward 10, 9 (-10%);
+  // b: forward 2 against 2.1 (+5%). Layer time: G1 (10 + 10 + 5) / 3; the
+  // performance and memory MAPE have no rows.
+  const CaseFile f = parse_cases(json::parse(R"({"cases": [
+      {"id": "a", "group": "G1", "source": "s", "config": {}, "measured": {"layer_forward_ms": 5, "layer_backward_ms": 10}},
+      {"id": "b", "group": "G1", "source": "s", "config": {}, "measured": {"layer_forward_ms": 2}}]})"),
+                                 "hand.json", "");
+  const Result r = compare(f, {0, 1},
+                           {predicted({{Metric::kLayerForwardMs, 5.5}, {Metric::kLayerBackwardMs, 9.0}}),
+                            predicted({{Metric::kLayerForwardMs, 2.1}})});
+  CHECK(kind(Metric::kLayerForwardMs) == MetricKind::kLayerTime);
+  CHECK(kind(Metric::kLayerBackwardMs) == MetricKind::kLayerTime);
+  CHECK(r.layer_time.rows == 3);
+  CHECK(r.layer_time.overall_pct == doctest::Approx(25.0 / 3.0).scale(0));
+  CHECK(r.layer_time.worst->case_id == "a");
+  CHECK(r.performance.rows == 0);
+  CHECK(r.memory.rows == 0);
+}
+
+TEST_CASE("layer metrics are the summary's one-layer times in milliseconds") {
+  report::Summary s;
+  s.info.layer_forward_s = 0.0075;
+  s.info.layer_backward_s = 0.0125;
+  const MetricValues v = metric_values(s);
+  CHECK(at(v, Metric::kLayerForwardMs) == doctest::Approx(7.5).scale(0));
+  CHECK(at(v, Metric::kLayerBackwardMs) == doctest::Approx(12.5).scale(0));
+}
+
 TEST_CASE("orderings pass, fail, and are skipped when a case is not selected") {
   const Result r = compare(hand_file(), {0, 1, 2}, hand_predictions());
   REQUIRE(r.orderings.size() == 5);

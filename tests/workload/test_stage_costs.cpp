@@ -576,3 +576,42 @@ TEST_CASE("fp32 gradients double the tied embedding's all-reduce; a concatenated
         doctest::Approx(once).scale(0).epsilon(1e-6));
   CHECK((added.weight_grad - fused.weight_grad).to_seconds() == doctest::Approx(once).scale(0).epsilon(1e-6));
 }
+
+TEST_CASE("one layer's forward and backward: its ops, what recompute redoes, and the add of its gradients") {
+  // small_gpt, tp 2, full recompute, a separate 16-bit "add" of the weight
+  // gradients (6 bytes a parameter at the achievable 1.6 TB/s). Forward: the
+  // layer's ops' forward with their all-reduces. Backward: their I and W, the
+  // forward again (full recompute), and the add over the layer's
+  // P / tp parameters.
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(1);
+  Plan p;
+  p.tp = 2;
+  p.global_batch = 1;
+  p.recompute = Recompute::kFull;
+  p.grad_accumulation = GradAccumulation::kAdd;
+  p.grad_dtype = GradDtype::kBf16;
+  const StageCosts costs = stage_costs(m, p, c);
+  const auto tp_group = hw::group_of(c, {0, 1});
+  double forward = 0.0, backward = 0.0;
+  for (const Op& op : layer_ops(m, 1, 2)) {
+    const OpTiming f = op_time(op, Pass::kForward, c.node, m.seq, tp_group);
+    const OpTiming i = op_time(op, Pass::kInputGrad, c.node, m.seq, tp_group);
+    const OpTiming w = op_time(op, Pass::kWeightGrad, c.node, m.seq, tp_group);
+    forward += f.compute_s + f.tp_comm_s;
+    backward += i.compute_s + i.tp_comm_s + w.compute_s + w.tp_comm_s;
+  }
+  backward += forward + m.params_per_layer() / 2 * 6.0 / 1.6e12;
+  CHECK(costs.layer_forward.to_seconds() == doctest::Approx(forward).scale(0).epsilon(1e-6));
+  CHECK(costs.layer_backward.to_seconds() == doctest::Approx(backward).scale(0).epsilon(1e-6));
+
+  // A stage of layers alone is that many layers: 8 layers on pp 4 (tp 1) put
+  // 2 on stage 1, which has neither the embedding nor the output head.
+  Plan q = p;
+  q.tp = 1;
+  q.pp = 4;
+  const StageCosts four = stage_costs(m, q, c);
+  CHECK(four.stages[1].forward.to_seconds() == doctest::Approx(2 * four.layer_forward.to_seconds()).scale(0).epsilon(1e-6));
+  CHECK(four.stages[1].backward().to_seconds() ==
+        doctest::Approx(2 * four.layer_backward.to_seconds()).scale(0).epsilon(1e-6));
+}

@@ -13,8 +13,11 @@ cases = sys.argv[2] if len(sys.argv) > 2 else "tests/validation/cases.json"
 out = subprocess.run([trainsim, "validate", cases, "--json"], capture_output=True, text=True, check=True).stdout
 d = json.loads(out)
 
-for kind, title in (("performance", "iteration time / throughput"), ("memory", "memory")):
+for kind, title in (("performance", "iteration time / throughput"), ("memory", "memory"),
+                    ("layer_time", "one layer's time")):
     m = d["mape"][kind]
+    if m["rows"] == 0:
+        continue
     print(f"| source ({title}) | rows | MAPE |")
     print("|---|---|---|")
     for g in m["groups"]:

@@ -177,6 +177,62 @@ def korthikanti_case(rec: dict) -> dict:
     }
 
 
+# Table 4 of the same paper times one transformer layer of the 22B model (tp 8,
+# micro-batch 4, the Table 3 plan) forward and backward, for five ways of
+# saving activations. The summary's one-layer times (layer_forward_s,
+# layer_backward_s) are the same quantity: one layer, one micro-batch, one GPU,
+# its tensor-parallel collectives and what recompute redoes included.
+T4_GROUP = "Korthikanti Table 4"
+T4_ROWS = {  # record id suffix: (recompute, sequence parallelism, the row's name in the table)
+    "baseline_no_recompute": ("none", False, "baseline, no recompute"),
+    "sequence_parallel": ("none", True, "sequence parallelism"),
+    "full_recompute": ("full", False, "full recompute"),
+    "selective_recompute": ("selective", False, "selective recompute"),
+    "selective+sequence": ("selective", True, "selective recompute + sequence parallelism"),
+}
+
+
+def korthikanti_t4_case(rec: dict) -> dict:
+    suffix = rec["id"].removeprefix("korthikanti_t4_22B_layer_")
+    if suffix not in T4_ROWS:
+        raise SystemExit(f"record {rec['id']}: not a Table 4 row the converter knows ({', '.join(T4_ROWS)})")
+    recompute, sp, row = T4_ROWS[suffix]
+    preset = KORTHIKANTI_MODELS[rec["model"]["name"]]
+    check_shape(preset, rec["model"], rec["id"])
+    par, hw = rec["parallel"], rec["hardware"]
+    return {
+        "id": rec["id"],
+        "group": T4_GROUP,
+        "source": rec["source"],
+        "config": {
+            "description": f"One layer of {rec['model']['name']} on {hw['gpus']} A100s, Korthikanti et al. Table 4, "
+                           + row,
+            "cluster": {"node": "dgx-a100", "nodes": hw["nodes"], "network": "selene-fat-tree"},
+            "model": preset,
+            "parallel": {
+                "tp": par["tp"], "pp": par["pp"], "dp": par["dp"], "vp": 1,
+                "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
+                "schedule": "1f1b", "recompute": recompute, "sequence_parallel": sp,
+            },
+        },
+        "set": ["model.layers=2"],
+        "assumptions": {
+            "model.layers": "2 of the 22B model's 48: one layer's time does not depend on how many there are, and "
+                            "48 layers without recompute do not fit the GPU's 80 GB",
+            "parallel": "tp 8 and micro-batch 4 from the record (the 22B model's Table 3 plan); pp, dp and the batch "
+                        "do not change one layer's time",
+            "parallel.recompute": f"{recompute}" + (", with sequence parallelism" if sp else ", without sequence "
+                                                    "parallelism") + f": the table's '{row}' row",
+            "cluster": "one dgx-a100 node of Selene, as in the paper's section 6 (record hardware)",
+        },
+        "measured": {"layer_forward_ms": rec["measured"]["fwd_ms"], "layer_backward_ms": rec["measured"]["bwd_ms"]},
+        "notes": "Measured: Table 4's forward and backward time of one transformer layer (record fwd_ms, bwd_ms; "
+                 "their sum and the overhead column are the same measurements combined, not used). Predicted: one "
+                 "layer of the plan, one micro-batch (the summary's layer_forward_s and layer_backward_s), its "
+                 "tensor-parallel collectives and, in the backward, what recompute redoes included.",
+    }
+
+
 # Figure 1 of the same paper gives, per model, the memory of the first
 # pipeline stage's GPU: parameters, gradients and optimizer state, and the
 # activations with the paper's method (selective recompute + sequence
@@ -574,8 +630,6 @@ def orderings(cases: dict[str, dict]) -> list[dict]:
 
 # Records not turned into cases, and why.
 SKIPPED = {
-    "korthikanti_t4_": "per-layer forward/backward times (Table 4): the summary has no metric for one layer's time "
-                       "(README's Accuracy compares them, from tools/validation/layer_times.py)",
     "zb_t5_": "theoretical bubble rates computed from profiled times (Table 5), not measurements",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
@@ -586,9 +640,10 @@ DESCRIPTION = (
     "Validation cases: published training runs as trainsim configs, each with its source, the assumptions that "
     "fill what the source leaves open, and the published measurement. Written by "
     "tools/validation/convert_published_runs.py from " + RUNS_NAME + "; edit the converter, not this file. "
-    "Groups: Megatron-LM Table 1 (arXiv:2104.04473), Korthikanti Table 5 and Figure 1 (arXiv:2205.05198; Figure 1 "
-    "is the paper's memory formulas, not a measurement, so its group checks the simulator's memory accounting "
-    "against the paper's), BLOOM 176B production and the BLOOM topology sweep (bigscience-workshop/bigscience "
+    "Groups: Megatron-LM Table 1 (arXiv:2104.04473), Korthikanti Table 5, Figure 1 and Table 4 (arXiv:2205.05198; "
+    "Figure 1 is the paper's memory formulas, not a measurement, so its group checks the simulator's memory "
+    "accounting against the paper's; Table 4 times one layer, compared with the summary's one-layer times in a MAPE "
+    "of their own), BLOOM 176B production and the BLOOM topology sweep (bigscience-workshop/bigscience "
     "tr11-176B-ml; the sweep's memory is nvidia-smi's, compared with the tensors' peak plus the CUDA context; "
     "nvidia-smi counts the allocator's reserve too), Zero bubble Table 4 (arXiv:2401.10241). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first). The selective-recompute ratio band (1.20 to 1.45) takes "
@@ -712,14 +767,17 @@ SEND_SPLIT = {
 }
 
 
-# Figure 1's cases are the Table 5 plans: the same software, the same rules.
+# Figure 1's cases are the Table 5 plans, and Table 4 times a layer of the same
+# code: the same software, the same rules.
 for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE, SEND_SPLIT, PRECISION):
     _rules[FIG1_GROUP] = _rules["Korthikanti Table 5"]
+    _rules[T4_GROUP] = _rules["Korthikanti Table 5"]
 
 
 def build(runs: dict) -> dict:
     cases: list[dict] = []
     fig1: list[dict] = []
+    layer: list[dict] = []
     for rec in runs["records"]:
         rid = rec["id"]
         if rid.startswith("megatron_sc21_t1_"):
@@ -727,6 +785,8 @@ def build(runs: dict) -> dict:
         elif rid.startswith("korthikanti_t5_"):
             cases.append(korthikanti_case(rec))
             fig1.append(korthikanti_fig1_case(rec))
+        elif rid.startswith("korthikanti_t4_"):
+            layer.append(korthikanti_t4_case(rec))
         elif rid == "bloom176b_production":
             cases.append(bloom_production_case(rec))
         elif rid.startswith("bloom_prequel_"):
@@ -741,7 +801,7 @@ def build(runs: dict) -> dict:
             raise SystemExit(f"record {rid}: neither converted nor listed in SKIPPED")
     # Figure 1's cases right after the Table 5 cases whose plans they share.
     after = max((i for i, c in enumerate(cases) if c["group"] == "Korthikanti Table 5"), default=len(cases) - 1)
-    cases[after + 1:after + 1] = fig1
+    cases[after + 1:after + 1] = fig1 + layer
     for case in cases:
         why = UNFUSED_ATTENTION.get(case["group"])
         if why is not None:
