@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,10 +24,13 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
       ->required();
   cmd->add_flag("--json", args.json, "Print the rows, MAPE and orderings as one JSON object instead of tables");
   // CLI11's own range check would print the largest double as the bound.
+  // A plain decimal: no sign, space or hexadecimal, which strtod would take.
   auto percentage = [](const std::string& text) {
     char* end = nullptr;
     const double x = std::strtod(text.c_str(), &end);
-    const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(x) && x >= 0.0;
+    const bool plain = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') &&
+                       text.find_first_of("xX") == std::string::npos;
+    const bool ok = plain && end == text.c_str() + text.size() && std::isfinite(x) && x >= 0.0;
     return ok ? std::string() : "expected a percentage >= 0, e.g. 15, got \"" + text + "\"";
   };
   cmd->add_option("--max-mape", args.max_mape,

@@ -31,7 +31,8 @@ struct RunInfo {
   double model_flops_per_iteration = 0.0;
   double hardware_flops_per_iteration = 0.0;  // with recomputed FLOPs
   // One transformer layer, one micro-batch, one GPU (workload::StageCosts):
-  // forward, and backward with what recompute redoes. 0 for a layer-table model.
+  // forward, and backward with what recompute redoes and a separate add of
+  // its weight gradients. 0 for a layer-table model.
   double layer_forward_s = 0.0;
   double layer_backward_s = 0.0;
   std::string recompute = "none";

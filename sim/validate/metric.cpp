@@ -1,5 +1,7 @@
 #include "validate/metric.hpp"
 
+#include <limits>
+
 namespace trainsim::validate {
 
 namespace {
@@ -31,21 +33,6 @@ constexpr std::array<Entry, kMetricCount> kEntries{{
 
 const Entry& entry(Metric m) { return kEntries[static_cast<std::size_t>(m)]; }
 
-}  // namespace
-
-const std::array<Metric, kMetricCount>& all_metrics() {
-  static const std::array<Metric, kMetricCount> all = [] {
-    std::array<Metric, kMetricCount> a{};
-    for (std::size_t i = 0; i < kMetricCount; ++i) a[i] = kEntries[i].metric;
-    return a;
-  }();
-  return all;
-}
-
-std::string_view name(Metric m) { return entry(m).name; }
-MetricKind kind(Metric m) { return entry(m).kind; }
-namespace {
-
 struct KindEntry {
   MetricKind kind;
   std::string_view name;   // in JSON
@@ -59,8 +46,31 @@ constexpr std::array<KindEntry, 3> kKinds{{
 
 const KindEntry& kind_entry(MetricKind k) { return kKinds[static_cast<std::size_t>(k)]; }
 
+// Both tables are indexed by their enumeration's value.
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < kEntries.size(); ++i) {
+    if (static_cast<std::size_t>(kEntries[i].metric) != i) return false;
+  }
+  for (std::size_t i = 0; i < kKinds.size(); ++i) {
+    if (static_cast<std::size_t>(kKinds[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(), "kEntries and kKinds list their enumerations in order");
+
 }  // namespace
 
+const std::array<Metric, kMetricCount>& all_metrics() {
+  static const std::array<Metric, kMetricCount> all = [] {
+    std::array<Metric, kMetricCount> a{};
+    for (std::size_t i = 0; i < kMetricCount; ++i) a[i] = kEntries[i].metric;
+    return a;
+  }();
+  return all;
+}
+
+std::string_view name(Metric m) { return entry(m).name; }
+MetricKind kind(Metric m) { return entry(m).kind; }
 std::string_view kind_name(MetricKind k) { return kind_entry(k).name; }
 std::string_view kind_title(MetricKind k) { return kind_entry(k).title; }
 
@@ -94,8 +104,10 @@ MetricValues metric_values(const report::Summary& s) {
   // nvidia-smi counts the process's whole use of the GPU, the CUDA context
   // too (the caching allocator's unused reserve as well, which is not modelled).
   set(Metric::kDeviceMemoryUsedGb, static_cast<double>(s.peak_memory_bytes + s.cuda_context_bytes) / 1e9);
-  set(Metric::kLayerForwardMs, s.info.layer_forward_s * 1e3);
-  set(Metric::kLayerBackwardMs, s.info.layer_backward_s * 1e3);
+  // A layer-table model has no transformer layer: no value (NaN, null in JSON), not 0.
+  const double no_layer = std::numeric_limits<double>::quiet_NaN();
+  set(Metric::kLayerForwardMs, s.burst ? no_layer : s.info.layer_forward_s * 1e3);
+  set(Metric::kLayerBackwardMs, s.burst ? no_layer : s.info.layer_backward_s * 1e3);
   // The first pipeline rank: the one Korthikanti et al.'s activation formula
   // describes (it holds the most micro-batches in flight under 1F1B).
   if (!s.stages.empty()) {

@@ -77,7 +77,18 @@ std::vector<Prediction> predict(const CaseFile& file, const std::vector<std::siz
                                 const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<config::Scenario> scenarios;
   scenarios.reserve(selected.size());
-  for (std::size_t i : selected) scenarios.push_back(load_case(file, file.cases.at(i)));
+  for (std::size_t i : selected) {
+    const Case& c = file.cases.at(i);
+    scenarios.push_back(load_case(file, c));
+    // A layer-table model (a CNN) has no transformer layer: nothing predicts its one-layer times.
+    for (const auto& [metric, value] : c.measured) {
+      if (scenarios.back().layer_model && kind(metric) == MetricKind::kLayerTime) {
+        throw config::ConfigError(fmt::format("{}: {}.measured.{}: a layer-table model has no transformer layer "
+                                              "to time{}",
+                                              file.path, case_path(c), name(metric), case_tag(c)));
+      }
+    }
+  }
   if (progress) progress(0, selected.size());
 
   std::vector<Prediction> out;

@@ -16,6 +16,10 @@ struct PassTimes {
   double forward = 0.0, input_grad = 0.0, weight_grad = 0.0;
   double tp_forward = 0.0, tp_backward = 0.0;
 
+  PassTimes times(double n) const {
+    return {n * forward, n * input_grad, n * weight_grad, n * tp_forward, n * tp_backward};
+  }
+
   void add(const std::vector<Op>& ops, double repeat, const hw::NodeSpec& node, double seq,
            const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
     for (const Op& op : ops) {
@@ -43,6 +47,14 @@ double recompute_time(const std::vector<Op>& layer, Recompute recompute, const h
     t += f.compute_s + f.tp_comm_s;
   }
   return t;
+}
+
+// Adding `params` weight gradients of a micro-batch to the iteration's, where
+// that is a kernel of its own (parallel.grad_accumulation): its bytes at the
+// achievable HBM bandwidth.
+double grad_add_seconds(double params, const Plan& plan, const hw::NodeSpec& node) {
+  return params * grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
+         (node.gpu.hbm_achievable_tb_per_s * 1e12);
 }
 
 // FLOPs recomputed per sequence, over the whole model.
@@ -146,26 +158,22 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
 
+    // One layer, then the stage: its layers, the embedding on the first and
+    // the output head on the last. Recomputation runs just before the
+    // backward that needs it: part of I.
+    PassTimes one;
+    one.add(layer, 1, node, s, tp_group, algorithm);
+    const double redo_one = recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
     if (first) {
-      PassTimes one;
-      one.add(layer, 1, node, s, tp_group, algorithm);
-      const double add_grads = model.params_per_layer() / t *
-                               grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
-                               (node.gpu.hbm_achievable_tb_per_s * 1e12);
       out.layer_forward = core::Time::seconds(one.forward);
-      out.layer_backward = core::Time::seconds(
-          one.input_grad + one.weight_grad + recompute_time(layer, plan.recompute, node, s, tp_group, algorithm) +
-          add_grads);
+      out.layer_backward = core::Time::seconds(one.input_grad + redo_one + one.weight_grad +
+                                               grad_add_seconds(model.params_per_layer() / t, plan, node));
     }
-
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
-    PassTimes times;
-    times.add(layer, layers_per_stage, node, s, tp_group, algorithm);
+    PassTimes times = one.times(layers_per_stage);
     if (first) times.add(embedding, 1, node, s, tp_group, algorithm);
     if (last) times.add(head, 1, node, s, tp_group, algorithm);
-    // Recomputation runs just before the backward that needs it: part of I.
-    const double redo = layers_per_stage * recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
-    times.input_grad += redo;
+    times.input_grad += layers_per_stage * redo_one;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute
@@ -226,9 +234,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // Each micro-batch's weight gradients join the iteration's as W produces
     // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
     // The concatenated W of 2BP adds its one gradient once.
-    const core::Time accumulate = core::Time::seconds(
-        c.params * grad_accumulation_bytes_per_param(plan.grad_accumulation, plan.grad_dtype) /
-        (node.gpu.hbm_achievable_tb_per_s * 1e12));
+    const core::Time accumulate = core::Time::seconds(grad_add_seconds(c.params, plan, node));
     c.weight_grad += accumulate;
     if (plan.twobp_concat) c.weight_grad_concat += accumulate;
     const double g = grad_value_bytes(plan.grad_dtype);

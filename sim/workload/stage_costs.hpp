@@ -74,7 +74,9 @@ struct StageCosts {
   // collectives included (costed in the first stage's tensor group): the
   // forward, and the backward (I + W, what recompute redoes, and the add of
   // its weight gradients where that is a kernel of its own). What a profile
-  // of one layer measures, e.g. Korthikanti et al.'s Table 4.
+  // of one layer measures, e.g. Korthikanti et al.'s Table 4. A stage of n
+  // layers costs n times these, plus its embedding or output head and the
+  // all-gather of what scatter-gather sends bring it (a cost of the stage).
   core::Time layer_forward;
   core::Time layer_backward;
 };

@@ -3,6 +3,7 @@
 // case fails with the case file's JSON path.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "config/load.hpp"
@@ -144,6 +145,17 @@ TEST_CASE("layer metrics are the summary's one-layer times in milliseconds") {
   const MetricValues v = metric_values(s);
   CHECK(at(v, Metric::kLayerForwardMs) == doctest::Approx(7.5).scale(0));
   CHECK(at(v, Metric::kLayerBackwardMs) == doctest::Approx(12.5).scale(0));
+}
+
+TEST_CASE("a layer-table model has no one-layer time: measuring one is an error, predicting one gives no value") {
+  const json c = json::parse(R"({"id": "cnn", "group": "G", "source": "s", "config": "vgg16-dp-16xa100.json",
+                                 "measured": {"iteration_time_s": 0.004, "layer_forward_ms": 3}})");
+  CHECK(error_of(one_case(c)) == "x.json: cases[0].measured.layer_forward_ms: a layer-table model has no transformer "
+                                 "layer to time (case \"cnn\")");
+  report::Summary s;
+  s.burst = report::BurstStats{};
+  CHECK(std::isnan(at(metric_values(s), Metric::kLayerForwardMs)));
+  CHECK(std::isnan(at(metric_values(s), Metric::kLayerBackwardMs)));
 }
 
 TEST_CASE("orderings pass, fail, and are skipped when a case is not selected") {

@@ -605,13 +605,26 @@ TEST_CASE("one layer's forward and backward: its ops, what recompute redoes, and
   CHECK(costs.layer_forward.to_seconds() == doctest::Approx(forward).scale(0).epsilon(1e-6));
   CHECK(costs.layer_backward.to_seconds() == doctest::Approx(backward).scale(0).epsilon(1e-6));
 
-  // A stage of layers alone is that many layers: 8 layers on pp 4 (tp 1) put
-  // 2 on stage 1, which has neither the embedding nor the output head.
+  // A stage of layers alone is that many layers: 8 layers on pp 4 put 2 on
+  // stage 1, which has neither the embedding nor the output head. With tp 1,
+  // or tp 2 under sequence parallelism (each rank sends its own part of the
+  // sequence), exactly; with tp 2's scatter-gather sends the stage also
+  // all-gathers what it receives, once each way: a cost of the stage, not of
+  // a layer.
   Plan q = p;
-  q.tp = 1;
   q.pp = 4;
-  const StageCosts four = stage_costs(m, q, c);
-  CHECK(four.stages[1].forward.to_seconds() == doctest::Approx(2 * four.layer_forward.to_seconds()).scale(0).epsilon(1e-6));
-  CHECK(four.stages[1].backward().to_seconds() ==
-        doctest::Approx(2 * four.layer_backward.to_seconds()).scale(0).epsilon(1e-6));
+  auto check_stage_1 = [&](const Plan& plan, double gather_s) {
+    const StageCosts four = stage_costs(m, plan, c);
+    CHECK(four.stages[1].forward.to_seconds() ==
+          doctest::Approx(2 * four.layer_forward.to_seconds() + gather_s).scale(0).epsilon(1e-6));
+    CHECK(four.stages[1].backward().to_seconds() ==
+          doctest::Approx(2 * four.layer_backward.to_seconds() + gather_s).scale(0).epsilon(1e-6));
+  };
+  q.tp = 1;
+  check_stage_1(q, 0.0);
+  q.tp = 2;
+  // Stage 1 runs on GPUs 2 and 3, which sit in one node as 0 and 1 do.
+  check_stage_1(q, activation_gather_s(c));
+  q.sequence_parallel = true;
+  check_stage_1(q, 0.0);
 }
