@@ -413,7 +413,8 @@ def bloom_prequel_case(rec: dict) -> dict:
                      "use, which the simulator does not model; and the column's GB are taken as 10^9 bytes (read "
                      "as GiB they would be 7.4% larger)" if "device_memory_used_gb" in measured
                      else "; the Mem column is empty for this row") + ". These runs used the fp16 optimizer (the BF16 "
-                 "optimizer came on 02-28), which does not change simulated times.",
+                 "optimizer came on 02-28): see the assumptions on parallel.precision, grad_dtype and "
+                 "grad_accumulation.",
     }
 
 
@@ -718,9 +719,9 @@ GRAD_DTYPE = {
     "Korthikanti Table 5": ("fp32", (
         "fp32: the paper does not state the precision (record: 'fp16? / bf16?'), but its Figure 1 counts 18 bytes "
         "for each parameter's weight, gradient and optimizer state, 2 + 4 + 12: a 16-bit weight, an fp32 gradient "
-        "(Megatron-LM's main_grad in fp32, as under bf16) and fp32 Adam state. With one replica fp32 gradients "
-        "only lengthen Adam's step and the tied embedding's all-reduce (12.968 s against 12.958 s with fp16 "
-        "gradients for the 175B run with selective recompute)")),
+        "(Megatron-LM's main_grad in fp32, as under bf16) and fp32 Adam state. With one replica the gradients' "
+        "type barely matters: fp32 ones spare the step its cast to fp32 and double the tied embedding's "
+        "all-reduce (13.005 s against 13.006 s with bf16 gradients for the 175B run with selective recompute)")),
     "BLOOM 176B production": ("fp32", (
         "fp32: the BF16 optimizer keeps fp32 gradients and hands them to the data-parallel reduction "
         "(deepspeed/runtime/bf16_optimizer.py: get_grads_for_reduction returns the fp32 gradients)")),
