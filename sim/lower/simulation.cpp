@@ -312,9 +312,10 @@ std::unique_ptr<Simulation> Lowering::build() {
         case Op::kForward: effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes; break;
         case Op::kBackward: effect_of(*last_[q][k]).release_at_end += c.activation_bytes; break;
         case Op::kInputGrad:
-          // I makes the output gradients W will read and no longer needs the rest.
-          effect_of(*first_[q][k]).allocate_at_start += c.weight_grad_bytes;
-          effect_of(*last_[q][k]).release_at_end += c.activation_bytes;
+          // I makes the output gradients W will read and no longer needs the
+          // rest; the GEMM inputs W reads were kept since F and stay.
+          effect_of(*first_[q][k]).allocate_at_start += c.weight_grad_bytes - c.weight_grad_kept_bytes;
+          effect_of(*last_[q][k]).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
           break;
         case Op::kWeightGrad: {
           // A W merged into a concatenated run gives its memory back when the run ends.

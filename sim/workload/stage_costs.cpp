@@ -89,18 +89,39 @@ std::int64_t to_bytes(double b) {
 
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
                               bool sequence_parallel, Attention attention) {
-  const double s = model.seq, b = microbatch, h = model.hidden, a = model.heads, t = tp;
-  const double sbh = s * b * h;
+  const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
+  if (recompute == Recompute::kFull) return 2.0 * tokens * h;  // the layer's input only (Table 2: 2sbh, with or without SP)
+  const bool gpt = model.arch == Arch::kGpt;
+  const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim();
+  // Bytes a token keeps, Table 2's terms with the MLP width and the K/V width
+  // as the model has them. On every tensor rank: the two norms' inputs
+  // (2h + 2h), the inputs of the QKV and up projections (2h + 2h) and, for
+  // GPT, the two dropout masks (h + h).
+  const double replicated = (gpt ? 10.0 : 8.0) * h;
+  // On 1/tp of the heads and MLP columns: Q (2h), K and V (2kv + 2kv), the
+  // output projection's input (2h); GPT's MLP keeps GeLU's input and the down
+  // projection's input (2f + 2f), SwiGLU its gate and up outputs (4f) and its
+  // own output (2f).
+  const double split = 4.0 * h + 4.0 * kv + (gpt ? 4.0 : 6.0) * f;
+  // Unfused attention keeps the scores' softmax output, dropout mask and
+  // dropout output (2 + 1 + 2 bytes for each of a*s scores a token);
+  // FlashAttention and selective recompute keep none of them.
+  const double scores =
+      recompute == Recompute::kNone && attention == Attention::kUnfused ? 5.0 * model.heads * model.seq : 0.0;
   const bool sp = sequence_parallel && tp > 1;
-  switch (recompute) {
-    case Recompute::kFull: return 2.0 * sbh;  // the layer's input only (Table 2 lists 2sbh with or without SP)
-    case Recompute::kSelective: return sp ? 34.0 * sbh / t : sbh * (10.0 + 24.0 / t);
-    case Recompute::kNone: break;
-  }
-  // FlashAttention keeps no scores, softmax output or dropout mask: the 5as/h
-  // term goes, which leaves what selective recompute keeps.
-  const double scores = attention == Attention::kUnfused ? 5.0 * a * s / h : 0.0;
-  return sp ? sbh / t * (34.0 + scores) : sbh * (10.0 + 24.0 / t + scores / t);
+  return tokens * (sp ? (replicated + split + scores) / t : replicated + (split + scores) / t);
+}
+
+double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
+                                   bool sequence_parallel) {
+  if (recompute == Recompute::kFull) return 0.0;  // I recomputes them
+  const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
+  const bool sp = sequence_parallel && tp > 1;
+  // The QKV and up projections' inputs (2h + 2h a token), whole on every
+  // tensor rank, or 1/tp of them with sequence parallelism (the rest is
+  // gathered again); the output and down projections' inputs (2h + 2f) on
+  // 1/tp of the columns.
+  return tokens * ((sp ? 4.0 * h / t : 4.0 * h) + (2.0 * h + 2.0 * model.ffn) / t);
 }
 
 double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes) {
@@ -212,6 +233,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (first) w_operands += weight_grad_operand_bytes(embedding);
     if (last) w_operands += weight_grad_operand_bytes(head);
     c.weight_grad_bytes = to_bytes(w_operands);
+    c.weight_grad_kept_bytes = to_bytes(
+        layers_per_stage * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp));
     if (plan.twobp_concat) {
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();

@@ -27,6 +27,9 @@ struct StageCost {
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
   // end gives back activation_bytes and takes these until W ends.
   std::int64_t weight_grad_bytes = 0;
+  // The part of weight_grad_bytes that activation_bytes already holds (the
+  // GEMM inputs F kept): I's start adds only the rest, its end keeps this part.
+  std::int64_t weight_grad_kept_bytes = 0;
   // parallel.twobp_concat: W of all the pipeline's micro-batches run as one op
   // (GEMMs m times taller, hence more efficient). Zero otherwise.
   core::Time weight_grad_concat;
@@ -109,14 +112,21 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision);
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
 // layer keeps for one micro-batch on one tensor rank, with unfused attention
 // (Table 2's 5as/h term: scores, softmax output, dropout mask); with
-// FlashAttention (the default) that term is not kept.
+// FlashAttention (the default) that term is not kept. For GPT (ffn = 4h, as
+// many K/V heads as heads):
 //                   tensor parallel                 + sequence parallel
 //   no recompute    s*b*h*(10 + 24/t + 5*a*s/(h*t))  s*b*h/t*(34 + 5*a*s/h)
 //   selective       s*b*h*(10 + 24/t)                34*s*b*h/t
 //   full            2*s*b*h                          2*s*b*h
+// The same terms follow the model's MLP width, its K/V width (grouped-query
+// attention) and, for LLaMA, SwiGLU's two up outputs and no dropout.
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
                               Recompute recompute = Recompute::kNone, bool sequence_parallel = false,
                               Attention attention = Attention::kUnfused);
+// Of what W reads (each weight GEMM's input X and output gradient dY), the
+// inputs a layer's kept activations already hold: none under full recompute.
+double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp,
+                                   Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 
 // Collectives (tensor-parallel, data-parallel, the tied embedding's) are
 // costed as run by `algorithm` (see hw::CollectiveAlgorithm).

@@ -373,6 +373,21 @@ TEST_CASE("2BP keeps what every W needs until the end: memory grows with m") {
   }
 }
 
+TEST_CASE("the GEMM inputs W reads, kept since F, are not counted twice while I runs") {
+  // p = 1, m = 1, zb-h1: F0 I0 W0. Activations A = 100 of which K = 30 are
+  // the GEMM inputs W reads; W's operands Wb = 50 (those 30 plus 20 of output
+  // gradients I makes). During F: 100. I's start adds Wb - K = 20: 120, the
+  // peak (counting the inputs again would give 150). I's end gives back
+  // A - K = 70, leaving Wb = 50 until W ends.
+  auto costs = uniform_split(1, Time::ps(1000), Time::ps(1000), Time::ps(1000));
+  costs.stages[0].activation_bytes = 100;
+  costs.stages[0].weight_grad_bytes = 50;
+  costs.stages[0].weight_grad_kept_bytes = 30;
+  const auto sim = simulate("zb-h1", 1, 1, costs);
+  CHECK(sim->memory.pools()[0].peak() == 120);
+  CHECK(sim->memory.pools()[0].in_use() == 0);
+}
+
 TEST_CASE("parallel.twobp_concat runs a rank's deferred W's as one op") {
   // p = 1, m = 4: F I F I F I F I, then one W over all four micro-batches,
   // timed at Wc (here 3 us instead of 4 x 1 us): 4 (2 + 1) + 3 = 15 us.

@@ -251,6 +251,45 @@ TEST_CASE("activation memory per layer for each recompute and sequence-parallel 
         doctest::Approx(layer_activation_bytes(m, 2, 1, Recompute::kSelective, false)).scale(0));
 }
 
+TEST_CASE("activation memory follows the MLP width, grouped K/V heads and SwiGLU") {
+  // LLaMA-like: h = 8, 2 heads (head dim 4), 1 K/V head (kv = 4), ffn 20,
+  // seq 4, micro-batch 1 (4 tokens), tp 2, FlashAttention, no recompute.
+  // A token keeps on every rank: norms' inputs 2h + 2h, QKV and up inputs
+  // 2h + 2h (no dropout masks) = 8h = 64; split over tp: Q 2h + output
+  // projection input 2h + K, V 4kv + SwiGLU 6f = 16 + 16 + 16 + 120 = 168.
+  // tp 2: 64 + 168/2 = 148 a token, 592 bytes; with SP (64 + 168)/2 = 116, 464.
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 2;
+  m.hidden = 8;
+  m.heads = 2;
+  m.kv_heads = 1;
+  m.ffn = 20;
+  m.seq = 4;
+  m.vocab = 16;
+  CHECK(layer_activation_bytes(m, 1, 2, Recompute::kNone, false, Attention::kFlash) == doctest::Approx(592.0).scale(0));
+  CHECK(layer_activation_bytes(m, 1, 2, Recompute::kNone, true, Attention::kFlash) == doctest::Approx(464.0).scale(0));
+  // GPT with ffn = 2h instead of 4h: the MLP's split 4f falls from 16h to
+  // 8h, so small_gpt's 10 + 24/2 + 40 = 62 sbh becomes 10 + 16/2 + 40 = 58 sbh.
+  TransformerSpec narrow = small_gpt();
+  narrow.ffn = 2048;
+  CHECK(layer_activation_bytes(narrow, 2, 2, Recompute::kNone, false) == doctest::Approx(58 * 2097152.0).scale(0));
+}
+
+TEST_CASE("the GEMM inputs W reads that a layer keeps anyway") {
+  // small_gpt, micro-batch 2 (sbh = 2^21), tp 2: the QKV and up inputs
+  // 2 sbh + 2 sbh whole, the output and down projections' 2 sbh / 2 and
+  // 2 x 4 sbh / 2: 4 + 1 + 4 = 9 sbh. With SP the first two are 1/2: 2 + 5 = 7 sbh.
+  // Full recompute keeps none of them.
+  const TransformerSpec m = small_gpt();
+  const double sbh = 2097152.0;
+  CHECK(layer_kept_gemm_input_bytes(m, 2, 2, Recompute::kNone, false) == doctest::Approx(9 * sbh).scale(0));
+  CHECK(layer_kept_gemm_input_bytes(m, 2, 2, Recompute::kSelective, true) == doctest::Approx(7 * sbh).scale(0));
+  CHECK(layer_kept_gemm_input_bytes(m, 2, 2, Recompute::kFull, false) == 0.0);
+  // Never more than the layer keeps, nor than W reads (X and dY of its GEMMs).
+  CHECK(layer_kept_gemm_input_bytes(m, 2, 2) < layer_activation_bytes(m, 2, 2, Recompute::kSelective));
+}
+
 TEST_CASE("full recompute adds the layers' forward to I; selective adds the attention core's") {
   const TransformerSpec m = small_gpt();
   Plan p;
