@@ -31,7 +31,9 @@ CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
   cmd->add_option("--vp", args.vp, "Virtual stages per rank (stage s on rank s mod pp, or in a V for zb-v)")
       ->check(CLI::Range(1, 10'000'000))
       ->capture_default_str();
-  cmd->footer("Exit status: 0 success; 2 no schedule of that name; 3 the schedule cannot lay out that shape.");
+  cmd->footer(
+      "Exit status: 0 success; 2 no schedule of that name; 3 the schedule cannot lay out that shape, or pp x vp x\n"
+      "micro-batches is more than the simulator's 2500000; 5 stdout could not be written.");
   return cmd;
 }
 
@@ -47,7 +49,7 @@ int export_command(const ExportArgs& args) {
   if (work > kMaxStageMicrobatches) {
     fmt::print(stderr, "error: pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator takes\n",
                args.pp, args.vp, args.microbatches, work, kMaxStageMicrobatches);
-    return kUsage;
+    return kBadProgram;
   }
   const schedule::Shape shape = schedule::Shape::placed(sched->placement(), args.pp, args.vp, args.microbatches);
   const std::string what = fmt::format("schedule \"{}\" cannot lay out pp = {}, vp = {}, {} micro-batches", args.name,

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // --log-level may also follow the subcommand
   std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "Logging on stderr: trace, debug, info, warn, error, off")
+  app.add_option("--log-level", log_level, "Logging on stderr: trace, debug, info, warn, error, critical, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
   app.footer("Example: trainsim run configs/examples/gpt3-175b-1024xa100.json --set parallel.schedule=gpipe");
@@ -52,9 +52,13 @@ int main(int argc, char** argv) {
   trainsim::cli::PlanBurstArgs plan_burst_args;
   CLI::App* plan_burst = trainsim::cli::add_plan_burst_command(app, plan_burst_args);
   CLI::App* schedules = app.add_subcommand("schedules", "List the pipeline schedules, one line each");
+  schedules->footer("Example: trainsim schedules export zb-v --pp 4 --vp 2 --microbatches 8 > zb-v.csv");
   trainsim::cli::ExportArgs export_args;
   CLI::App* export_schedule = trainsim::cli::add_export_command(*schedules, export_args);
   CLI::App* presets = app.add_subcommand("presets", "List the built-in GPU, node, network and model presets");
+  presets->footer(
+      "A config names a preset instead of the values, e.g.\n"
+      "  trainsim run configs/examples/gpt-1.7b-8xa100.json --set cluster.node=dgx-h100 --set model=gpt-3.6b");
   trainsim::cli::ValidateArgs validate_args;
   CLI::App* validate = trainsim::cli::add_validate_command(app, validate_args);
   trainsim::cli::SweepArgs sweep_args;

@@ -33,7 +33,8 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
       "run the plan; 4 out of memory with options.strict_memory; 5 the trace or SVG could not be written; 6 the plan\n"
-      "is beyond what the simulator represents (a duration over 53 days, an iteration over 106 days).");
+      "cannot be simulated (a duration over 53 days, an iteration over 106 days, memory beyond 2^62 bytes, no route\n"
+      "left around failed links, or the machine's own memory exhausted).");
 }
 
 int run_command(const RunArgs& args) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "config/calibration_load.hpp"
@@ -63,21 +64,42 @@ struct Context {
   std::map<std::string, std::string> set_by;    // path -> the --set that wrote it
   std::map<std::string, std::string> preset_of;  // section path -> where its values came from
 
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+  // `related`: the other keys a check across keys reads (model.hidden for
+  // the heads' check at model.heads), so that a --set of any of them is named.
+  [[noreturn]] void fail(const std::string& path, const std::string& what,
+                         const std::vector<std::string>& related = {}) const {
     std::string msg = fmt::format("{}: {}: {}", file, path.empty() ? "(top level)" : path, what);
     // Name the --set or preset the value came from, looking at the path and its parents.
+    std::string origin;
     for (std::string p = path.substr(0, path.find('['));; p = p.substr(0, p.rfind('.'))) {
       if (auto it = set_by.find(p); it != set_by.end()) {
-        msg += " (from --set " + it->second + ")";
+        origin = " (from --set " + it->second + ")";
         break;
       }
       if (auto it = preset_of.find(p); it != preset_of.end()) {
-        msg += " (in " + it->second + ")";
+        origin = " (in " + it->second + ")";
         break;
       }
       if (p.find('.') == std::string::npos) break;
     }
-    throw ConfigError(msg);
+    // A --set of a related key is the likelier culprit than a preset's value.
+    if (origin.rfind(" (from --set", 0) != 0) {
+      for (const std::string& r : related) {
+        if (const auto set = set_along(r)) {
+          origin = " (from --set " + *set + ")";
+          break;
+        }
+      }
+    }
+    throw ConfigError(msg + origin);
+  }
+
+  // The --set that wrote `path` or one of its parents.
+  std::optional<std::string> set_along(const std::string& path) const {
+    for (std::string p = path;; p = p.substr(0, p.rfind('.'))) {
+      if (auto it = set_by.find(p); it != set_by.end()) return it->second;
+      if (p.find('.') == std::string::npos) return std::nullopt;
+    }
   }
 };
 
@@ -107,6 +129,13 @@ int max_nesting(const std::string& text) {
 }
 
 }  // namespace
+
+std::string positive_int_problem(const json& v, long long max) {
+  const bool whole = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
+  if (!whole || v.get<double>() < 1) return "expected a positive integer, got " + show(v);
+  if (v.get<double>() > static_cast<double>(max)) return fmt::format("expected at most {}, got {}", max, show(v));
+  return {};
+}
 
 std::string read_text(const std::string& path, const std::string& what_for) {
   std::error_code ec;
@@ -344,10 +373,7 @@ class Section {
 
  private:
   int integer(const json& v, const std::string& key, int max) const {
-    const bool whole = v.is_number_integer() ||
-                       (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-    if (!whole || v.get<double>() < 1) ctx_.fail(path(key), "expected a positive integer, got " + show(v));
-    if (v.get<double>() > max) ctx_.fail(path(key), fmt::format("expected at most {}, got {}", max, show(v)));
+    if (const std::string why = positive_int_problem(v, max); !why.empty()) ctx_.fail(path(key), why);
     return static_cast<int>(v.get<double>());
   }
   double number(const json& v, const std::string& key, double min, double max) const {
@@ -363,10 +389,7 @@ class Section {
   void check_keys(const std::vector<std::string>& keys) const {
     for (const auto& [key, value] : obj_->items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      const auto near = closest(key, keys);
-      ctx_.fail(child(path_, key), fmt::format("unknown key{}; known keys here: {}",
-                                               near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
-                                               join(keys, ", ")));
+      ctx_.fail(child(path_, key), unknown_key_message(key, keys));
     }
   }
 
@@ -591,10 +614,12 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   m.vocab = s.positive_int("vocab", kMaxModelDim);
   s.free_text("source");
   if (m.hidden % m.heads != 0) {
-    ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads));
+    ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads),
+             {"model.hidden"});
   }
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
-    ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads));
+    ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads),
+             {"model.heads"});
   }
   return m;
 }
@@ -642,9 +667,7 @@ workload::LayerTable read_layer_table(const json& doc, const std::string& path, 
     }
     for (const auto& [k, v] : e.items()) {
       if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-      const auto near = closest(k, known);
-      ctx.fail(where + "." + k, fmt::format("unknown key{}; known keys here: {}",
-                                            near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+      ctx.fail(where + "." + k, unknown_key_message(k, known));
     }
     // A number in [min, max] (min 0 allows zero).
     auto number = [&](const std::string& key, double min, double max) {
@@ -879,9 +902,7 @@ Options read_options(const json& doc, const Context& ctx) {
       if (!e.is_object()) ctx.fail(where, "expected an object, got " + show(e));
       for (const auto& [k, v] : e.items()) {
         if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-        const auto near = closest(k, known);
-        ctx.fail(where + "." + k, fmt::format("unknown key{}; known keys here: {}",
-                                              near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+        ctx.fail(where + "." + k, unknown_key_message(k, known));
       }
       read(where, e);
     }
@@ -968,7 +989,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
                                      "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
                                      p.tp, p.pp, p.dp, static_cast<long long>(p.tp) * p.pp * p.dp, gpus,
-                                     sc.cluster.nodes, sc.cluster.node.gpus_per_node));
+                                     sc.cluster.nodes, sc.cluster.node.gpus_per_node),
+             {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes", "cluster.node.gpus_per_node"});
   }
   if (!p.stage_layers.empty()) {
     long long sum = 0;
@@ -977,7 +999,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
       ctx.fail("parallel.stage_layers", fmt::format("expected pp x vp = {} x {} = {} entries adding up to "
                                                     "model.layers = {}, got {} adding up to {}",
                                                     p.pp, p.vp, static_cast<long long>(p.pp) * p.vp, m.layers,
-                                                    p.stage_layers.size(), sum));
+                                                    p.stage_layers.size(), sum),
+               {"parallel.pp", "parallel.vp", "model.layers"});
     }
   } else if (m.layers % (static_cast<long long>(p.pp) * p.vp) != 0) {
     ctx.fail(p.vp > 1 ? "parallel.vp" : "parallel.pp",
@@ -986,23 +1009,28 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                     m.layers, p.pp, p.vp, static_cast<long long>(p.pp) * p.vp)
                       : fmt::format("model.layers = {} does not divide into pp = {} stages (or give "
                                     "parallel.stage_layers)",
-                                    m.layers, p.pp));
+                                    m.layers, p.pp),
+             {"model.layers", "parallel.pp", "parallel.vp"});
   }
   if (m.heads % p.tp != 0) {
-    ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp));
+    ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp),
+             {"model.heads"});
   }
   if (m.kv_heads % p.tp != 0) {
     ctx.fail("parallel.tp",
-             fmt::format("model.kv_heads = {} does not divide across tp = {} ranks", m.kv_heads, p.tp));
+             fmt::format("model.kv_heads = {} does not divide across tp = {} ranks", m.kv_heads, p.tp),
+             {"model.kv_heads", "model.heads"});
   }
   if (m.ffn % p.tp != 0) {
-    ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp));
+    ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
+             {"model.ffn"});
   }
   const long long per_step = static_cast<long long>(p.dp) * p.microbatch_size;
   if (p.global_batch % per_step != 0) {
     ctx.fail("parallel.global_batch",
              fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
-                         p.microbatch_size, per_step));
+                         p.microbatch_size, per_step),
+             {"parallel.dp", "parallel.microbatch_size"});
   }
   check_gpu_speed(sc, ctx);
   // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
@@ -1012,7 +1040,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (work > kMaxStageMicrobatches) {
     ctx.fail("parallel", fmt::format("pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator "
                                      "takes (raise parallel.microbatch_size or lower parallel.global_batch)",
-                                     p.pp, p.vp, p.global_batch / per_step, work, kMaxStageMicrobatches));
+                                     p.pp, p.vp, p.global_batch / per_step, work, kMaxStageMicrobatches),
+             {"parallel.pp", "parallel.vp", "parallel.global_batch", "parallel.dp", "parallel.microbatch_size"});
   }
 }
 
@@ -1199,7 +1228,8 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
     ctx.fail("options.cuda_context_mib",
              fmt::format("{:.0f} MiB leaves no memory for tensors on the {} ({:g} GB)", sc.options.cuda_context_bytes / 1048576.0,
-                         sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb));
+                         sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb),
+             {"cluster.node.gpu.memory_gb"});
   }
   if (!check) return sc;
   check_consistency(sc, ctx);

@@ -30,6 +30,11 @@ Scenario load_setting(nlohmann::json doc, const std::string& file, const std::st
 // throws ConfigError naming the file and the parallel.* key.
 void check_plan(const Scenario& scenario);
 
+// Why `v` is not a whole number from 1 to `max` ("expected a positive
+// integer, got 0", "expected at most 10, got 11"), or empty when it is one:
+// configs and sweep files word these bounds alike.
+std::string positive_int_problem(const nlohmann::json& v, long long max);
+
 // The text of a file of at most 64 MiB; a missing, unreadable or special
 // file fails naming the path and `what_for` (e.g. "config file").
 std::string read_text(const std::string& path, const std::string& what_for);

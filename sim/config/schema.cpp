@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <string>
 
 namespace trainsim::config {
 
@@ -69,7 +70,20 @@ std::optional<std::string> closest(std::string_view key, const std::vector<std::
       best = c;
     }
   }
+  if (best || key.size() < 3) return best;
+  // A name cut short is no typo: its edit distance is the missing tail.
+  for (const std::string& c : candidates) {
+    if (c.size() > key.size() && c.starts_with(key) && (!best || c.size() < best->size())) best = c;
+  }
   return best;
+}
+
+std::string unknown_key_message(std::string_view key, const std::vector<std::string>& known) {
+  std::string out = "unknown key";
+  if (const auto near = closest(key, known)) out += " (did you mean \"" + *near + "\"?)";
+  out += "; known keys here: ";
+  for (std::size_t i = 0; i < known.size(); ++i) out += (i ? ", " : "") + known[i];
+  return out;
 }
 
 }  // namespace trainsim::config

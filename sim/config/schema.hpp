@@ -16,7 +16,14 @@ namespace trainsim::config {
 const std::vector<std::string>* section_keys(std::string_view section);
 bool is_section(std::string_view path);
 
-// The known key closest to `key` (by edit distance), if any is close enough.
+// The known name closest to `key`, if any is close enough: the nearest by
+// edit distance within about a third of the name's length, else the shortest
+// that `key` (3 characters or more) begins, for a name cut short
+// ("microbatch" -> "microbatch_size"). Every "did you mean" uses it.
 std::optional<std::string> closest(std::string_view key, const std::vector<std::string>& candidates);
+
+// `unknown key (did you mean "x"?); known keys here: a, b, c`: the message
+// for a key that is not among `known`, the same in every file trainsim reads.
+std::string unknown_key_message(std::string_view key, const std::vector<std::string>& known);
 
 }  // namespace trainsim::config

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "config/load.hpp"
+#include "config/schema.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::sweep {
@@ -31,17 +32,22 @@ void check_keys(const json& obj, const std::vector<std::string>& known, const st
                 const std::string& path) {
   for (const auto& [key, value] : obj.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      fail(file, path.empty() ? key : path + "." + key, "unknown key; known keys here: " + list);
+      fail(file, path.empty() ? key : path + "." + key, config::unknown_key_message(key, known));
     }
   }
 }
 
-// `values` or "auto"; `read` turns one JSON value into T or returns nullopt.
+// What an axis takes, for messages: one value ("a positive integer") and
+// several ("positive integers"), so that each message reads as a sentence.
+struct Expected {
+  std::string one, many;
+};
+
+// `values` or "auto". `read` turns one JSON value into T, or returns nullopt,
+// setting `why` when it has a more precise message than `expected.one`.
 template <typename T, typename Read>
 Axis<T> read_axis(const json& axes, const std::string& key, const std::string& file, std::vector<T> fallback,
-                  const std::string& expected, Read read) {
+                  const Expected& expected, Read read) {
   Axis<T> axis;
   const std::string path = "axes." + key;
   if (!axes.contains(key)) {
@@ -57,11 +63,20 @@ Axis<T> read_axis(const json& axes, const std::string& key, const std::string& f
   axis.listed = true;
   axis.scalar = !v.is_array();
   json list = v.is_array() ? v : json::array({v});
-  if (list.empty()) fail(file, path, "expected \"auto\" or a non-empty list of " + expected + ", got []");
+  if (list.empty()) fail(file, path, fmt::format("expected \"auto\" or a non-empty list of {}, got []", expected.many));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string where = v.is_array() ? fmt::format("{}[{}]", path, i) : path;
-    std::optional<T> value = read(list[i]);
-    if (!value) fail(file, where, "expected \"auto\" or " + expected + ", got " + show(list[i]));
+    std::string why;
+    std::optional<T> value = read(list[i], why);
+    if (!value) {
+      if (why.empty()) {
+        // Inside a list only a value fits; alone, "auto" or a list would too.
+        why = v.is_array() ? fmt::format("expected {}, got {}", expected.one, show(list[i]))
+                           : fmt::format("expected \"auto\", {} or a list of {}, got {}", expected.one, expected.many,
+                                         show(list[i]));
+      }
+      fail(file, where, why);
+    }
     if (std::find(axis.values.begin(), axis.values.end(), *value) != axis.values.end()) {
       fail(file, where, "listed twice: " + show(list[i]));
     }
@@ -70,11 +85,12 @@ Axis<T> read_axis(const json& axes, const std::string& key, const std::string& f
   return axis;
 }
 
-std::optional<int> int_in(const json& v, int lo, int hi) {
-  if (!v.is_number_integer()) return std::nullopt;
-  const long long x = v.get<long long>();
-  if (x < lo || x > hi) return std::nullopt;
-  return static_cast<int>(x);
+// A whole number from 1 to `max`, in the config loader's words when it is not.
+std::optional<int> positive_int(const json& v, int max, std::string& why) {
+  if (!v.is_number()) return std::nullopt;
+  why = config::positive_int_problem(v, max);
+  if (!why.empty()) return std::nullopt;
+  return static_cast<int>(v.get<double>());
 }
 
 }  // namespace
@@ -95,9 +111,11 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
   for (const char* key : {"model", "cluster", "global_batch"}) {
     if (!doc.contains(key)) fail(file, key, "is missing");
   }
-  const auto gb = int_in(doc["global_batch"], 1, 1'000'000'000);
-  if (!gb) fail(file, "global_batch", "expected a positive integer, got " + show(doc["global_batch"]));
-  spec.global_batch = *gb;
+  // The bound of the config's parallel.global_batch.
+  if (const std::string why = config::positive_int_problem(doc["global_batch"], 1'000'000'000); !why.empty()) {
+    fail(file, "global_batch", why);
+  }
+  spec.global_batch = static_cast<int>(doc["global_batch"].get<double>());
   if (doc.contains("allow_cross_node_tp")) {
     if (!doc["allow_cross_node_tp"].is_boolean()) {
       fail(file, "allow_cross_node_tp", "expected true or false, got " + show(doc["allow_cross_node_tp"]));
@@ -143,33 +161,40 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
   const json& axes = doc.contains("axes") ? doc["axes"] : kEmpty;
   if (!axes.is_object()) fail(file, "axes", "expected an object, got " + show(axes));
   check_keys(axes, kAxisKeys, file, "axes");
-  constexpr int kMax = 10'000'000;
-  auto positive = [](const json& v) { return int_in(v, 1, kMax); };
-  const std::string pos = "a positive integer or a list of them";
+  constexpr int kMax = 10'000'000;  // the config's bound on parallel degrees and sizes
+  auto positive = [](const json& v, std::string& why) { return positive_int(v, kMax, why); };
+  const Expected pos{"a positive integer", "positive integers"};
   spec.tp = read_axis<int>(axes, "tp", file, {}, pos, positive);
   spec.pp = read_axis<int>(axes, "pp", file, {}, pos, positive);
   spec.dp = read_axis<int>(axes, "dp", file, {}, pos, positive);
   spec.vp = read_axis<int>(axes, "vp", file, {1}, pos, positive);
   spec.microbatch_size = read_axis<int>(axes, "microbatch_size", file, {1}, pos, positive);
-  spec.zero_stage = read_axis<int>(axes, "zero_stage", file, {0}, "0, 1, 2 or 3 (or a list of them)",
-                                   [](const json& v) { return int_in(v, 0, 3); });
+  spec.zero_stage = read_axis<int>(axes, "zero_stage", file, {0}, {"a ZeRO stage (0, 1, 2 or 3)", "ZeRO stages"},
+                                   [](const json& v, std::string&) -> std::optional<int> {
+                                     if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 3) {
+                                       return std::nullopt;
+                                     }
+                                     return v.get<int>();
+                                   });
   std::string names;
   for (const auto& s : schedule::all_schedules()) names += (names.empty() ? "" : ", ") + std::string(s->name());
-  spec.schedule = read_axis<std::string>(axes, "schedule", file, {"1f1b"}, "a schedule name (" + names + ")",
-                                         [](const json& v) -> std::optional<std::string> {
+  spec.schedule = read_axis<std::string>(axes, "schedule", file, {"1f1b"},
+                                         {"a schedule name (" + names + ")", "schedule names"},
+                                         [](const json& v, std::string&) -> std::optional<std::string> {
                                            if (!v.is_string()) return std::nullopt;
                                            const std::string name = v.get<std::string>();
                                            if (schedule::find_schedule(name) == nullptr) return std::nullopt;
                                            return name;
                                          });
-  spec.sequence_parallel = read_axis<bool>(axes, "sequence_parallel", file, {false}, "true or false (or a list)",
-                                           [](const json& v) -> std::optional<bool> {
+  spec.sequence_parallel = read_axis<bool>(axes, "sequence_parallel", file, {false}, {"a boolean (true or false)", "booleans"},
+                                           [](const json& v, std::string&) -> std::optional<bool> {
                                              if (!v.is_boolean()) return std::nullopt;
                                              return v.get<bool>();
                                            });
   spec.recompute = read_axis<workload::Recompute>(
-      axes, "recompute", file, {workload::Recompute::kNone}, "\"none\", \"selective\" or \"full\" (or a list)",
-      [](const json& v) -> std::optional<workload::Recompute> {
+      axes, "recompute", file, {workload::Recompute::kNone},
+      {"a recompute mode (\"none\", \"selective\" or \"full\")", "recompute modes"},
+      [](const json& v, std::string&) -> std::optional<workload::Recompute> {
         if (!v.is_string()) return std::nullopt;
         const std::string s = v.get<std::string>();
         if (s == "none") return workload::Recompute::kNone;

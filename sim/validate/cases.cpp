@@ -52,10 +52,7 @@ struct Reader {
   void check_keys(const json& obj, const std::string& path, const std::vector<std::string>& keys) const {
     for (const auto& [key, value] : obj.items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      const auto near = config::closest(key, keys);
-      fail(path.empty() ? key : path + "." + key,
-           fmt::format("unknown key{}; known keys here: {}", near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
-                       join(keys)));
+      fail(path.empty() ? key : path + "." + key, config::unknown_key_message(key, keys));
     }
   }
 
@@ -77,10 +74,7 @@ struct Reader {
 
   Metric metric_of(const std::string& name, const std::string& path) const {
     if (const auto m = metric_named(name)) return *m;
-    std::optional<std::string> near = config::closest(name, metric_names());
-    for (const std::string& known : metric_names()) {  // a name cut short: "model_tflops"
-      if (!near && name.size() >= 3 && known.starts_with(name)) near = known;
-    }
+    const std::optional<std::string> near = config::closest(name, metric_names());
     fail(path, fmt::format("unknown metric \"{}\"{}; supported metrics: {}", name,
                            near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(metric_names())));
   }

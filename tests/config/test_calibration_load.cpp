@@ -108,7 +108,7 @@ TEST_CASE("NaN and negative timings are refused") {
 TEST_CASE("other bad profiles") {
   json doc = sample();
   doc["hbm"]["copyy"] = doc["hbm"]["copy"];
-  CHECK(error_of(doc) == "p.json: hbm.copyy: unknown key (did you mean \"copy\"?)");
+  CHECK(error_of(doc) == "p.json: hbm.copyy: unknown key (did you mean \"copy\"?); known keys here: copy, triad");
   doc = sample();
   doc["gemm"]["bf16"]["k"] = {256, 4096, 1024};
   CHECK(error_of(doc) == "p.json: gemm.bf16.k[2]: sizes must ascend");

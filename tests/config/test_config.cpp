@@ -6,6 +6,7 @@
 
 #include "config/load.hpp"
 #include "config/presets.hpp"
+#include "config/schema.hpp"
 
 using namespace trainsim::config;
 using nlohmann::json;
@@ -66,6 +67,27 @@ TEST_CASE("an unknown key gets the closest known key suggested") {
   json top = base();
   top["paralel"] = json::object();
   CHECK(error_of(top).rfind("test.json: paralel: unknown key (did you mean \"parallel\"?)", 0) == 0);
+}
+
+TEST_CASE("a name cut short is suggested in full, in the file and in --set") {
+  // "microbatch" is 5 edits from "microbatch_size", more than a third of its
+  // 10 characters allow, but begins it; "zero" begins only zero_stage.
+  const std::vector<std::string>& parallel = *section_keys("parallel");
+  CHECK(closest("microbatch", parallel) == "microbatch_size");
+  CHECK(closest("zero", parallel) == "zero_stage");
+  // A typo still wins over a prefix; under 3 characters there is no prefix match.
+  CHECK(closest("tpp", parallel) == "tp");
+  CHECK_FALSE(closest("gr", {"grad_dtype", "grad_bucket_mib"}).has_value());
+  // Of several names it begins, the shortest: "grad" -> grad_dtype (10) before grad_bucket_mib (15).
+  CHECK(closest("grad", {"grad_bucket_mib", "grad_dtype"}) == "grad_dtype");
+  json d = base();
+  d["parallel"]["zero"] = 1;
+  CHECK(error_of(d).rfind("test.json: parallel.zero: unknown key (did you mean \"zero_stage\"?); known keys here: tp,", 0) == 0);
+  CHECK(error_of(base(), {"parallel.microbatch=2"}) ==
+        "test.json: --set parallel.microbatch=2: no key \"microbatch\" in parallel (did you mean parallel.microbatch_size?)");
+  CHECK(unknown_key_message("nodse", {"nodes", "network"}) ==
+        "unknown key (did you mean \"nodes\"?); known keys here: nodes, network");
+  CHECK(unknown_key_message("xyz", {"nodes", "network"}) == "unknown key; known keys here: nodes, network");
 }
 
 TEST_CASE("a wrong type is named with what was expected") {
@@ -144,6 +166,24 @@ TEST_CASE("--set of a path that does not exist is refused") {
 TEST_CASE("a bad value from --set says so") {
   CHECK(error_of(base(), {"parallel.tp=abc"}) ==
         "test.json: parallel.tp: expected a positive integer, got \"abc\" (from --set parallel.tp=abc)");
+}
+
+TEST_CASE("a check across keys names the --set of any key it reads, before a preset") {
+  // gpt-1.7b has 24 heads; hidden 1 does not divide into them. The check sits
+  // at model.heads (the preset's value), but the --set changed model.hidden.
+  CHECK(error_of(base(), {"model.hidden=1"}) ==
+        "test.json: model.heads: model.hidden = 1 must divide evenly into 24 heads (from --set model.hidden=1)");
+  // ffn 1 over tp 2: the check sits at parallel.tp, which the file gave.
+  CHECK(error_of(base(), {"model.ffn=1"}) ==
+        "test.json: parallel.tp: model.ffn = 1 does not divide across tp = 2 ranks (from --set model.ffn=1)");
+  // 2 x 4 x 2 = 16 GPUs on a node of 8: the check sits at parallel.
+  CHECK(error_of(base(), {"parallel.dp=2"}) ==
+        "test.json: parallel: tp x pp x dp = 2 x 4 x 2 = 16, but the cluster has 8 GPUs (cluster.nodes = 1 x "
+        "cluster.node.gpus_per_node = 8) (from --set parallel.dp=2)");
+  // Without a --set, the preset is named as before.
+  json d = base();
+  d["model"] = {{"layers", 24}, {"hidden", 2304}, {"heads", 25}, {"ffn", 9216}, {"seq", 2048}, {"vocab", 51200}};
+  CHECK(error_of(d) == "test.json: model.heads: model.hidden = 2304 must divide evenly into 25 heads");
 }
 
 TEST_CASE("an unknown preset lists the known ones") {
@@ -293,7 +333,8 @@ TEST_CASE("a plan too large to simulate is refused up front") {
   // pp 4 x (1e9 / 4) micro-batches = 1e9 (stage, micro-batch) pairs.
   CHECK(error_of(base(), {"parallel.global_batch=1000000000"}) ==
         "test.json: parallel: pp x vp x micro-batches = 4 x 1 x 250000000 = 1000000000 is more than the 2500000 the "
-        "simulator takes (raise parallel.microbatch_size or lower parallel.global_batch)");
+        "simulator takes (raise parallel.microbatch_size or lower parallel.global_batch) (from --set "
+        "parallel.global_batch=1000000000)");
 }
 
 TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
