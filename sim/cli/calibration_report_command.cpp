@@ -3,12 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <iostream>
 
 #include "cli/run_command.hpp"
 #include "config/calibration_load.hpp"
+#include "config/gpu_match.hpp"
 #include "config/load.hpp"
 #include "config/presets.hpp"
 #include "report/calibration_report.hpp"
@@ -17,39 +16,10 @@ namespace trainsim::cli {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
-}
-
-// The GPU preset a device name stands for: the preset of that very name
-// ("NVIDIA A100-SXM4-80GB"), else the one preset whose model ("H200" of
-// "H200-SXM-141GB") is a word of the name ("NVIDIA H200"); empty if none or
-// several.
-std::string match_gpu(const std::string& device) {
-  const std::string name = lower(device);
-  std::vector<std::string> found;
-  for (const std::string& preset : config::preset_names("gpu")) {
-    const std::string p = lower(preset);
-    if (name == p || name == "nvidia " + p) return preset;
-    const std::string model = p.substr(0, p.find('-'));
-    for (std::size_t at = name.find(model); at != std::string::npos; at = name.find(model, at + 1)) {
-      const bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(name[at - 1]));
-      const std::size_t end = at + model.size();
-      const bool ends = end == name.size() || !std::isalnum(static_cast<unsigned char>(name[end]));
-      if (starts && ends) {
-        found.push_back(preset);
-        break;
-      }
-    }
-  }
-  return found.size() == 1 ? found.front() : std::string();
 }
 
 }  // namespace
@@ -62,7 +32,7 @@ CLI::App* add_calibration_report_command(CLI::App& app, CalibrationReportArgs& a
   cmd->add_option("--node", args.node, "Node preset to compare collectives with (default: the first with that GPU)");
   cmd->footer(
       "Exit status: 0 printed; 2 a bad profile (the message names the file and the JSON path), an unknown preset,\n"
-      "or a GPU name that matches no preset without --gpu.");
+      "a GPU name that matches no preset without --gpu, or a --node preset whose GPUs are not the GPU compared with.");
   return cmd;
 }
 
@@ -70,8 +40,12 @@ int calibration_report_command(const CalibrationReportArgs& args) {
   try {
     const auto profile = config::load_calibration_profile(args.profile);
     report::CalibrationBaseline b;
-    b.gpu_preset = args.gpu.empty() ? match_gpu(profile->header.gpu_name) : args.gpu;
-    b.how_matched = args.gpu.empty() ? "matched by the GPU's name" : "--gpu";
+    b.gpu_preset = args.gpu.empty() ? config::gpu_preset_for(profile->header.gpu_name) : args.gpu;
+    b.how_matched = args.gpu.empty() ? "matched by the GPU's name"
+                    // A comparison only: a config with this GPU refuses the profile (config::same_gpu).
+                    : config::same_gpu(profile->header.gpu_name, args.gpu)
+                        ? "--gpu"
+                        : "--gpu; not the profile's GPU: run, sweep and validate refuse the profile on it";
     const auto gpus = config::preset_names("gpu");
     if (b.gpu_preset.empty()) {
       throw config::ConfigError(fmt::format("{}: header.gpu_name: \"{}\" names no GPU preset; give one with --gpu ({})",
@@ -96,9 +70,21 @@ int calibration_report_command(const CalibrationReportArgs& args) {
     }
     const auto node_text = config::find_preset("node", b.node_preset);
     if (!node_text) throw config::ConfigError(fmt::format("--node {}: no such node preset; known: {}", b.node_preset, joined(nodes)));
-    // The node preset with the GPU preset, read and checked as a config would be.
-    nlohmann::json node = nlohmann::json::parse(*node_text);
-    node["gpu"] = b.gpu_preset;
+    // The node preset as it is, read and checked as a config would be: its
+    // own GPU must be the one compared with, or its figures would be of
+    // another machine.
+    const nlohmann::json node = nlohmann::json::parse(*node_text);
+    if (node.value("gpu", "") != b.gpu_preset) {
+      std::vector<std::string> fitting;
+      for (const std::string& n : nodes) {
+        if (nlohmann::json::parse(*config::find_preset("node", n)).value("gpu", "") == b.gpu_preset) fitting.push_back(n);
+      }
+      throw config::ConfigError(fmt::format(
+          "--node {}: its GPUs are {}, but the report compares with GPU preset {} ({}); expected a node preset with "
+          "{} ({}), or --gpu {}",
+          b.node_preset, node.value("gpu", "?"), b.gpu_preset, b.how_matched, b.gpu_preset,
+          fitting.empty() ? "none has it" : joined(fitting), node.value("gpu", "?")));
+    }
     const nlohmann::json doc = {{"cluster", {{"node", node}, {"nodes", 1}}},
                                 {"model", "gpt-1.7b"},
                                 {"parallel", {{"global_batch", 1}}}};

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "config/calibration_load.hpp"
+#include "config/gpu_match.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
 #include "hw/custom_network.hpp"
@@ -592,7 +593,17 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
     if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) ctx.fail(c.path("calibration"), "no such file: " + file.string());
-    cluster.node = calibrated(cluster.node, load_calibration_profile(file.string()));
+    const auto profile = load_calibration_profile(file.string());
+    // Another GPU's measurements would time this cluster as that GPU, silently.
+    if (!same_gpu(profile->header.gpu_name, node.gpu.name)) {
+      ctx.fail(c.path("calibration"),
+               fmt::format("the profile {} was measured on {} (header.gpu_name), but the cluster's GPU is {} "
+                           "(cluster.node.gpu.name); expected a profile of that GPU (if it is the same chip under "
+                           "another name, set cluster.node.gpu.name to \"{}\")",
+                           file.string(), profile->header.gpu_name, node.gpu.name, profile->header.gpu_name),
+               {"cluster.node.gpu.name"});
+    }
+    cluster.node = calibrated(cluster.node, profile);
   }
   return cluster;
 }

@@ -178,3 +178,28 @@ TEST_CASE("cluster.calibration errors name the key or the profile's path") {
   CHECK_THROWS_WITH_AS(config::load_file(example, {"cluster.calibration=3"}),
                        doctest::Contains("cluster.calibration: expected a string, got 3"), config::ConfigError);
 }
+
+TEST_CASE("a profile of another GPU is refused, naming the key, the profile's GPU and the cluster's") {
+  // The sample was measured (made up) on "NVIDIA A100-SXM4-80GB"; the Llama 2
+  // example runs on dgx-h200 nodes, whose GPU preset is H200-SXM-141GB.
+  const std::string h200 = std::string(TRAINSIM_SOURCE_DIR) + "/configs/examples/llama2-70b-64xh200.json";
+  try {
+    config::load_file(h200, {"cluster.calibration=" + kSample});
+    FAIL("expected an error");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          h200 + ": cluster.calibration: the profile " + kSample +
+              " was measured on NVIDIA A100-SXM4-80GB (header.gpu_name), but the cluster's GPU is H200-SXM-141GB "
+              "(cluster.node.gpu.name); expected a profile of that GPU (if it is the same chip under another name, "
+              "set cluster.node.gpu.name to \"NVIDIA A100-SXM4-80GB\") (from --set cluster.calibration=" +
+              kSample + ")");
+  }
+  // The same chip under another name: said so, and accepted.
+  const config::Scenario renamed =
+      config::load_file(h200, {"cluster.node.gpu.name=NVIDIA A100-SXM4-80GB", "cluster.calibration=" + kSample});
+  CHECK(renamed.cluster.node.gpu.calibration != nullptr);
+  // A100 nodes of another preset (jean-zay-a100) take the A100 profile.
+  const std::string a100 = std::string(TRAINSIM_SOURCE_DIR) + "/configs/examples/gpt-1.7b-8xa100.json";
+  CHECK(config::load_file(a100, {"cluster.node=jean-zay-a100", "cluster.calibration=" + kSample})
+            .cluster.node.gpu.calibration != nullptr);
+}

@@ -1,0 +1,63 @@
+#include "config/gpu_match.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "config/presets.hpp"
+
+namespace trainsim::config {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  std::string w;
+  for (char c : s + " ") {
+    if (alnum(c)) {
+      w += c;
+    } else if (!w.empty()) {
+      out.push_back(w);
+      w.clear();
+    }
+  }
+  return out;
+}
+
+// "a100" of "a100-sxm4-80gb": the chip, not the board or the memory.
+std::string model_of(const std::string& name) {
+  for (const std::string& w : words(name)) {
+    if (std::any_of(w.begin(), w.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) return w;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool same_gpu(const std::string& device, const std::string& gpu_name) {
+  const std::string d = lower(device), g = lower(gpu_name);
+  if (d == g || d == "nvidia " + g) return true;
+  const std::string model = model_of(g);
+  if (model.empty()) return false;
+  const std::vector<std::string> device_words = words(d);
+  return std::find(device_words.begin(), device_words.end(), model) != device_words.end();
+}
+
+std::string gpu_preset_for(const std::string& device) {
+  std::vector<std::string> found;
+  for (const std::string& preset : preset_names("gpu")) {
+    const std::string d = lower(device), p = lower(preset);
+    if (d == p || d == "nvidia " + p) return preset;  // the preset of that very name
+    if (same_gpu(device, preset)) found.push_back(preset);
+  }
+  return found.size() == 1 ? found.front() : std::string();
+}
+
+}  // namespace trainsim::config
