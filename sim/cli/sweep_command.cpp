@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
@@ -41,9 +42,36 @@ struct Outputs {
   bool pareto = false;
 };
 
-int check_writable(const Outputs& o) {
-  for (const auto& [flag, path] : {std::pair{"--csv", o.csv}, {"--json", o.json}, {"--plot", o.plot}}) {
-    if (!path.empty() && !sweep::writable(path)) {
+// Whether two paths name one file (spelled alike or not, existing or not).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ec_a), ec_a);
+  const auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, ec_b), ec_b);
+  if (ec_a || ec_b) return std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal();
+  return pa == pb;
+}
+
+// Before a long sweep starts: each output can be written, and no output
+// would overwrite another output or an input (`inputs`: flag or role, path).
+int check_writable(const Outputs& o, const std::vector<std::pair<std::string, std::string>>& inputs) {
+  const std::pair<std::string, std::string> outs[] = {{"--csv", o.csv}, {"--json", o.json}, {"--plot", o.plot}};
+  for (std::size_t i = 0; i < std::size(outs); ++i) {
+    const auto& [flag, path] = outs[i];
+    if (path.empty()) continue;
+    for (std::size_t k = 0; k < i; ++k) {
+      if (!outs[k].second.empty() && same_file(outs[k].second, path)) {
+        fmt::print(stderr, "error: {} {}: the same file as {} {}; expected a file of its own for each output\n", flag,
+                   path, outs[k].first, outs[k].second);
+        return kOutputError;
+      }
+    }
+    for (const auto& [role, input] : inputs) {
+      if (same_file(input, path)) {
+        fmt::print(stderr, "error: {} {}: the same file as the {}, which it would overwrite\n", flag, path, role);
+        return kOutputError;
+      }
+    }
+    if (!sweep::writable(path)) {
       fmt::print(stderr, "error: {} {}: cannot write to this path\n", flag, path);
       return kOutputError;
     }
@@ -86,14 +114,23 @@ int write_outputs(const sweep::Report& report, const Outputs& o) {
   return kOk;
 }
 
-// --baseline: reads it before the sweep (a bad file fails early).
-int read_baseline(const std::string& path, const std::string& tolerance_text, std::optional<sweep::Report>& baseline,
-                  double& tolerance) {
-  if (path.empty()) return kOk;
-  if (!sweep::parse_tolerance(tolerance_text, tolerance)) {
-    fmt::print(stderr, "error: --tolerance: expected a percentage >= 0, e.g. 2%, got \"{}\"\n", tolerance_text);
+// --tolerance: a percentage, and only with --baseline (alone it would gate nothing).
+int read_tolerance(const std::string& baseline, const std::string& text, bool given, double& tolerance) {
+  if (!sweep::parse_tolerance(text, tolerance)) {
+    fmt::print(stderr, "error: --tolerance: expected a percentage >= 0, e.g. 2%, got \"{}\"\n", text);
     return kBadConfig;
   }
+  if (given && baseline.empty()) {
+    fmt::print(stderr, "error: --tolerance {}: applies only with --baseline FILE (the slowdown the regression gate "
+                       "allows); give --baseline or leave --tolerance out\n", text);
+    return kBadConfig;
+  }
+  return kOk;
+}
+
+// --baseline: reads it before the sweep (a bad file fails early).
+int read_baseline(const std::string& path, std::optional<sweep::Report>& baseline) {
+  if (path.empty()) return kOk;
   try {
     baseline = sweep::read_report(path);
   } catch (const config::ConfigError& e) {
@@ -134,6 +171,16 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+void add_tolerance(CLI::App& cmd, std::string& tolerance, bool& given) {
+  cmd.add_option_function<std::string>(
+      "--tolerance",
+      [&tolerance, &given](const std::string& v) {
+        tolerance = v;
+        given = true;
+      },
+      "Allowed slowdown against --baseline, in percent (default 2%); only with --baseline");
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
@@ -165,13 +212,13 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->add_option("--baseline", args.baseline,
                   "A sweep's earlier --json output: fail (status 8) when the best plan got slower than its best by more "
                   "than --tolerance, or its best plan no longer runs");
-  cmd->add_option("--tolerance", args.tolerance, "Allowed slowdown against --baseline, in percent (default 2%)");
+  add_tolerance(*cmd, args.tolerance, args.tolerance_given);
   cmd->add_option("--plot", args.plot, "Draw the best iteration time over (tp, pp) as an SVG heat map to this file")
       ->check(non_empty);
   cmd->footer(
-      "Exit status: 0 success; 2 bad sweep file (or bad --baseline); 5 an output file could not be written; 8 the\n"
-      "best plan regressed against --baseline; 130 interrupted (Ctrl-C: the plans finished so far are ranked and\n"
-      "written).");
+      "Exit status: 0 success; 2 bad sweep file (or bad --baseline, or --tolerance bad or without --baseline); 5 an\n"
+      "output file could not be written, or two outputs (or an output and the sweep file) are one file; 8 the best\n"
+      "plan regressed against --baseline; 130 interrupted (Ctrl-C: the plans finished so far are ranked and written).");
   return cmd;
 }
 
@@ -184,16 +231,22 @@ CLI::App* add_sweep_merge_command(CLI::App& app, SweepMergeArgs& args) {
   cmd->add_option("--json", args.json, "Write every plan's result as JSON to this file")->check(non_empty);
   cmd->add_flag("--pareto", args.pareto, "Also list the plans not dominated in (iteration time, peak memory)");
   cmd->add_option("--baseline", args.baseline, "As for sweep: fail (status 8) on a regression against this file");
-  cmd->add_option("--tolerance", args.tolerance, "Allowed slowdown against --baseline, in percent (default 2%)");
+  add_tolerance(*cmd, args.tolerance, args.tolerance_given);
   cmd->add_option("--plot", args.plot, "Draw the best iteration time over (tp, pp) as an SVG heat map")->check(non_empty);
-  cmd->footer("Exit status: 0 success; 2 unreadable or mismatched files; 5 an output could not be written; 8 regression.");
+  cmd->footer(
+      "Exit status: 0 success; 2 unreadable files, shards of different sweep files (by content: sweep_hash), missing\n"
+      "or repeated shards, or --tolerance bad or without --baseline; 5 an output could not be written, or two\n"
+      "outputs (or an output and a shard) are one file; 8 regression.");
   return cmd;
 }
 
 int sweep_merge_command(const SweepMergeArgs& args) {
-  std::optional<sweep::Report> baseline;
   double tolerance = 0.0;
-  if (const int status = read_baseline(args.baseline, args.tolerance, baseline, tolerance); status != kOk) return status;
+  if (const int status = read_tolerance(args.baseline, args.tolerance, args.tolerance_given, tolerance); status != kOk) {
+    return status;
+  }
+  std::optional<sweep::Report> baseline;
+  if (const int status = read_baseline(args.baseline, baseline); status != kOk) return status;
   sweep::Report report;
   try {
     std::vector<sweep::Report> shards;
@@ -204,12 +257,18 @@ int sweep_merge_command(const SweepMergeArgs& args) {
     return kBadConfig;
   }
   const Outputs outputs{args.top, args.csv, args.json, args.plot, args.pareto};
-  if (const int status = check_writable(outputs); status != kOk) return status;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const auto& f : args.files) inputs.emplace_back("shard file " + f, f);
+  if (const int status = check_writable(outputs, inputs); status != kOk) return status;
   if (const int status = write_outputs(report, outputs); status != kOk) return status;
   return gate(report, baseline, tolerance);
 }
 
 int sweep_command(const SweepArgs& args) {
+  double tolerance = 0.0;
+  if (const int status = read_tolerance(args.baseline, args.tolerance, args.tolerance_given, tolerance); status != kOk) {
+    return status;
+  }
   sweep::Spec spec;
   sweep::Space space;
   try {
@@ -220,10 +279,9 @@ int sweep_command(const SweepArgs& args) {
     return kBadConfig;
   }
   const Outputs outputs{args.top, args.csv, args.json, args.plot, args.pareto};
-  if (const int status = check_writable(outputs); status != kOk) return status;
+  if (const int status = check_writable(outputs, {{"sweep file", args.sweep}}); status != kOk) return status;
   std::optional<sweep::Report> baseline;
-  double tolerance = 0.0;
-  if (const int status = read_baseline(args.baseline, args.tolerance, baseline, tolerance); status != kOk) return status;
+  if (const int status = read_baseline(args.baseline, baseline); status != kOk) return status;
   std::vector<sweep::Candidate> plans = std::move(space.plans);
   const std::size_t valid = plans.size();
   std::optional<std::string> shard;
@@ -258,6 +316,7 @@ int sweep_command(const SweepArgs& args) {
 
   sweep::Report report;
   report.sweep = args.sweep;
+  report.sweep_hash = spec.fingerprint;
   report.shard = shard;
   report.combinations = space.combinations;
   report.valid_plans = static_cast<long long>(valid);

@@ -25,6 +25,7 @@ struct SweepArgs {
   std::string shard;  // "K/N"
   std::string baseline;
   std::string tolerance = "2%";
+  bool tolerance_given = false;
   std::string plot;
 };
 
@@ -36,6 +37,7 @@ struct SweepMergeArgs {
   bool pareto = false;
   std::string baseline;
   std::string tolerance = "2%";
+  bool tolerance_given = false;
   std::string plot;
 };
 

@@ -1261,6 +1261,12 @@ Scenario load_setting(nlohmann::json doc, const std::string& file, const std::st
   return read_scenario(std::move(doc), file, base_dir, {}, false);
 }
 
+json expand_references(json doc, const std::string& file, const std::string& base_dir) {
+  Context ctx{file, base_dir, {}, {}};
+  if (doc.is_object()) expand_all(doc, ctx);
+  return doc;
+}
+
 void check_plan(const Scenario& sc) {
   const Context ctx{sc.file, "", {}, {}};
   check_consistency(sc, ctx);

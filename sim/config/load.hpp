@@ -26,6 +26,11 @@ Scenario load_document(nlohmann::json doc, const std::string& file, const std::s
 // cluster once, then edits the plan and calls check_plan for each.
 Scenario load_setting(nlohmann::json doc, const std::string& file, const std::string& base_dir);
 
+// `doc` with every preset name and "*.json" reference of a section
+// (model, cluster.node, cluster.node.gpu, cluster.network, ...) replaced by
+// the object it names, as the loader sees it; nothing is checked.
+nlohmann::json expand_references(nlohmann::json doc, const std::string& file, const std::string& base_dir);
+
 // The checks load_document makes of a plan against its model and cluster;
 // throws ConfigError naming the file and the parallel.* key.
 void check_plan(const Scenario& scenario);

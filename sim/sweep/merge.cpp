@@ -26,6 +26,7 @@ Report merge(const std::vector<Report>& shards, const std::vector<std::string>& 
   Report out;
   const Report& first = shards[0];
   out.sweep = first.sweep;
+  out.sweep_hash = first.sweep_hash;
   out.combinations = first.combinations;
   out.valid_plans = first.valid_plans;
   out.invalid = first.invalid;
@@ -34,8 +35,16 @@ Report merge(const std::vector<Report>& shards, const std::vector<std::string>& 
   long long results = 0;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const Report& r = shards[i];
-    if (r.sweep != first.sweep) {
-      fail(i, "sweep", fmt::format("\"{}\", but {} is of \"{}\"", r.sweep, files[0], first.sweep));
+    // Shards are one sweep when the sweep files' content is the same, however
+    // their paths were spelled.
+    if (r.sweep_hash.empty()) {
+      fail(i, "sweep_hash", "is missing (expected the --json of `trainsim sweep --shard` by this version; run the shard again)");
+    }
+    if (r.sweep_hash != first.sweep_hash) {
+      fail(i, "sweep_hash",
+           fmt::format("{} (sweep file \"{}\") differs from {}'s {} (sweep file \"{}\"): the shards come from sweep "
+                       "files whose model, cluster, global_batch, options or axes differ",
+                       r.sweep_hash, r.sweep, files[0], first.sweep_hash, first.sweep));
     }
     if (r.combinations != first.combinations || r.valid_plans != first.valid_plans || r.invalid != first.invalid) {
       fail(i, "valid_plans", fmt::format("the plan space differs from {}'s (was the sweep file changed?)", files[0]));

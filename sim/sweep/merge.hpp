@@ -10,7 +10,9 @@
 namespace trainsim::sweep {
 
 // `files` names each report in messages. Throws config::ConfigError when the
-// reports come from different sweeps, or shards are missing or repeated.
+// reports come from different sweeps (their sweep_hash, the sweep file's
+// content, differs; the path it was given by may), or shards are missing or
+// repeated.
 Report merge(const std::vector<Report>& shards, const std::vector<std::string>& files);
 
 // "K/N" with 1 <= K <= N; false otherwise.

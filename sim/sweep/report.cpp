@@ -88,6 +88,7 @@ std::string to_csv(const Report& report) {
 json to_json(const Report& report) {
   json doc = json::object();
   doc["sweep"] = report.sweep;
+  doc["sweep_hash"] = report.sweep_hash;
   doc["shard"] = report.shard ? json(*report.shard) : json(nullptr);
   doc["combinations"] = report.combinations;
   doc["valid_plans"] = report.valid_plans;
@@ -144,6 +145,8 @@ Report from_json(const json& doc, const std::string& file) {
   };
   Report rep;
   rep.sweep = need(doc, "", "sweep", json::value_t::string).get<std::string>();
+  // Optional: files of earlier versions lack it (a --baseline may be one); sweep-merge needs it.
+  if (doc.contains("sweep_hash")) rep.sweep_hash = need(doc, "", "sweep_hash", json::value_t::string).get<std::string>();
   if (doc.contains("shard") && doc["shard"].is_string()) rep.shard = doc["shard"].get<std::string>();
   rep.combinations = need(doc, "", "combinations", json::value_t::number_integer).get<long long>();
   rep.valid_plans = need(doc, "", "valid_plans", json::value_t::number_integer).get<long long>();

@@ -15,6 +15,7 @@ namespace trainsim::sweep {
 
 struct Report {
   std::string sweep;                 // the sweep file, as given
+  std::string sweep_hash;            // Spec::fingerprint; empty when read from a file without it
   std::optional<std::string> shard;  // "K/N" for one shard's output
   long long combinations = 0;        // of the whole space
   long long valid_plans = 0;         // of the whole space

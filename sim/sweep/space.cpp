@@ -128,12 +128,13 @@ Space enumerate(const Spec& spec) {
       const int tp = tps[ti];
       const std::size_t dps_n = spec.dp.automatic ? 1 : spec.dp.values.size();
       const long long below_tp = static_cast<long long>(pps.size()) * dps_n * vps.size() * mbss.size() * tail;
-      if (!spec.allow_cross_node_tp && (tp > per_node || per_node % tp != 0)) {
-        refuse(below_tp, "tp group would cross a node (set allow_cross_node_tp)", {{"tp", ti}});
+      // No pp and dp make such a tp whole, so allow_cross_node_tp would not help.
+      if (gpus % tp != 0) {
+        refuse(below_tp, "tp does not divide the GPU count", {{"tp", ti}});
         continue;
       }
-      if (spec.allow_cross_node_tp && gpus % tp != 0) {
-        refuse(below_tp, "tp x pp x dp differs from the GPU count", {{"tp", ti}});
+      if (!spec.allow_cross_node_tp && (tp > per_node || per_node % tp != 0)) {
+        refuse(below_tp, "tp group would cross a node (set allow_cross_node_tp)", {{"tp", ti}});
         continue;
       }
       if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0) {

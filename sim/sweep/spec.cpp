@@ -6,6 +6,7 @@
 #include "config/load.hpp"
 #include "config/schema.hpp"
 #include "schedule/registry.hpp"
+#include "sweep/fingerprint.hpp"
 
 namespace trainsim::sweep {
 
@@ -202,6 +203,7 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
         if (s == "full") return workload::Recompute::kFull;
         return std::nullopt;
       });
+  spec.fingerprint = fingerprint(canonical_sweep(doc, file, base_dir));
   return spec;
 }
 

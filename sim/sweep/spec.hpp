@@ -24,6 +24,7 @@ struct Axis {
 struct Spec {
   std::string file;
   std::string description;
+  std::string fingerprint;  // of the content (sweep/fingerprint.hpp): what identifies the sweep
   // One loaded setting per cluster (plan not yet checked), and a short label
   // for each ("128 x dgx-a100"; "[i] ..." when several clusters share one).
   std::vector<config::Scenario> settings;

@@ -9,6 +9,7 @@ namespace {
 sweep::Report sample() {
   sweep::Report rep;
   rep.sweep = "s.json";
+  rep.sweep_hash = "00112233aabbccdd";
   rep.combinations = 5;
   rep.valid_plans = 3;
   rep.invalid["tp x pp x dp differs from the GPU count"] = 2;
@@ -50,6 +51,17 @@ TEST_CASE("JSON reads back to the same report, and CSV quotes what it must") {
   const std::string csv = sweep::to_csv(rep);
   CHECK(csv.find("\n1,ok,1xdgx-a100,tp=2 pp=4") != std::string::npos);
   CHECK(csv.find(",\"too long, \"\"really\"\"\"\n") != std::string::npos);
+}
+
+TEST_CASE("the sweep's content hash is written and read back; a file without it reads too") {
+  nlohmann::json doc = sweep::to_json(sample());
+  CHECK(doc["sweep_hash"] == "00112233aabbccdd");
+  CHECK(sweep::from_json(doc, "r.json").sweep_hash == "00112233aabbccdd");
+  // A --baseline written by an earlier version has none (sweep-merge refuses it, the gate does not need it).
+  doc.erase("sweep_hash");
+  CHECK(sweep::from_json(doc, "r.json").sweep_hash.empty());
+  doc["sweep_hash"] = 7;
+  CHECK_THROWS_WITH_AS(sweep::from_json(doc, "r.json"), "r.json: sweep_hash: has the wrong type: 7", config::ConfigError);
 }
 
 TEST_CASE("a malformed result file names the JSON path") {

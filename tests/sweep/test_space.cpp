@@ -54,8 +54,11 @@ TEST_CASE("a listed value that no valid plan uses is an error naming it and why"
     }
     return std::string("no error");
   };
+  // 8 GPUs: no pp and dp make tp 16 (or 3) whole, across nodes or not.
   CHECK(error(R"({"tp": [2, 16]})") ==
-        "small.json: axes.tp[1]: no valid plan uses this value (tp group would cross a node (set allow_cross_node_tp))");
+        "small.json: axes.tp[1]: no valid plan uses this value (tp does not divide the GPU count)");
+  CHECK(error(R"({"tp": [2, 3]})") ==
+        "small.json: axes.tp[1]: no valid plan uses this value (tp does not divide the GPU count)");
   CHECK(error(R"({"pp": [2, 5]})") ==
         "small.json: axes.pp[1]: no valid plan uses this value (tp x pp x dp differs from the GPU count)");
   // 64 / (dp x 3) is never whole.
@@ -69,11 +72,24 @@ TEST_CASE("a listed value that no valid plan uses is an error naming it and why"
 }
 
 TEST_CASE("tp across nodes only when allowed") {
-  const nlohmann::json doc = nlohmann::json::parse(R"({"model": "gpt-1.7b", "cluster": {"node": "dgx-a100", "nodes": 2},
+  nlohmann::json doc = nlohmann::json::parse(R"({"model": "gpt-1.7b", "cluster": {"node": "dgx-a100", "nodes": 2},
       "global_batch": 64, "allow_cross_node_tp": true, "axes": {"tp": [8, 12], "pp": 1}})");
   // 16 GPUs: tp 12 does not divide them; tp 8 x pp 1 x dp 2.
   CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "x.json", ".")),
-                       "x.json: axes.tp[1]: no valid plan uses this value (tp x pp x dp differs from the GPU count)",
+                       "x.json: axes.tp[1]: no valid plan uses this value (tp does not divide the GPU count)",
+                       config::ConfigError);
+  // tp 16 divides the 16 GPUs but spans both nodes of 8: the flag is the way.
+  doc["allow_cross_node_tp"] = false;
+  doc["axes"]["tp"] = {8, 16};
+  CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "x.json", ".")),
+                       "x.json: axes.tp[1]: no valid plan uses this value (tp group would cross a node (set "
+                       "allow_cross_node_tp))",
+                       config::ConfigError);
+  // 24 heads over tp 16 do not divide: allowed across nodes, the model is the reason then.
+  doc["allow_cross_node_tp"] = true;
+  CHECK_THROWS_WITH_AS(sweep::enumerate(sweep::parse_spec(doc, "x.json", ".")),
+                       "x.json: axes.tp[1]: no valid plan uses this value (model.heads, kv_heads or ffn does not divide "
+                       "by tp)",
                        config::ConfigError);
 }
 
