@@ -17,6 +17,8 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kTopKeys{"description", "cases", "orderings"};
+constexpr double kMinMeasured = 1e-6;
+constexpr double kMaxMeasured = 1e12;
 const std::vector<std::string> kCaseKeys{"id", "group", "source", "config", "set", "assumptions", "measured", "notes"};
 const std::vector<std::string> kOrderingKeys{"name", "metric", "increasing", "ratio", "source"};
 const std::vector<std::string> kRatioKeys{"numerator", "denominator", "min", "max"};
@@ -79,6 +81,17 @@ struct Reader {
                            near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(metric_names())));
   }
 
+  // Far beyond any real run's figure in every metric's unit (seconds, TFLOP/s,
+  // GiB, ms, tokens/s), and close enough that every error, MAPE and printed
+  // value stays finite and short.
+  double measured(const json& v, const std::string& path) const {
+    const double x = positive(v, path);
+    if (x < kMinMeasured || x > kMaxMeasured) {
+      fail(path, fmt::format("expected a measured value from {:g} to {:g}, got {}", kMinMeasured, kMaxMeasured, show(v)));
+    }
+    return x;
+  }
+
   double positive(const json& v, const std::string& path) const {
     if (!v.is_number() || !(v.get<double>() > 0.0)) fail(path, "expected a positive number, got " + show(v));
     return v.get<double>();
@@ -136,7 +149,7 @@ Case read_case(const json& entry, std::size_t index, const std::string& base_dir
     const std::string key(name(m));
     if (!measured.contains(key)) continue;
     const std::string where = path + ".measured." + key;
-    const double v = r.positive(measured[key], where);
+    const double v = r.measured(measured[key], where);
     if ((m == Metric::kMfu || m == Metric::kHfu) && v > 1.0) {
       r.fail(where, fmt::format("expected a fraction of peak from 0 to 1 (52% is 0.52), got {}", show(measured[key])));
     }

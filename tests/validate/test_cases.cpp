@@ -138,6 +138,15 @@ TEST_CASE("case file errors name the file, the JSON path and the case") {
   CHECK(error_of(file_of(c)).starts_with("x.json: cases[0].measured.iteration_time_s: expected a positive number, got 0"));
   c["measured"] = {{"mfu", 52}};
   CHECK(error_of(file_of(c)).starts_with("x.json: cases[0].measured.mfu: expected a fraction of peak from 0 to 1"));
+  // Bounded as config values are: 1e308 would turn the error into -100% of a
+  // 309-digit number and the MAPE into inf; 1e-300 would overflow the error.
+  c["measured"] = {{"iteration_time_s", 1e308}};
+  CHECK(error_of(file_of(c)) == "x.json: cases[0].measured.iteration_time_s: expected a measured value from 1e-06 to "
+                                "1e+12, got 1e+308 (case \"a\")");
+  c["measured"] = {{"tokens_per_s", 1e-300}};
+  CHECK(error_of(file_of(c)).starts_with("x.json: cases[0].measured.tokens_per_s: expected a measured value from 1e-06"));
+  c["measured"] = {{"tokens_per_s", 1e12}, {"layer_forward_ms", 1e-6}};  // the bounds themselves are fine
+  CHECK(error_of(file_of(c)) == "");
 
   json two = file_of(one_case());
   two["cases"].push_back(one_case());
