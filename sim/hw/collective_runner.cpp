@@ -41,6 +41,11 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vect
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
 
+CollectiveRunner::Description CollectiveRunner::describe(std::uint32_t id) const {
+  const Instance& in = instances_.at(id);
+  return {in.kind, in.bytes, static_cast<int>(in.members.size())};
+}
+
 void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
   // A participant's task starts when the collective does, not while it waits
   // for the others: the wait is idle time, not communication.

@@ -61,6 +61,16 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
                     std::optional<core::Time> analytic_time = std::nullopt,
                     std::vector<std::vector<int>> copies = {});
 
+  // A registered collective as reports show it: its kind, `add`'s bytes (what
+  // each member contributes, or receives in all for an all-gather) and how
+  // many members its group has.
+  struct Description {
+    CollectiveKind kind = CollectiveKind::kAllReduce;
+    double bytes = 0.0;
+    int members = 0;
+  };
+  Description describe(std::uint32_t id) const;
+
   void set_id(core::ResourceId id) { id_ = id; }
   void set_listener(CollectiveListener* listener) { listener_ = listener; }
   void on_ready(core::TaskId task, core::Engine& engine) override;

@@ -245,7 +245,9 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {
     for (int r = 0; r < R; ++r) sim_->gpu_of_rank.push_back(gpu(r, p));
+    sim_->pipeline_coordinates.push_back({p.replica, p.tensor});
   }
+  for (const workload::StageCost& c : costs_.stages) sim_->stage_layers.push_back(c.layers);
   stages_of_rank_.resize(R);
   for (int s = 0; s < shape_.stages; ++s) stages_of_rank_[shape_.stage_rank[s]].push_back(s);
 

@@ -119,6 +119,16 @@ struct Simulation {
   std::unique_ptr<hw::CollectiveListener> interference;  // slows compute beside collectives
   hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
   std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster
+  // Per simulated copy of the pipeline, the data-parallel replica and tensor
+  // rank its GPUs hold (symmetric fidelity: one copy, {0, 0}, standing for
+  // the rest), and per stage its transformer layers: for reports. Both empty
+  // for burst parallelism.
+  struct Coordinates {
+    int replica = 0;
+    int tensor = 0;
+  };
+  std::vector<Coordinates> pipeline_coordinates;
+  std::vector<int> stage_layers;
   core::Timeline timeline;       // filled by run()
   // Burst parallelism (lower/burst.hpp): the layers' names, for stage labels,
   // and per simulated GPU the spans its compute stream left to a background
@@ -127,6 +137,11 @@ struct Simulation {
   std::vector<std::vector<std::pair<core::Time, core::Time>>> background;
 
   int pipeline_rank(int q) const { return q % pipeline_ranks; }
+  // Where simulated GPU q sits in the plan; {0, 0} for burst parallelism.
+  Coordinates coordinates(int q) const {
+    const auto copy = static_cast<std::size_t>(q / pipeline_ranks);
+    return copy < pipeline_coordinates.size() ? pipeline_coordinates[copy] : Coordinates{};
+  }
 };
 
 // `program` must have passed schedule::check, which gave `deps`. Throws

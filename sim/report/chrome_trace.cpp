@@ -5,16 +5,113 @@
 #include <map>
 #include <set>
 
+#include "report/json_string.hpp"
+#include "report/trace_time.hpp"
 #include "schedule/action.hpp"
 
 namespace trainsim::report {
 
 namespace {
 
-// Microseconds with the full picosecond precision, so output is exact.
-std::string us(core::Time t) {
-  const std::int64_t ps = t.ps();
-  return fmt::format("{}.{:06}", ps / 1000000, ps % 1000000);
+std::string us(core::Time t) { return us_text(whole_ns(t)); }
+
+// ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
+// ZeRO-1/2's after the optimizer step run on the communication stream.
+bool on_gather_stream(const lower::TaskInfo& ti) {
+  return ti.kind == lower::TaskKind::kParamAllGather && ti.action.op == schedule::Op::kUnshard;
+}
+
+const char* collective_kind_name(hw::CollectiveKind k) {
+  switch (k) {
+    case hw::CollectiveKind::kAllReduce: return "all-reduce";
+    case hw::CollectiveKind::kReduceScatter: return "reduce-scatter";
+    case hw::CollectiveKind::kAllGather: return "all-gather";
+    case hw::CollectiveKind::kBroadcast: return "broadcast";
+    case hw::CollectiveKind::kAllToAll: return "all-to-all";
+    case hw::CollectiveKind::kSendRecv: return "send/recv";
+  }
+  return "collective";
+}
+
+// The parallel dimension a collective's group spans: data-parallel replicas
+// (gradients, ZeRO's gathers), tensor peers, or the first and last pipeline
+// stages (the tied embedding's copies).
+const char* group_dimension(lower::TaskKind k) {
+  switch (k) {
+    case lower::TaskKind::kEmbeddingAllReduce: return "pp";
+    case lower::TaskKind::kTpBarrier: return "tp";
+    default: return "dp";
+  }
+}
+
+// An event's "args" object, built key by key in a fixed order.
+class Args {
+ public:
+  Args& add(const char* key, std::int64_t value) { return raw(key, fmt::format("{}", value)); }
+  Args& add(const char* key, const std::string& value) { return raw(key, json_string(value)); }
+  Args& add(const char* key, const char* value) { return raw(key, json_string(value)); }
+  Args& bytes(const char* key, double value) { return raw(key, fmt::format("{:.0f}", value)); }
+  const std::string& text() const { return text_; }
+
+ private:
+  Args& raw(const char* key, const std::string& value) {
+    if (!text_.empty()) text_ += ',';
+    text_ += fmt::format("\"{}\":{}", key, value);
+    return *this;
+  }
+  std::string text_;
+};
+
+// Where simulated GPU q sits: its GPU id, and in a pipeline plan its
+// pipeline rank, data-parallel replica and tensor rank.
+void add_place(Args& args, const lower::Simulation& sim, int q, const char* prefix = "") {
+  const std::string p = prefix;
+  args.add((p + "gpu").c_str(), sim.gpu_of_rank[q]);
+  if (!sim.stage_names.empty()) return;  // burst parallelism: no pipeline
+  const lower::Simulation::Coordinates c = sim.coordinates(q);
+  args.add((p + "pp_rank").c_str(), sim.pipeline_rank(q));
+  args.add((p + "dp_rank").c_str(), c.replica);
+  args.add((p + "tp_rank").c_str(), c.tensor);
+}
+
+// What a slice's args say about its task.
+std::string task_args(const lower::Simulation& sim, core::TaskId id) {
+  const lower::TaskInfo& ti = sim.info[id];
+  const schedule::Action& a = ti.action;
+  const bool burst = !sim.stage_names.empty();
+  Args args;
+  switch (ti.kind) {
+    case lower::TaskKind::kCompute:
+      add_place(args, sim, ti.rank);
+      if (burst) {
+        args.add("layer", sim.stage_names[a.stage]);
+        break;
+      }
+      args.add("stage", a.stage).add("microbatch", a.microbatch);
+      if (a.stage < static_cast<int>(sim.stage_layers.size()) && sim.stage_layers[a.stage] > 0) {
+        args.add("layers", sim.stage_layers[a.stage]);
+      }
+      break;
+    case lower::TaskKind::kTransfer:
+      args.bytes("bytes", sim.graph.task(id).amount);
+      add_place(args, sim, ti.rank, "from_");
+      add_place(args, sim, ti.peer, "to_");
+      if (!burst) args.add("microbatch", a.microbatch);
+      break;
+    case lower::TaskKind::kOptimizer: add_place(args, sim, ti.rank); break;
+    default: {
+      const hw::CollectiveRunner::Description d = sim.collectives->describe(sim.graph.task(id).route);
+      args.add("collective", ti.kind == lower::TaskKind::kTpBarrier ? "barrier" : collective_kind_name(d.kind));
+      args.bytes("bytes_per_gpu", d.bytes);
+      args.add("group_size", d.members).add("group", group_dimension(ti.kind));
+      add_place(args, sim, ti.rank);
+      if (ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kParamAllGather) {
+        args.add("stage", a.stage);
+      }
+      if (ti.parts > 1) args.add("bucket", fmt::format("{}/{}", ti.part + 1, ti.parts));
+    }
+  }
+  return args.text();
 }
 
 // Burst parallelism: stages are layers, named (lower/burst.hpp).
@@ -72,36 +169,50 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   const int per_node = cluster.node.gpus_per_node;
   const auto ranks = static_cast<int>(sim.gpu_of_rank.size());
 
-  // Threads of a GPU: compute, comm, then one per peer it sends to (transfers
-  // to one peer run first-in first-out, so they never overlap on a thread).
+  // Collectives that cost nothing (no data parallelism) are left out.
+  auto shown = [&](core::TaskId id) {
+    const lower::TaskKind k = sim.info[id].kind;
+    const bool collective =
+        k != lower::TaskKind::kCompute && k != lower::TaskKind::kTransfer && k != lower::TaskKind::kOptimizer;
+    return !collective || sim.timeline.end[id] != sim.timeline.start[id];
+  };
+
+  // Threads of a GPU, one per stream the simulator runs, so that slices on a
+  // thread never overlap: compute, comm (the collectives, one after another),
+  // under ZeRO-3 the parameter gathers' own stream, then one per peer it sends
+  // to (transfers to one peer run first-in first-out).
   constexpr int kComputeThread = 0;
   constexpr int kCommThread = 1;
-  constexpr int kFirstSendThread = 2;
   std::vector<std::vector<int>> peers(ranks);  // per rank, in order of first send
+  bool gathers = false;
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
+    if (on_gather_stream(ti) && shown(id)) gathers = true;
     if (ti.kind != lower::TaskKind::kTransfer) continue;
     auto& p = peers[ti.rank];
     if (std::find(p.begin(), p.end(), ti.peer) == p.end()) p.push_back(ti.peer);
   }
+  const int gather_thread = gathers ? 2 : -1;
+  const int first_send_thread = gathers ? 3 : 2;
   std::size_t most_peers = 0;
   for (const auto& p : peers) most_peers = std::max(most_peers, p.size());
   // Then, with a background job (burst's GPU multiplexing), its own thread.
-  const int background_thread = sim.background.empty() ? -1 : kFirstSendThread + static_cast<int>(most_peers);
-  const int threads_per_gpu = kFirstSendThread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1);
+  const int background_thread = sim.background.empty() ? -1 : first_send_thread + static_cast<int>(most_peers);
+  const int threads_per_gpu = first_send_thread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1);
   auto pid_of = [&](int r) { return cluster.node_of(sim.gpu_of_rank[r]); };
   auto tid_of = [&](int r, int offset) { return (sim.gpu_of_rank[r] % per_node) * threads_per_gpu + offset; };
   auto send_thread = [&](int r, int peer) {
     const auto& p = peers[r];
-    return tid_of(r, kFirstSendThread + static_cast<int>(std::find(p.begin(), p.end(), peer) - p.begin()));
+    return tid_of(r, first_send_thread + static_cast<int>(std::find(p.begin(), p.end(), peer) - p.begin()));
   };
   auto thread_of = [&](core::TaskId id) {
     const lower::TaskInfo& ti = sim.info[id];
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
+      case lower::TaskKind::kParamAllGather:
+        return on_gather_stream(ti) ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
       case lower::TaskKind::kEmbeddingAllReduce:
-      case lower::TaskKind::kParamAllGather:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
       default: return tid_of(ti.rank, kComputeThread);
     }
@@ -125,43 +236,35 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   for (int r = 0; r < ranks; ++r) {
     const int gpu = sim.gpu_of_rank[r];
     auto thread = [&](int tid, const std::string& name) {
-      emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid_of(r),
-                       tid, name));
+      emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid_of(r),
+                       tid, json_string(name)));
       emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
                        pid_of(r), tid, tid));
     };
     thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, sim.pipeline_rank(r)));
     thread(tid_of(r, kCommThread), fmt::format("GPU {} comm", gpu));
+    if (gathers) thread(tid_of(r, gather_thread), fmt::format("GPU {} param gather", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
     if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));
   }
 
-  // Slices. Collectives that cost nothing (no data parallelism) are left out.
+  // Slices.
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
+    if (!shown(id)) continue;
     const lower::TaskInfo& ti = sim.info[id];
-    const core::Time start = sim.timeline.start[id], end = sim.timeline.end[id];
-    const bool collective = ti.kind != lower::TaskKind::kCompute && ti.kind != lower::TaskKind::kTransfer &&
-                            ti.kind != lower::TaskKind::kOptimizer;
-    if (collective && end == start) continue;
-    std::string args;
-    if (ti.kind == lower::TaskKind::kCompute) {
-      args = fmt::format(R"("stage":{},"microbatch":{},"rank":{})", ti.action.stage, ti.action.microbatch, ti.rank);
-    } else if (ti.kind == lower::TaskKind::kTransfer) {
-      args = fmt::format(R"("bytes":{:.0f},"from_rank":{},"to_rank":{})", sim.graph.task(id).amount, ti.rank, ti.peer);
-    } else {
-      args = fmt::format(R"("rank":{})", ti.rank);
-    }
-    emit(fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
-                     task_name(sim, ti), category(ti.kind), pid_of(ti.rank), thread_of(id), us(start), us(end - start),
-                     args));
+    const TraceSpan span = trace_span(sim.timeline.start[id], sim.timeline.end[id]);
+    emit(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
+                     json_string(task_name(sim, ti)), category(ti.kind), pid_of(ti.rank), thread_of(id), span.ts,
+                     span.dur, task_args(sim, id)));
   }
 
   // The background job's share of each GPU: the stretches its compute stream was idle.
   for (std::size_t r = 0; r < sim.background.size(); ++r) {
     for (const auto& [start, end] : sim.background[r]) {
+      const TraceSpan span = trace_span(start, end);
       emit(fmt::format(R"({{"ph":"X","name":"background job","cat":"background","pid":{},"tid":{},"ts":{},"dur":{},"args":{{}}}})",
-                       pid_of(static_cast<int>(r)), tid_of(static_cast<int>(r), background_thread), us(start),
-                       us(end - start)));
+                       pid_of(static_cast<int>(r)), tid_of(static_cast<int>(r), background_thread), span.ts,
+                       span.dur));
     }
   }
 
@@ -173,23 +276,35 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     sim.graph.for_each_successor(id, [&](core::TaskId to) {
       if (sim.info[to].kind != lower::TaskKind::kCompute) return;  // the next transfer of a FIFO chain
       const lower::TaskInfo& from_info = sim.info[id];
+      const std::string name = json_string(task_name(sim, from_info));
       ++flow_id;
-      emit(fmt::format(R"({{"ph":"s","name":"{}","cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})",
-                       task_name(sim, from_info), flow_id, pid_of(from_info.rank), thread_of(id), us(sim.timeline.start[id])));
-      emit(fmt::format(R"({{"ph":"f","bp":"e","name":"{}","cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})",
-                       task_name(sim, from_info), flow_id, pid_of(sim.info[to].rank), thread_of(to),
-                       us(sim.timeline.start[to])));
+      emit(fmt::format(R"({{"ph":"s","name":{},"cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})", name, flow_id,
+                       pid_of(from_info.rank), thread_of(id), us(sim.timeline.start[id])));
+      emit(fmt::format(R"({{"ph":"f","bp":"e","name":{},"cat":"pipeline","id":{},"pid":{},"tid":{},"ts":{}}})", name,
+                       flow_id, pid_of(sim.info[to].rank), thread_of(to), us(sim.timeline.start[to])));
     });
   }
 
+  // Counters: samples in time order; of those that fall in one nanosecond,
+  // the last, the value that holds from there on (a track takes one value
+  // per timestamp).
+  auto counter = [&](const std::string& name, int pid, const char* unit, const auto& samples, auto time_of,
+                     auto value_of) {
+    const std::string quoted = json_string(name);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const std::int64_t ns = whole_ns(time_of(samples[i]));
+      if (i + 1 < samples.size() && whole_ns(time_of(samples[i + 1])) == ns) continue;
+      emit(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"{}":{:.6f}}}}})", quoted, pid, us_text(ns),
+                       unit, value_of(samples[i])));
+    }
+  };
   // Memory in use per GPU.
   for (std::size_t r = 0; r < sim.memory.pools().size(); ++r) {
     const hw::MemoryPool& pool = sim.memory.pools()[r];
-    for (const hw::MemorySample& sample : pool.timeline()) {
-      emit(fmt::format(R"({{"ph":"C","name":"{} memory","pid":{},"ts":{},"args":{{"GiB":{:.6f}}}}})", pool.name(),
-                       pid_of(static_cast<int>(r)), us(sample.time),
-                       static_cast<double>(sample.bytes_in_use) / (1024.0 * 1024.0 * 1024.0)));
-    }
+    counter(
+        pool.name() + " memory", pid_of(static_cast<int>(r)), "GiB", pool.timeline(),
+        [](const hw::MemorySample& m) { return m.time; },
+        [](const hw::MemorySample& m) { return static_cast<double>(m.bytes_in_use) / (1024.0 * 1024.0 * 1024.0); });
   }
   // Link rates, for the busiest links (when they were recorded).
   const auto& history = sim.network.rate_history();
@@ -200,15 +315,21 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
       if (!history[l].empty() && bytes[l] > 0.0) links.push_back(l);
     }
     std::stable_sort(links.begin(), links.end(), [&](hw::LinkId a, hw::LinkId b) { return bytes[a] > bytes[b]; });
-    if (links.size() > 16) links.resize(16);
-    const int pid = nodes.empty() ? 0 : *nodes.rbegin() + 1;
-    emit(fmt::format(R"x({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"network: the 16 busiest links"}}}})x", pid));
-    emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid, pid));
-    for (hw::LinkId l : links) {
-      const std::string name = sim.topology->link_name(l);
-      for (const auto& [time, rate] : history[l]) {
-        emit(fmt::format(R"({{"ph":"C","name":"link {}","pid":{},"ts":{},"args":{{"GB/s":{:.6f}}}}})", name, pid, us(time),
-                         rate / 1e9));
+    constexpr std::size_t kMostLinks = 16;
+    const std::size_t carrying = links.size();
+    if (links.size() > kMostLinks) links.resize(kMostLinks);
+    if (!links.empty()) {
+      const int pid = nodes.empty() ? 0 : *nodes.rbegin() + 1;
+      const std::string label = carrying > links.size()
+                                    ? fmt::format("network: the {} busiest of {} links", links.size(), carrying)
+                                    : fmt::format("network: {} link{}", carrying, carrying == 1 ? "" : "s");
+      emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
+                       json_string(label)));
+      emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", pid, pid));
+      for (hw::LinkId l : links) {
+        counter(
+            "link " + sim.topology->link_name(l), pid, "GB/s", history[l], [](const auto& s) { return s.first; },
+            [](const auto& s) { return s.second / 1e9; });
       }
     }
   }

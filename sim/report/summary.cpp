@@ -105,7 +105,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   // and exposure.
   const int gpus = static_cast<int>(sim.gpu_of_rank.size());
   const int ranks = sim.pipeline_ranks;
-  std::vector<double> busy(gpus, 0.0), reducing(gpus, 0.0);
+  std::vector<double> busy(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
   std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
@@ -116,8 +116,11 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       if (d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
-      reducing[ti.rank] += d;
+      (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
       dp_spans[ti.rank].push_back(span);
+    }
+    if (ti.kind == lower::TaskKind::kParamAllGather && ti.action.op == schedule::Op::kUnshard && d > 0.0) {
+      s.param_gather_stream = true;
     }
     if (ti.kind == lower::TaskKind::kTransfer) {
       arriving[ti.peer].push_back(span);
@@ -125,6 +128,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     }
   }
   for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
+  for (double d : gathering) s.param_all_gather_s = std::max(s.param_all_gather_s, d);
   s.stages.resize(ranks);
   for (int r = 0; r < ranks; ++r) {
     s.stages[r].rank = r;
@@ -198,6 +202,7 @@ nlohmann::json to_json(const Summary& s) {
   }
   j["bubble_fraction"] = s.bubble_fraction;
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
+  j["param_all_gather_s"] = s.param_all_gather_s;
   auto exposed = [](const ExposedComm& e) { return nlohmann::json{{"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}}; };
   j["exposed_comm_s"] = exposed(s.exposed);
   nlohmann::json links = nlohmann::json::object();
@@ -278,6 +283,11 @@ std::string to_text(const Summary& s) {
   line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {
     line("gradient reduction", fmt::format("{:.4f} s on the busiest rank's communication stream", s.grad_all_reduce_s));
+  }
+  if (s.param_all_gather_s > 0.0) {
+    line("parameter all-gather",
+         fmt::format("{:.4f} s on the busiest rank's {}", s.param_all_gather_s,
+                     s.param_gather_stream ? "parameter-gather stream (ZeRO-3)" : "communication stream"));
   }
   line("exposed communication", fmt::format("tp {:.4f} s, pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
                                             s.exposed.pp, s.exposed.dp));

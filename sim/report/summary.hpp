@@ -94,7 +94,14 @@ struct Summary {
   double hardware_tflops_per_gpu = 0.0;  // counting recomputed FLOPs
   double hfu = 0.0;
   double bubble_fraction = 0.0;  // mean over simulated GPUs
-  double grad_all_reduce_s = 0.0;  // most time a rank spends in data-parallel collectives
+  // The most time one rank spends in data-parallel collectives, two kinds
+  // apart: the gradients' (buckets, ZeRO-3's reduce-scatters, the tied
+  // embedding's all-reduce, all on the communication stream) and the
+  // parameters' all-gathers (ZeRO-1/2: after the optimizer step, on that
+  // stream too; ZeRO-3: before each use, on a stream of their own).
+  double grad_all_reduce_s = 0.0;
+  double param_all_gather_s = 0.0;
+  bool param_gather_stream = false;  // the gathers had a stream of their own (ZeRO-3)
   ExposedComm exposed;             // the most over ranks, kind by kind
   std::vector<StageSummary> stages;
   std::int64_t peak_memory_bytes = 0;      // the tensors' peak on the fullest GPU

@@ -215,6 +215,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
 
     StageCost c;
+    c.layers = layers_per_stage;
     c.forward = core::Time::seconds(times.forward);
     c.input_grad = core::Time::seconds(times.input_grad);
     c.weight_grad = core::Time::seconds(times.weight_grad);

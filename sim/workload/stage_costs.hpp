@@ -17,6 +17,7 @@
 namespace trainsim::workload {
 
 struct StageCost {
+  int layers = 0;           // transformer layers the stage holds
   core::Time forward;       // per micro-batch, including blocking TP collectives
   core::Time input_grad;    // I: gradient w.r.t. inputs
   core::Time weight_grad;   // W: gradient w.r.t. weights

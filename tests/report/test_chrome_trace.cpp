@@ -1,0 +1,312 @@
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "driver/whatif.hpp"
+#include "report/chrome_trace.hpp"
+
+using namespace trainsim;
+using nlohmann::json;
+
+namespace {
+
+struct Slice {
+  std::int64_t start = 0, end = 0;  // ns, as Perfetto reads them
+  std::string name;
+  json args;
+};
+using Thread = std::pair<int, int>;  // (pid, tid)
+
+// A trace as a viewer sees it: thread and process names, and each thread's
+// slices in time order.
+struct Trace {
+  std::map<int, std::string> processes;
+  std::map<Thread, std::string> threads;
+  std::map<Thread, std::vector<Slice>> slices;
+  std::map<std::string, int> counters;  // name -> samples
+};
+
+// Perfetto's reading of a ts or dur: llround(us * 1000) nanoseconds.
+std::int64_t ns(const json& us) { return std::llround(us.get<double>() * 1000.0); }
+
+Trace parse(const std::string& text) {
+  Trace t;
+  const json doc = json::parse(text);
+  for (const json& e : doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "M" && e["name"] == "process_name") t.processes[e["pid"]] = e["args"]["name"];
+    if (ph == "M" && e["name"] == "thread_name") t.threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+    if (ph == "C") ++t.counters[e["name"]];
+    if (ph == "X") {
+      const std::int64_t start = ns(e["ts"]);
+      t.slices[{e["pid"], e["tid"]}].push_back({start, start + ns(e["dur"]), e["name"], e["args"]});
+    }
+  }
+  for (auto& [thread, list] : t.slices) {
+    std::sort(list.begin(), list.end(), [](const Slice& a, const Slice& b) { return a.start < b.start; });
+  }
+  return t;
+}
+
+struct Run {
+  config::Scenario scenario;
+  driver::WhatIf whatif;
+  Trace trace;
+};
+
+Run run(const config::Scenario& sc) {
+  Run r{sc, driver::simulate(sc, true), {}};
+  r.trace = parse(report::chrome_trace(*r.whatif.sim, r.scenario.cluster));
+  return r;
+}
+
+Run run_example(const std::string& name, const std::vector<std::string>& overrides = {}) {
+  return run(config::load_file(std::string(TRAINSIM_SOURCE_DIR "/configs/examples/") + name, overrides));
+}
+
+// Every thread with slices is named, and no two of its slices overlap.
+void check_threads(const Trace& t) {
+  for (const auto& [thread, list] : t.slices) {
+    REQUIRE(t.threads.count(thread) == 1);
+    CAPTURE(t.threads.at(thread));
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      CAPTURE(list[i - 1].name);
+      CAPTURE(list[i].name);
+      CHECK(list[i - 1].end <= list[i].start);
+    }
+  }
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-3's parameter gathers have a thread of their own; no thread's slices overlap") {
+  // GPT 52B, ZeRO-3, interleaved 1F1B: the gathers run on their own stream
+  // beside the gradient reductions, so on one thread they overlapped.
+  const Run r = run_example("gpt-52b-64xa100-breadth-first.json", {"parallel.schedule=interleaved-1f1b"});
+  check_threads(r.trace);
+  int gathers = 0, reductions = 0;
+  for (const auto& [thread, list] : r.trace.slices) {
+    const std::string& name = r.trace.threads.at(thread);
+    for (const Slice& s : list) {
+      if (starts_with(s.name, "param all-gather")) {
+        ++gathers;
+        CHECK(ends_with(name, " param gather"));
+        CHECK(s.args["collective"] == "all-gather");
+      }
+      if (starts_with(s.name, "grad reduce")) {
+        ++reductions;
+        CHECK(ends_with(name, " comm"));
+      }
+    }
+  }
+  CHECK(gathers > 0);
+  CHECK(reductions > 0);
+  CHECK(r.trace.threads.at({0, 2}) == "GPU 0 param gather");
+}
+
+TEST_CASE("slices name their GPU by id, with its pipeline, data and tensor rank") {
+  // tp 8, pp 2, dp 2 in full fidelity: GPU g = (pipeline rank x 2 + replica)
+  // x 8 + tensor rank, so GPU 1 is pipeline rank 0, replica 0, tensor rank 1,
+  // and GPU 25 pipeline rank 1, replica 1, tensor rank 1.
+  const Run r = run_example("gpt-7.5b-32xa100-thin-link.json");
+  check_threads(r.trace);
+  auto place = [](int g) { return std::array<int, 3>{g / 16, g / 8 % 2, g % 8}; };
+  CHECK(place(1) == std::array<int, 3>{0, 0, 1});
+  CHECK(place(25) == std::array<int, 3>{1, 1, 1});
+  std::set<int> computing;
+  for (const auto& [thread, list] : r.trace.slices) {
+    const std::string& name = r.trace.threads.at(thread);
+    int gpu = -1, rank = -1, peer = -1;
+    for (const Slice& s : list) {
+      CAPTURE(name);
+      CAPTURE(s.name);
+      if (std::sscanf(name.c_str(), "GPU %d compute (pipeline rank %d)", &gpu, &rank) == 2) {
+        computing.insert(gpu);
+        CHECK(s.args["gpu"] == gpu);
+        CHECK(s.args["pp_rank"] == rank);
+        CHECK(s.args["pp_rank"] == place(gpu)[0]);
+        CHECK(s.args["dp_rank"] == place(gpu)[1]);
+        CHECK(s.args["tp_rank"] == place(gpu)[2]);
+        if (s.name != "optimizer step") CHECK(s.args["stage"] == rank);  // one stage per rank
+      } else if (std::sscanf(name.c_str(), "GPU %d send to GPU %d", &gpu, &peer) == 2) {
+        CHECK(s.args["from_gpu"] == gpu);
+        CHECK(s.args["to_gpu"] == peer);
+        CHECK(s.args["from_pp_rank"] == place(gpu)[0]);
+        CHECK(s.args["to_tp_rank"] == place(peer)[2]);
+      }
+      CHECK(!s.args.contains("rank"));  // the simulator's own index is not shown
+    }
+  }
+  CHECK(computing.size() == 32);
+}
+
+TEST_CASE("compute slices carry their stage, micro-batch and layer count") {
+  // GPT 1.7B: 24 layers over pp 4 stages, 6 each.
+  const Run r = run_example("gpt-1.7b-8xa100.json");
+  bool found = false;
+  for (const auto& [thread, list] : r.trace.slices) {
+    for (const Slice& s : list) {
+      if (s.name != "F mb3 s1") continue;
+      found = true;
+      CHECK(s.args["stage"] == 1);
+      CHECK(s.args["microbatch"] == 3);
+      CHECK(s.args["layers"] == 6);
+      CHECK(s.args["gpu"] == 2);  // stage 1 on pipeline rank 1: GPU (1 x 1 + 0) x 2 + 0
+      CHECK(s.args["pp_rank"] == 1);
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("collective slices say their kind, bytes per GPU, group size and dimension") {
+  // GPT 1.7B on 8 GPUs as tp 1, pp 4, dp 2: each stage's gradients are
+  // all-reduced over its 2 replicas, bucket by bucket; the buckets' bytes add
+  // up to the stage's gradients. The tied embedding is all-reduced between
+  // the first and last stages (2 GPUs, across the pipeline).
+  const Run r = run_example("gpt-1.7b-8xa100.json", {"parallel.tp=1", "parallel.dp=2"});
+  check_threads(r.trace);
+  std::map<int, double> bytes;  // GPU 0 (stage 0) and the others' first replica, per stage
+  int embedding = 0;
+  for (const auto& [thread, list] : r.trace.slices) {
+    for (const Slice& s : list) {
+      if (starts_with(s.name, "grad reduce")) {
+        CHECK(s.args["collective"] == "all-reduce");
+        CHECK(s.args["group"] == "dp");
+        CHECK(s.args["group_size"] == 2);
+        bytes[s.args["stage"]] += s.args["bytes_per_gpu"].get<double>();
+      }
+      if (starts_with(s.name, "embedding")) {
+        ++embedding;
+        CHECK(s.args["collective"] == "all-reduce");
+        CHECK(s.args["group"] == "pp");
+        CHECK(s.args["group_size"] == 2);
+        CHECK(s.args["bytes_per_gpu"].get<double>() ==
+              doctest::Approx(r.whatif.costs.stages.front().embedding_grad_bytes).epsilon(1e-9));
+      }
+    }
+  }
+  REQUIRE(bytes.size() == 4);
+  for (const auto& [stage, b] : bytes) {
+    CAPTURE(stage);
+    // Printed as whole bytes: at most half a byte off per bucket.
+    CHECK(std::abs(b - r.whatif.costs.stages[stage].grad_bytes) <= 0.5 * 1000);
+  }
+  CHECK(embedding == 2);  // one slice on each end of the pipeline
+
+  // ZeRO-1: gradients are reduce-scattered, and the updated parameters
+  // all-gathered after the optimizer step, on the communication stream.
+  const Run z = run_example("gpt-1.7b-8xa100.json", {"parallel.tp=1", "parallel.dp=2", "parallel.zero_stage=1"});
+  check_threads(z.trace);
+  int gathers = 0;
+  for (const auto& [thread, list] : z.trace.slices) {
+    for (const Slice& s : list) {
+      if (starts_with(s.name, "grad reduce")) CHECK(s.args["collective"] == "reduce-scatter");
+      if (starts_with(s.name, "param all-gather")) {
+        ++gathers;
+        CHECK(ends_with(z.trace.threads.at(thread), " comm"));
+        CHECK(s.args["collective"] == "all-gather");
+        CHECK(s.args["group_size"] == 2);
+        CHECK(s.args["bytes_per_gpu"].get<double>() ==
+              doctest::Approx(z.whatif.costs.stages[s.args["stage"].get<int>()].param_bytes).epsilon(1e-9));
+      }
+    }
+  }
+  CHECK(gathers == 4);  // one per stage
+}
+
+TEST_CASE("the network process says how many links it shows") {
+  for (const char* example : {"gpt-1.7b-8xa100.json", "gpt-7.5b-32xa100-thin-link.json"}) {
+    CAPTURE(example);
+    const Run r = run_example(example);
+    const lower::Simulation& sim = *r.whatif.sim;
+    std::size_t carrying = 0;
+    for (hw::LinkId l = 0; l < sim.network.rate_history().size(); ++l) {
+      if (!sim.network.rate_history()[l].empty() && sim.network.bytes_carried()[l] > 0.0) ++carrying;
+    }
+    std::size_t tracks = 0;
+    for (const auto& [name, samples] : r.trace.counters) tracks += starts_with(name, "link ");
+    REQUIRE(carrying > 0);
+    const std::string label = r.trace.processes.rbegin()->second;
+    if (carrying > 16) {
+      CHECK(tracks == 16);
+      CHECK(label == fmt::format("network: the 16 busiest of {} links", carrying));
+    } else {
+      CHECK(tracks == carrying);
+      CHECK(label == fmt::format("network: {} link{}", carrying, carrying == 1 ? "" : "s"));
+    }
+  }
+}
+
+TEST_CASE("names from the config are escaped: a switch named le\"af{n/2}\\x") {
+  // The custom-network example with its leaves renamed; link names (and so
+  // the link counters) hold the quote and the backslash.
+  std::ifstream in(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-7.5b-32xa100-thin-link.json");
+  json doc = json::parse(in);
+  json& net = doc["cluster"]["network"];
+  net["switches"][0]["name"] = "le\"af{n/2}\\x";
+  net["links"][0]["to"] = "le\"af{n/2}\\x";
+  net["links"][1]["from"] = "le\"af0\\x";
+  net["links"][1]["to"] = "le\"af1\\x";
+  const Run r = run(config::load_document(doc, "quote-net.json", TRAINSIM_SOURCE_DIR "/configs/examples"));
+  check_threads(r.trace);
+  CHECK(r.trace.counters.count("link le\"af0\\x->le\"af1\\x") == 1);
+}
+
+TEST_CASE("names from a layer table are escaped") {
+  // Two layers named with a quote, a backslash and a newline, run in burst
+  // parallelism on one node: slices are named after the layers.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-a100", "nodes": 1},
+    "model": {"name": "two \"layers\"", "arch": "layers", "input_bytes_per_sample": 1000,
+              "layers": [
+                {"name": "conv\"1\\", "flops_per_sample": 1e9, "params": 1000, "output_bytes_per_sample": 1000,
+                 "gemms": [[1024, 64, 27]]},
+                {"name": "fc\n2", "flops_per_sample": 1e9, "params": 1000, "output_bytes_per_sample": 1000,
+                 "gemms": [[1024, 64, 27]]}]},
+    "parallel": {"global_batch": 8, "schedule": "burst"}
+  })");
+  const Run r = run(config::load_document(doc, "quoted-layers.json", "."));
+  check_threads(r.trace);
+  std::set<std::string> names;
+  for (const auto& [thread, list] : r.trace.slices) {
+    for (const Slice& s : list) names.insert(s.name);
+  }
+  CHECK(names.count("F conv\"1\\") == 1);
+  CHECK(names.count("B fc\n2") == 1);
+}
+
+TEST_CASE("slices start on whole nanoseconds and end a picosecond short of one") {
+  const Run r = run_example("gpt-1.7b-8xa100.json");
+  const std::string text = report::chrome_trace(*r.whatif.sim, r.scenario.cluster);
+  const json doc = json::parse(text);
+  int slices = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (e.contains("ts")) {
+      // Three decimals: a whole number of nanoseconds.
+      const double ns = e["ts"].get<double>() * 1000.0;
+      CHECK(std::abs(ns - std::round(ns)) < 1e-3);
+    }
+    if (e.contains("dur")) {
+      ++slices;
+      const double ps = e["dur"].get<double>() * 1e6;
+      CHECK((ps == 0.0 || std::abs(std::fmod(std::round(ps) + 1.0, 1000.0)) == 0.0));
+    }
+  }
+  CHECK(slices > 0);
+  CHECK(text.find("\"ts\":0.000,") != std::string::npos);
+}
