@@ -15,12 +15,6 @@ namespace {
 
 std::string us(core::Time t) { return us_text(whole_ns(t)); }
 
-// ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
-// ZeRO-1/2's after the optimizer step run on the communication stream.
-bool on_gather_stream(const lower::TaskInfo& ti) {
-  return ti.kind == lower::TaskKind::kParamAllGather && ti.action.op == schedule::Op::kUnshard;
-}
-
 const char* collective_kind_name(hw::CollectiveKind k) {
   switch (k) {
     case hw::CollectiveKind::kAllReduce: return "all-reduce";
@@ -187,7 +181,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   bool gathers = false;
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
-    if (on_gather_stream(ti) && shown(id)) gathers = true;
+    if (ti.on_gather_stream() && shown(id)) gathers = true;
     if (ti.kind != lower::TaskKind::kTransfer) continue;
     auto& p = peers[ti.rank];
     if (std::find(p.begin(), p.end(), ti.peer) == p.end()) p.push_back(ti.peer);
@@ -210,7 +204,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kParamAllGather:
-        return on_gather_stream(ti) ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
+        return ti.on_gather_stream() ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
       case lower::TaskKind::kEmbeddingAllReduce:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);

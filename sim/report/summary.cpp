@@ -119,7 +119,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
       dp_spans[ti.rank].push_back(span);
     }
-    if (ti.kind == lower::TaskKind::kParamAllGather && ti.action.op == schedule::Op::kUnshard && d > 0.0) {
+    if (ti.on_gather_stream() && d > 0.0) {
       s.param_gather_stream = true;
     }
     if (ti.kind == lower::TaskKind::kTransfer) {

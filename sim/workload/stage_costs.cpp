@@ -236,6 +236,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.weight_grad_bytes = to_bytes(w_operands);
     c.weight_grad_kept_bytes = to_bytes(
         layers_per_stage * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp));
+    // The lowering subtracts it from both: a formula drifting apart would free more than it took.
+    if (c.weight_grad_kept_bytes > std::min(c.activation_bytes, c.weight_grad_bytes)) {
+      throw std::logic_error("stage " + std::to_string(st) + ": the GEMM inputs W reads (" +
+                             std::to_string(c.weight_grad_kept_bytes) + " bytes) exceed what the stage keeps or W reads");
+    }
     if (plan.twobp_concat) {
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
