@@ -39,12 +39,18 @@ std::string model_of(const std::string& name) {
   return {};
 }
 
+// The name itself, case aside, with or without the driver's "NVIDIA ".
+bool same_name(const std::string& device, const std::string& gpu_name) {
+  const std::string d = lower(device), g = lower(gpu_name);
+  return d == g || d == "nvidia " + g;
+}
+
 }  // namespace
 
 bool same_gpu(const std::string& device, const std::string& gpu_name) {
-  const std::string d = lower(device), g = lower(gpu_name);
-  if (d == g || d == "nvidia " + g) return true;
-  const std::string model = model_of(g);
+  if (same_name(device, gpu_name)) return true;
+  const std::string d = lower(device);
+  const std::string model = model_of(lower(gpu_name));
   if (model.empty()) return false;
   const std::vector<std::string> device_words = words(d);
   return std::find(device_words.begin(), device_words.end(), model) != device_words.end();
@@ -53,8 +59,7 @@ bool same_gpu(const std::string& device, const std::string& gpu_name) {
 std::string gpu_preset_for(const std::string& device) {
   std::vector<std::string> found;
   for (const std::string& preset : preset_names("gpu")) {
-    const std::string d = lower(device), p = lower(preset);
-    if (d == p || d == "nvidia " + p) return preset;  // the preset of that very name
+    if (same_name(device, preset)) return preset;  // the preset of that very name wins
     if (same_gpu(device, preset)) found.push_back(preset);
   }
   return found.size() == 1 ? found.front() : std::string();
