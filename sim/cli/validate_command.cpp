@@ -42,12 +42,16 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
   cmd->add_option("--max-layer-mape", args.max_layer_mape,
                   "Exit with status 7 when the overall MAPE of one layer's times exceeds this many percent")
       ->check(percentage);
+  cmd->add_option("--max-case-error", args.max_case_error,
+                  "Exit with status 7 when any one performance measurement is off by more than this many percent")
+      ->check(percentage);
   cmd->add_option("--only", args.only, "Run only the cases whose id matches this glob, e.g. 'megatron_*'");
   cmd->add_flag("--verbose", args.verbose, "Also print each case's source, assumptions and notes");
   cmd->footer(
       "Exit status: 0 it ran (whatever the errors); 2 a bad case file, or a case whose config does not load or\n"
       "simulate (the message names the case file, the JSON path and the case id); 7 the overall performance MAPE\n"
-      "exceeds --max-mape, the memory MAPE --max-memory-mape, or the layer time MAPE --max-layer-mape.");
+      "exceeds --max-mape, the memory MAPE --max-memory-mape, the layer time MAPE --max-layer-mape, or one\n"
+      "performance measurement's error --max-case-error.");
   return cmd;
 }
 
@@ -87,20 +91,27 @@ int validate_command(const ValidateArgs& args) {
   }
   const validate::Result result = validate::compare(file, selected, predictions);
 
-  // One limit per kind of metric; a limit with no row of its kind is not met.
+  // One limit per figure checked: a kind's overall MAPE, or its worst row's
+  // |error|. A limit with no row of its kind is not met.
   struct Limit {
     const char* option;
     const char* json_key;
     double pct;
     const validate::Mape& mape;
+    bool worst_row = false;  // the largest |error| of one row rather than the mean
     std::string_view kind() const { return validate::kind_title(mape.kind); }
     bool given() const { return pct >= 0.0; }
-    bool exceeded() const { return given() && (mape.rows == 0 || mape.overall_pct > pct); }
+    double value() const { return worst_row ? std::abs(mape.worst->error_pct) : mape.overall_pct; }
+    std::string figure() const {
+      return worst_row ? fmt::format("worst {} error", kind()) : fmt::format("overall {} MAPE", kind());
+    }
+    bool exceeded() const { return given() && (mape.rows == 0 || value() > pct); }
   };
   const Limit limits[] = {
       {"--max-mape", "max_mape", args.max_mape, result.performance},
       {"--max-memory-mape", "max_memory_mape", args.max_memory_mape, result.memory},
       {"--max-layer-mape", "max_layer_mape", args.max_layer_mape, result.layer_time},
+      {"--max-case-error", "max_case_error", args.max_case_error, result.performance, true},
   };
   if (args.json) {
     nlohmann::json j = validate::to_json(result);
@@ -114,7 +125,7 @@ int validate_command(const ValidateArgs& args) {
     std::cout << validate::to_text(result, args.verbose);
     for (const Limit& l : limits) {
       if (l.given() && !l.exceeded()) {
-        fmt::print("\noverall {} MAPE {:.2f}% is within {} {:g}%\n", l.kind(), l.mape.overall_pct, l.option, l.pct);
+        fmt::print("\n{} {:.2f}% is within {} {:g}%\n", l.figure(), l.value(), l.option, l.pct);
       }
     }
   }
@@ -127,8 +138,11 @@ int validate_command(const ValidateArgs& args) {
       fmt::print(stderr, "error: {}: {} {:g}: no {} measurement among the cases run\n", file.path, l.option, l.pct,
                  l.kind());
     } else {
-      fmt::print(stderr, "error: {}: overall {} MAPE {:.2f}% exceeds {} {:g}%\n", file.path, l.kind(),
-                 l.mape.overall_pct, l.option, l.pct);
+      const std::string which = l.worst_row ? fmt::format(" ({} {})", l.mape.worst->case_id,
+                                                          validate::name(l.mape.worst->metric))
+                                            : std::string();
+      fmt::print(stderr, "error: {}: {} {:.2f}%{} exceeds {} {:g}%\n", file.path, l.figure(), l.value(), which,
+                 l.option, l.pct);
     }
   }
   if (failed) return kMapeExceeded;

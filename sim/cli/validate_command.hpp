@@ -17,11 +17,13 @@ struct ValidateArgs {
   double max_mape = -1.0;         // percent, performance; negative: not given
   double max_memory_mape = -1.0;  // percent, memory; negative: not given
   double max_layer_mape = -1.0;   // percent, one layer's times; negative: not given
+  double max_case_error = -1.0;   // percent, the worst performance row's |error|; negative: not given
   std::string only;               // glob on case ids; empty: every case
 };
 
 // The overall performance MAPE exceeds --max-mape, memory --max-memory-mape,
-// or one layer's times --max-layer-mape.
+// one layer's times --max-layer-mape, or one performance row's error
+// --max-case-error.
 inline constexpr int kMapeExceeded = 7;
 
 // Returns the subcommand, so that main can tell whether it was chosen.

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs trainsim validate on a case file with --max-mape, --max-memory-mape and
-# --max-layer-mape set to the figures recorded in three files (each file's
-# first line that is not blank or a # comment), and fails too when an
-# ordering the sources state no longer holds.
-# usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt MAX_LAYER_MAPE.txt
+# Runs trainsim validate on a case file with --max-mape, --max-memory-mape,
+# --max-layer-mape and --max-case-error set to the figures recorded in four
+# files (each file's first line that is not blank or a # comment), and fails
+# too when an ordering the sources state no longer holds.
+# usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt MAX_LAYER_MAPE.txt MAX_CASE_ERROR.txt
 set -eu
-if [ $# -ne 5 ]; then
-  echo "usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt MAX_LAYER_MAPE.txt" >&2
+if [ $# -ne 6 ]; then
+  echo "usage: run.sh TRAINSIM CASES.json MAX_MAPE.txt MAX_MEMORY_MAPE.txt MAX_LAYER_MAPE.txt MAX_CASE_ERROR.txt" >&2
   exit 2
 fi
 trainsim=$1 cases=$2
@@ -22,9 +22,10 @@ read_limit() {
 limit=$(read_limit "$3")
 memory_limit=$(read_limit "$4")
 layer_limit=$(read_limit "$5")
+case_limit=$(read_limit "$6")
 status=0
 out=$("$trainsim" validate "$cases" --max-mape "$limit" --max-memory-mape "$memory_limit" \
-  --max-layer-mape "$layer_limit") || status=$?
+  --max-layer-mape "$layer_limit" --max-case-error "$case_limit") || status=$?
 printf '%s\n' "$out"
 [ "$status" -eq 0 ] || exit "$status"
 if printf '%s\n' "$out" | grep -E '^orderings: [0-9]+ pass, [1-9][0-9]* fail' >/dev/null; then
