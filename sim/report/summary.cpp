@@ -138,7 +138,9 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   for (int q = 0; q < gpus; ++q) {
     const hw::MemoryPool& pool = sim.memory.pools()[q];
     StageSummary& st = s.stages[sim.pipeline_rank(q)];
-    const double bubble = t > 0.0 ? (t - busy[q]) / t : 0.0;
+    // busy[q] sums per-task seconds, which can round past t when the GPU never
+    // idles; a bubble below zero would print as -0.0%.
+    const double bubble = t > 0.0 ? std::max(0.0, (t - busy[q]) / t) : 0.0;
     st.busy_s += busy[q] / sim.pipelines;
     st.bubble_fraction += bubble / sim.pipelines;
     if (pool.peak() >= st.peak_memory_bytes) {  // the worst copy's peak, with its own split

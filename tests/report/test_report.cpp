@@ -125,6 +125,20 @@ TEST_CASE("the summary's figures follow from the timeline") {
   CHECK(j["stages"][0].contains("peak_memory_bytes"));
 }
 
+TEST_CASE("a GPU that never idles has a bubble of zero, not a rounding below it") {
+  // One stage (pp 1) keeps the compute stream busy end to end: t - busy is 0
+  // but for rounding. Summing the per-task seconds of 256 micro-batches of 4
+  // lands just past t; unclamped, the text would say "-0.0%".
+  const Run r = run_example({"parallel.pp=1", "parallel.tp=8", "parallel.dp=1", "parallel.global_batch=1024"});
+  const report::Summary s = summary_of(r);
+  REQUIRE(s.stages.size() == 1);
+  CHECK(s.bubble_fraction >= 0.0);
+  CHECK(s.stages[0].bubble_fraction >= 0.0);
+  CHECK(s.bubble_fraction < 1e-9);
+  const std::string text = report::to_text(s);
+  CHECK(text.find("-0.0%") == std::string::npos);
+}
+
 TEST_CASE("each rank's peak splits into its model state and what sits above it") {
   // 1F1B over 4 stages with 16 micro-batches: rank r holds the activations of
   // at most 4 - r micro-batches (its warm-up forwards plus one), on top of
