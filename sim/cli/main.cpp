@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       "trainsim: simulate distributed training of a transformer on a GPU cluster.\n"
       "Tells how long one iteration takes under a parallel plan, where GPUs sit idle,\n"
       "and how much memory each GPU needs."};
+  app.set_version_flag("--version", "trainsim " TRAINSIM_VERSION);
   app.require_subcommand(1);
   app.fallthrough();  // --log-level may also follow the subcommand
   std::string log_level = "warn";
