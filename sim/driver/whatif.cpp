@@ -122,16 +122,6 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.sequence_parallel = sc.plan.sequence_parallel;
   info.attention = sc.plan.attention == workload::Attention::kUnfused ? "unfused" : "flash";
   info.zero_stage = sc.plan.zero_stage;
-  info.tp_comm_s.assign(w.shape.ranks, 0.0);
-  for (int r = 0; r < w.shape.ranks; ++r) {
-    for (const schedule::Action& a : w.program.ranks[r]) {
-      const workload::StageCost& c = w.costs.stages[a.stage];
-      if (a.op == schedule::Op::kForward) info.tp_comm_s[r] += c.tp_comm_forward.to_seconds();
-      if (a.op == schedule::Op::kBackward || a.op == schedule::Op::kInputGrad) {
-        info.tp_comm_s[r] += c.tp_comm_backward.to_seconds();
-      }
-    }
-  }
   info.sim_wall_s = w.wall_s;
   return report::summarize(*w.sim, info);
 }

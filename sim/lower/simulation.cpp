@@ -27,6 +27,17 @@ core::Time compute_duration(const Action& a, const workload::StageCost& c) {
   }
 }
 
+// The tensor-parallel collectives inside a compute action: a forward's in F,
+// the input gradient's in B and I.
+core::Time tp_comm_inside(const Action& a, const workload::StageCost& c) {
+  switch (a.op) {
+    case Op::kForward: return c.tp_comm_forward;
+    case Op::kBackward:
+    case Op::kInputGrad: return c.tp_comm_backward;
+    default: return core::Time::zero();
+  }
+}
+
 // The send a receive waits for: RECV_F(s, mb) <- SEND_F(s - 1, mb); RECV_B(s, mb) <- SEND_B(s + 1, mb).
 std::tuple<Op, int, int> matching_send(const Action& recv) {
   if (recv.op == Op::kRecvF) return {Op::kSendF, recv.stage - 1, recv.microbatch};
@@ -425,14 +436,20 @@ void Lowering::lower_pipeline(int p) {
           gather = pending_gather;
           pending_gather.reset();
         }
-        core::Time done;
+        const core::Time tp = tp_comm_inside(a, c);
+        core::Time done, tp_done;
         for (std::size_t j = 0; j < parts; ++j) {
-          const core::Time d = j + 1 == parts ? duration - done
-                                              : core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[j]);
+          const bool last = j + 1 == parts;
+          const core::Time d =
+              last ? duration - done : core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[j]);
+          const core::Time tp_part =
+              last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * c.grad_bucket_share[j]);
           done += d;
+          tp_done += tp_part;
           TaskInfo part = info;
           part.part = static_cast<int>(j);
           part.parts = static_cast<int>(parts);
+          part.tp_comm_s = tp_part.to_seconds();
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
             first_[q][k] = id;

@@ -100,6 +100,10 @@ struct TaskInfo {
   int peer = -1;            // transfer: the receiving simulated GPU
   int part = 0;             // a compute action cut by gradient bucket, or a bucket's reduction:
   int parts = 1;            //   which piece of how many
+  // Compute: the tensor-parallel collectives inside it (they block the
+  // compute stream), its part's share of its action's: for the trace and the
+  // summary's exposed tensor-parallel time.
+  double tp_comm_s = 0.0;
   // ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
   // ZeRO-1/2's after the optimizer step run on the communication stream.
   bool on_gather_stream() const { return kind == TaskKind::kParamAllGather && action.op == schedule::Op::kUnshard; }

@@ -45,6 +45,8 @@ class Args {
   Args& add(const char* key, const std::string& value) { return raw(key, json_string(value)); }
   Args& add(const char* key, const char* value) { return raw(key, json_string(value)); }
   Args& bytes(const char* key, double value) { return raw(key, fmt::format("{:.0f}", value)); }
+  // Seconds as microseconds to the nanosecond, the unit of ts and dur.
+  Args& micros(const char* key, double seconds) { return raw(key, fmt::format("{:.3f}", seconds * 1e6)); }
   const std::string& text() const { return text_; }
 
  private:
@@ -85,6 +87,9 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       if (a.stage < static_cast<int>(sim.stage_layers.size()) && sim.stage_layers[a.stage] > 0) {
         args.add("layers", sim.stage_layers[a.stage]);
       }
+      // Inside the slice, not a slice of its own: the collectives interleave
+      // with the layers' kernels.
+      if (ti.tp_comm_s > 0.0) args.micros("tp_comm_us", ti.tp_comm_s);
       break;
     case lower::TaskKind::kTransfer:
       args.bytes("bytes", sim.graph.task(id).amount);

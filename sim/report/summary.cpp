@@ -105,7 +105,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   // and exposure.
   const int gpus = static_cast<int>(sim.gpu_of_rank.size());
   const int ranks = sim.pipeline_ranks;
-  std::vector<double> busy(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
+  std::vector<double> busy(gpus, 0.0), tp_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
   std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
@@ -113,6 +113,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     const double d = (span.second - span.first).to_seconds();
     if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) {
       busy[ti.rank] += d;
+      tp_comm[ti.rank] += ti.tp_comm_s;
       if (d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
@@ -150,7 +151,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     st.oom = st.oom || pool.exceeded();
     std::sort(busy_spans[q].begin(), busy_spans[q].end());
     ExposedComm e;
-    e.tp = sim.pipeline_rank(q) < static_cast<int>(info.tp_comm_s.size()) ? info.tp_comm_s[sim.pipeline_rank(q)] : 0.0;
+    e.tp = tp_comm[q];  // blocking, on the compute stream: all of it is exposed
     e.pp = uncovered_s(arriving[q], busy_spans[q]);
     e.dp = uncovered_s(dp_spans[q], busy_spans[q]);
     st.exposed.tp = std::max(st.exposed.tp, e.tp);

@@ -37,9 +37,6 @@ struct RunInfo {
   double layer_backward_s = 0.0;
   std::string recompute = "none";
   int zero_stage = 0;
-  // Per pipeline rank: time its compute stream spends in tensor-parallel
-  // collectives (they block it, so all of it is exposed).
-  std::vector<double> tp_comm_s;
   bool sequence_parallel = false;
   std::string attention = "flash";
   double sim_wall_s = 0.0;

@@ -81,6 +81,32 @@ TEST_CASE("slices carry the action names of the schedule") {
   CHECK(trace.find("\"process_name\"") != std::string::npos);
 }
 
+TEST_CASE("a compute slice carries the tensor-parallel time inside it") {
+  // The default example (tp 2): an F slice holds its stage's forward TP
+  // collectives, a B slice the backward's, as microseconds to the ns.
+  const Run r = run_example();
+  const auto trace = nlohmann::json::parse(report::chrome_trace(r.sim(), r.scenario.cluster));
+  const workload::StageCost& c = r.whatif.costs.stages[1];
+  int checked = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["name"] == "F mb3 s1") {
+      const double us = c.tp_comm_forward.to_seconds() * 1e6;
+      CHECK(e["args"]["tp_comm_us"].get<double>() == doctest::Approx(us).scale(0).epsilon(1e-9));
+      ++checked;
+    }
+    if (e["name"] == "B mb3 s1") {
+      const double us = c.tp_comm_backward.to_seconds() * 1e6;
+      CHECK(e["args"]["tp_comm_us"].get<double>() == doctest::Approx(us).scale(0).epsilon(1e-9));
+      ++checked;
+    }
+  }
+  CHECK(checked == 2);
+  // With tp 1 there is nothing inside: no key.
+  const Run solo = run_example({"parallel.tp=1", "parallel.dp=2"});
+  CHECK(report::chrome_trace(solo.sim(), solo.scenario.cluster).find("tp_comm_us") == std::string::npos);
+}
+
 TEST_CASE("the same config twice gives byte-identical trace and summary") {
   const Run a = run_example();
   const Run b = run_example();
@@ -197,14 +223,20 @@ TEST_CASE("exposed communication is the time the compute stream waits on it") {
   // The default example with dp = 1: no data-parallel time is exposed but the
   // tied-embedding all-reduce of the first and last stages, which runs after
   // their last backward with nothing left to overlap.
+  // Tensor-parallel collectives block the compute stream: every rank runs
+  // each of the 16 micro-batches' F and B once (1F1B), so its exposed time is
+  // 16 x (its stage's TP time in a forward + in a backward).
   const Run r = run_example();
-  report::RunInfo info;
-  info.gpus = 8;
-  info.tp_comm_s = {0.5, 0.25};
-  const report::Summary s = report::summarize(r.sim(), info);
-  CHECK(s.stages[0].exposed.tp == 0.5);
-  CHECK(s.stages[1].exposed.tp == 0.25);
-  CHECK(s.exposed.tp == 0.5);
+  const report::Summary s = summary_of(r);
+  double most = 0.0;
+  for (int k = 0; k < 4; ++k) {
+    const workload::StageCost& c = r.whatif.costs.stages[k];
+    const double expected = 16 * (c.tp_comm_forward + c.tp_comm_backward).to_seconds();
+    CHECK(expected > 0.0);  // tp = 2
+    CHECK(s.stages[k].exposed.tp == doctest::Approx(expected).scale(0).epsilon(1e-12));
+    most = std::max(most, expected);
+  }
+  CHECK(s.exposed.tp == doctest::Approx(most).scale(0).epsilon(1e-12));
   CHECK(s.stages[1].exposed.dp == 0.0);
   CHECK(s.stages[0].exposed.dp > 0.0);
   // Pipeline ranks after the first wait for their first activations: pp > 0.
