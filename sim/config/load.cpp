@@ -72,9 +72,11 @@ struct Context {
     std::string msg = fmt::format("{}: {}: {}", file, path.empty() ? "(top level)" : path, what);
     // Name the --set or preset the value came from, looking at the path and its parents.
     std::string origin;
+    bool from_set = false;
     for (std::string p = path.substr(0, path.find('['));; p = p.substr(0, p.rfind('.'))) {
       if (auto it = set_by.find(p); it != set_by.end()) {
         origin = " (from --set " + it->second + ")";
+        from_set = true;
         break;
       }
       if (auto it = preset_of.find(p); it != preset_of.end()) {
@@ -84,7 +86,7 @@ struct Context {
       if (p.find('.') == std::string::npos) break;
     }
     // A --set of a related key is the likelier culprit than a preset's value.
-    if (origin.rfind(" (from --set", 0) != 0) {
+    if (!from_set) {
       for (const std::string& r : related) {
         if (const auto set = set_along(r)) {
           origin = " (from --set " + *set + ")";
