@@ -144,6 +144,8 @@ struct Simulation {
   std::vector<std::vector<std::pair<core::Time, core::Time>>> background;
 
   int pipeline_rank(int q) const { return q % pipeline_ranks; }
+  // Burst parallelism (lower/burst.hpp) rather than a pipeline: its stages are named layers.
+  bool burst() const { return !stage_names.empty(); }
   // Where simulated GPU q sits in the plan; {0, 0} for burst parallelism.
   Coordinates coordinates(int q) const {
     const auto copy = static_cast<std::size_t>(q / pipeline_ranks);

@@ -63,7 +63,7 @@ class Args {
 void add_place(Args& args, const lower::Simulation& sim, int q, const char* prefix = "") {
   const std::string p = prefix;
   args.add((p + "gpu").c_str(), sim.gpu_of_rank[q]);
-  if (!sim.stage_names.empty()) return;  // burst parallelism: no pipeline
+  if (sim.burst()) return;  // no pipeline
   const lower::Simulation::Coordinates c = sim.coordinates(q);
   args.add((p + "pp_rank").c_str(), sim.pipeline_rank(q));
   args.add((p + "dp_rank").c_str(), c.replica);
@@ -74,7 +74,7 @@ void add_place(Args& args, const lower::Simulation& sim, int q, const char* pref
 std::string task_args(const lower::Simulation& sim, core::TaskId id) {
   const lower::TaskInfo& ti = sim.info[id];
   const schedule::Action& a = ti.action;
-  const bool burst = !sim.stage_names.empty();
+  const bool burst = sim.burst();
   Args args;
   switch (ti.kind) {
     case lower::TaskKind::kCompute:
@@ -128,7 +128,7 @@ std::string burst_task_name(const lower::Simulation& sim, const lower::TaskInfo&
 }
 
 std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
-  if (!sim.stage_names.empty()) return burst_task_name(sim, ti);
+  if (sim.burst()) return burst_task_name(sim, ti);
   const schedule::Action& a = ti.action;
   const std::string part = ti.parts > 1 ? fmt::format(" [{}/{}]", ti.part + 1, ti.parts) : "";
   switch (ti.kind) {
