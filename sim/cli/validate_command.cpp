@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <vector>
 
 #include "cli/run_command.hpp"
 #include "validate/cases.hpp"
@@ -105,7 +107,8 @@ int validate_command(const ValidateArgs& args) {
     std::string figure() const {
       return worst_row ? fmt::format("worst {} error", kind()) : fmt::format("overall {} MAPE", kind());
     }
-    bool exceeded() const { return given() && (mape.rows == 0 || value() > pct); }
+    // Compared as printed (two decimals), so the text never says "25.00% exceeds 25%".
+    bool exceeded() const { return given() && (mape.rows == 0 || std::round(value() * 100.0) / 100.0 > pct); }
   };
   const Limit limits[] = {
       {"--max-mape", "max_mape", args.max_mape, result.performance},
@@ -131,10 +134,13 @@ int validate_command(const ValidateArgs& args) {
   }
   std::cout.flush();
   bool failed = false;
+  std::vector<validate::MetricKind> without_rows;  // each kind's "no measurement" said once
   for (const Limit& l : limits) {
     if (!l.exceeded()) continue;
     failed = true;
     if (l.mape.rows == 0) {
+      if (std::find(without_rows.begin(), without_rows.end(), l.mape.kind) != without_rows.end()) continue;
+      without_rows.push_back(l.mape.kind);
       fmt::print(stderr, "error: {}: {} {:g}: no {} measurement among the cases run\n", file.path, l.option, l.pct,
                  l.kind());
     } else {

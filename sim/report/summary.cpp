@@ -105,14 +105,17 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   // and exposure.
   const int gpus = static_cast<int>(sim.gpu_of_rank.size());
   const int ranks = sim.pipeline_ranks;
-  std::vector<double> busy(gpus, 0.0), tp_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
+  // Compute time in whole picoseconds, so that a GPU that never idles sums to
+  // the makespan exactly (a bubble of 0, not a rounding below it).
+  std::vector<core::Time> busy(gpus);
+  std::vector<double> tp_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
   std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     const Interval span{sim.timeline.start[id], sim.timeline.end[id]};
     const double d = (span.second - span.first).to_seconds();
     if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) {
-      busy[ti.rank] += d;
+      busy[ti.rank] += span.second - span.first;
       tp_comm[ti.rank] += ti.tp_comm_s;
       if (d > 0.0) busy_spans[ti.rank].push_back(span);
     }
@@ -135,14 +138,13 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.stages[r].rank = r;
     s.stages[r].gpu = sim.gpu_of_rank[r];
   }
-  double bubble_sum = 0.0, slowest_busy = -1.0;
+  double bubble_sum = 0.0;
+  core::Time slowest_busy;
   for (int q = 0; q < gpus; ++q) {
     const hw::MemoryPool& pool = sim.memory.pools()[q];
     StageSummary& st = s.stages[sim.pipeline_rank(q)];
-    // busy[q] sums per-task seconds, which can round past t when the GPU never
-    // idles; a bubble below zero would print as -0.0%.
-    const double bubble = t > 0.0 ? std::max(0.0, (t - busy[q]) / t) : 0.0;
-    st.busy_s += busy[q] / sim.pipelines;
+    const double bubble = t > 0.0 ? (sim.timeline.makespan - busy[q]).to_seconds() / t : 0.0;
+    st.busy_s += busy[q].to_seconds() / sim.pipelines;
     st.bubble_fraction += bubble / sim.pipelines;
     if (pool.peak() >= st.peak_memory_bytes) {  // the worst copy's peak, with its own split
       st.peak_memory_bytes = pool.peak();
@@ -163,7 +165,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     bubble_sum += bubble;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
     s.oom = s.oom || pool.exceeded();
-    if (busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
+    if (q == 0 || busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
       slowest_busy = busy[q];
       s.slowest_gpu = sim.gpu_of_rank[q];
     }

@@ -36,17 +36,24 @@ struct PassTimes {
 };
 
 // Time to redo, during backward, the part of one layer's forward that the
-// recompute policy dropped: everything (full), or the attention core (selective).
-double recompute_time(const std::vector<Op>& layer, Recompute recompute, const hw::NodeSpec& node, double seq,
-                      const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
-  double t = 0.0;
+// recompute policy dropped: everything (full), or the attention core
+// (selective); and the part of it in tensor-parallel collectives (full
+// recompute repeats the forward's all-reduces).
+struct Redo {
+  double seconds = 0.0;
+  double tp_comm_s = 0.0;
+};
+Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const hw::NodeSpec& node, double seq,
+                    const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
+  Redo r;
   for (const Op& op : layer) {
     if (recompute == Recompute::kNone) break;
     if (recompute == Recompute::kSelective && !op.attention_core) continue;
     const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
-    t += f.compute_s + f.tp_comm_s;
+    r.seconds += f.compute_s + f.tp_comm_s;
+    r.tp_comm_s += f.tp_comm_s;
   }
-  return t;
+  return r;
 }
 
 // Adding `params` weight gradients of a micro-batch to the iteration's, where
@@ -184,17 +191,18 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // backward that needs it: part of I.
     PassTimes one;
     one.add(layer, 1, node, s, tp_group, algorithm);
-    const double redo_one = recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
+    const Redo redo_one = recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
     if (first) {
       out.layer_forward = core::Time::seconds(one.forward);
-      out.layer_backward = core::Time::seconds(one.input_grad + redo_one + one.weight_grad +
+      out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
                                                grad_add_seconds(model.params_per_layer() / t, plan, node));
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times = one.times(layers_per_stage);
     if (first) times.add(embedding, 1, node, s, tp_group, algorithm);
     if (last) times.add(head, 1, node, s, tp_group, algorithm);
-    times.input_grad += layers_per_stage * redo_one;
+    times.input_grad += layers_per_stage * redo_one.seconds;
+    times.tp_backward += layers_per_stage * redo_one.tp_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute

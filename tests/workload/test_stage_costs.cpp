@@ -305,17 +305,24 @@ TEST_CASE("full recompute adds the layers' forward to I; selective adds the atte
   // Stage 1 (last) holds 4 layers + the head; the head's forward is not redone,
   // so the extra I is 4 x (stage 1's F - head F) = F(stage 1) - F(head) ... computed
   // here from the op list directly.
-  double layer_forward = 0.0, attention_forward = 0.0;
+  double layer_forward = 0.0, attention_forward = 0.0, layer_tp = 0.0;
   const auto tp_group = hw::group_of(cluster(1), {2, 3});  // stage 1's tensor group (GPUs 2, 3)
   for (const Op& op : layer_ops(m, 1, 2)) {
     const OpTiming t = op_time(op, Pass::kForward, cluster(1).node, m.seq, tp_group);
     layer_forward += t.compute_s + t.tp_comm_s;
+    layer_tp += t.tp_comm_s;
     if (op.kind == OpKind::kAttention) attention_forward += t.compute_s;
   }
+  REQUIRE(layer_tp > 0.0);  // tp 2: two all-reduces a layer forward
   CHECK((full.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
         doctest::Approx(4 * layer_forward).scale(0).epsilon(1e-6));
   CHECK((selective.stages[1].input_grad - none.stages[1].input_grad).to_seconds() ==
         doctest::Approx(4 * attention_forward).scale(0).epsilon(1e-6));
+  // The redone forward's all-reduces count as the backward's TP time too
+  // (the attention core alone has none).
+  CHECK((full.stages[1].tp_comm_backward - none.stages[1].tp_comm_backward).to_seconds() ==
+        doctest::Approx(4 * layer_tp).scale(0).epsilon(1e-6));
+  CHECK(selective.stages[1].tp_comm_backward == none.stages[1].tp_comm_backward);
   CHECK(full.stages[1].forward == none.stages[1].forward);
   CHECK(full.stages[1].weight_grad == none.stages[1].weight_grad);
 }
