@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/run_command.hpp"
+#include "core/checked.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/csv.hpp"
@@ -45,10 +46,11 @@ int export_command(const ExportArgs& args) {
     fmt::print(stderr, "error: no schedule named \"{}\"; known: {} (see `trainsim schedules`)\n", args.name, names);
     return kBadConfig;
   }
-  const long long work = static_cast<long long>(args.pp) * args.vp * args.microbatches;
-  if (work > kMaxStageMicrobatches) {
+  const auto work = core::checked_product({args.pp, args.vp, args.microbatches});
+  if (!work || *work > kMaxStageMicrobatches) {
     fmt::print(stderr, "error: pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator takes\n",
-               args.pp, args.vp, args.microbatches, work, kMaxStageMicrobatches);
+               args.pp, args.vp, args.microbatches, core::product_text({args.pp, args.vp, args.microbatches}),
+               kMaxStageMicrobatches);
     return kBadProgram;
   }
   const schedule::Shape shape = schedule::Shape::placed(sched->placement(), args.pp, args.vp, args.microbatches);

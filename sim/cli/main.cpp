@@ -1,5 +1,9 @@
 // trainsim: what-if simulation of distributed DNN training.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +34,19 @@ void print_presets() {
     fmt::print("{}:\n", kind);
     for (const auto& name : trainsim::config::preset_names(kind)) fmt::print("  {}\n", name);
   }
+}
+
+// A command's output is its result: when standard output cannot take it (a
+// full disk, a closed pipe), the command fails with status 5 instead of
+// exiting 0 with the result lost. A command that failed already keeps its status.
+int checked_stdout(int status) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && std::cout && !std::ferror(stdout)) return status;
+  fmt::print(stderr, "error: cannot write to standard output{}\n", error != 0 ? ": " + std::string(std::strerror(error)) : "");
+  return status == trainsim::cli::kOk ? trainsim::cli::kOutputError : status;
 }
 
 }  // namespace
@@ -80,7 +97,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("[%l] %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
 
-  try {
+  const auto dispatch = [&]() -> int {
     if (export_schedule->parsed()) return trainsim::cli::export_command(export_args);
     if (schedules->parsed()) {
       print_schedules();
@@ -96,6 +113,9 @@ int main(int argc, char** argv) {
     if (sweep_merge->parsed()) return trainsim::cli::sweep_merge_command(sweep_merge_args);
     if (calibration_report->parsed()) return trainsim::cli::calibration_report_command(calibration_report_args);
     return trainsim::cli::run_command(run_args);
+  };
+  try {
+    return checked_stdout(dispatch());
   } catch (const std::exception& e) {
     // Anything the commands do not turn into a specific message (e.g. out of memory).
     fmt::print(stderr, "error: {}\n", e.what());

@@ -1,15 +1,16 @@
 #include "cli/run_command.hpp"
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <spdlog/spdlog.h>
 
+#include "cli/progress_line.hpp"
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
+#include "hw/calibration_profile.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/output_file.hpp"
 #include "report/svg.hpp"
 #include "schedule/check.hpp"
 
@@ -37,6 +38,42 @@ void add_run_command(CLI::App& app, RunArgs& args) {
       "left around failed links, or the machine's own memory exhausted).");
 }
 
+namespace {
+
+// --trace and --svg: neither may replace the config, a file it reads, or the
+// other output; each must be writable before the simulation starts.
+int check_outputs(const RunArgs& args, const config::Scenario& sc) {
+  std::vector<std::pair<std::string, std::string>> inputs = {{"config file", args.config}};
+  if (const hw::CalibrationProfile* p = sc.cluster.node.gpu.calibration.get()) {
+    inputs.emplace_back("calibration profile", p->file);
+  }
+  const std::pair<std::string, std::string> outputs[] = {{"--trace", args.trace}, {"--svg", args.svg}};
+  for (std::size_t i = 0; i < std::size(outputs); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    for (const auto& [role, input] : inputs) {
+      if (report::same_file(path, input)) {
+        fmt::print(stderr, "error: {} {}: the same file as the {}, which it would overwrite\n", flag, path, role);
+        return kOutputError;
+      }
+    }
+    for (std::size_t k = 0; k < i; ++k) {
+      if (!outputs[k].second.empty() && report::same_file(path, outputs[k].second)) {
+        fmt::print(stderr, "error: {} {}: the same file as {} {}; expected a file of its own for each output\n", flag,
+                   path, outputs[k].first, outputs[k].second);
+        return kOutputError;
+      }
+    }
+    if (const std::string why = report::output_problem(path); !why.empty()) {
+      fmt::print(stderr, "error: {} {}: cannot write to this path: {}\n", flag, path, why);
+      return kOutputError;
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
 int run_command(const RunArgs& args) {
   config::Scenario sc;
   try {
@@ -45,19 +82,36 @@ int run_command(const RunArgs& args) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kBadConfig;
   }
+  if (const int status = check_outputs(args, sc); status != kOk) return status;
   spdlog::info("{}: {} on {} x {} ({} GPUs), tp={} pp={} dp={}, {}", sc.file, sc.model.name, sc.cluster.nodes,
                sc.cluster.node.name, sc.cluster.gpus(), sc.plan.tp, sc.plan.pp, sc.plan.dp, sc.plan.schedule);
   driver::WhatIf whatif;
+  // A progress line once a simulation has run for 1.5 s: large full-fidelity
+  // runs take minutes.
+  ProgressLine line("building", "pipeline copies", 1.5);
+  driver::Controls controls;
+  controls.record_link_rates = !args.trace.empty();
+  if (line.enabled()) {
+    controls.lowering_progress = [&line](std::size_t done, std::size_t total) {
+      line.update(done, total);
+      if (done == total) line.set_phase("simulating", "tasks");
+    };
+    controls.progress = [&line](std::size_t done, std::size_t total) { line.update(done, total); };
+  }
   try {
-    whatif = driver::simulate(sc, !args.trace.empty());
+    whatif = driver::simulate(sc, controls);
+    line.clear();
   } catch (const schedule::ProgramError& e) {
+    line.clear();
     fmt::print(stderr, "error: {}: schedule \"{}\" cannot run this plan: {}\n", sc.file, sc.plan.schedule, e.what());
     return kBadProgram;
   } catch (const std::invalid_argument& e) {
+    line.clear();
     // A fault naming no link, or asked of symmetric fidelity: the message names the key.
-    fmt::print(stderr, "error: {}: {}\n", sc.file, e.what());
+    fmt::print(stderr, "error: {}: {}\n", sc.file, config::excerpt(e.what(), 4096));
     return kBadConfig;
   } catch (const std::exception& e) {
+    line.clear();
     // e.g. times or sizes beyond what the simulator represents
     fmt::print(stderr, "error: {}: cannot simulate this plan: {}\n", sc.file, e.what());
     return kSimulationError;
@@ -72,28 +126,17 @@ int run_command(const RunArgs& args) {
   }
 
   if (!args.trace.empty()) {
-    const std::filesystem::path path(args.trace);
-    std::error_code ec;
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    std::ofstream out(path, std::ios::binary);
-    out << report::chrome_trace(*sim, sc.cluster);
-    out.close();
-    if (!out) {
-      fmt::print(stderr, "error: cannot write trace to {}\n", args.trace);
+    if (const std::string why = report::write_output_file(args.trace, report::chrome_trace(*sim, sc.cluster));
+        !why.empty()) {
+      fmt::print(stderr, "error: cannot write trace to {}: {}\n", args.trace, why);
       return kOutputError;
     }
     if (!args.json) fmt::print("  trace                   {} (open in ui.perfetto.dev)\n", args.trace);
   }
 
   if (!args.svg.empty()) {
-    const std::filesystem::path path(args.svg);
-    std::error_code ec;
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-    std::ofstream out(path, std::ios::binary);
-    out << report::schedule_svg(*sim, summary);
-    out.close();
-    if (!out) {
-      fmt::print(stderr, "error: cannot write SVG to {}\n", args.svg);
+    if (const std::string why = report::write_output_file(args.svg, report::schedule_svg(*sim, summary)); !why.empty()) {
+      fmt::print(stderr, "error: cannot write SVG to {}: {}\n", args.svg, why);
       return kOutputError;
     }
     if (!args.json) fmt::print("  svg                     {}\n", args.svg);

@@ -11,8 +11,11 @@
 #include <thread>
 #include <unistd.h>
 
+#include "cli/progress_line.hpp"
 #include "cli/run_command.hpp"
+#include "cli/stop_signals.hpp"
 #include "config/error.hpp"
+#include "report/output_file.hpp"
 #include "sweep/baseline.hpp"
 #include "sweep/merge.hpp"
 #include "sweep/plot.hpp"
@@ -24,15 +27,6 @@ namespace trainsim::cli {
 
 namespace {
 
-// Set by SIGINT; workers check it before starting a plan.
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void on_sigint(int) {
-  g_stop = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
-
 std::string non_empty(const std::string& v) { return v.empty() ? std::string("needs a file name") : std::string(); }
 
 // Outputs shared by sweep and sweep-merge: table, files, Pareto front.
@@ -42,15 +36,6 @@ struct Outputs {
   bool pareto = false;
 };
 
-// Whether two paths name one file (spelled alike or not, existing or not).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec_a, ec_b;
-  const auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ec_a), ec_a);
-  const auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, ec_b), ec_b);
-  if (ec_a || ec_b) return std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal();
-  return pa == pb;
-}
-
 // Before a long sweep starts: each output can be written, and no output
 // would overwrite another output or an input (`inputs`: flag or role, path).
 int check_writable(const Outputs& o, const std::vector<std::pair<std::string, std::string>>& inputs) {
@@ -59,20 +44,20 @@ int check_writable(const Outputs& o, const std::vector<std::pair<std::string, st
     const auto& [flag, path] = outs[i];
     if (path.empty()) continue;
     for (std::size_t k = 0; k < i; ++k) {
-      if (!outs[k].second.empty() && same_file(outs[k].second, path)) {
+      if (!outs[k].second.empty() && report::same_file(outs[k].second, path)) {
         fmt::print(stderr, "error: {} {}: the same file as {} {}; expected a file of its own for each output\n", flag,
                    path, outs[k].first, outs[k].second);
         return kOutputError;
       }
     }
     for (const auto& [role, input] : inputs) {
-      if (same_file(input, path)) {
+      if (report::same_file(input, path)) {
         fmt::print(stderr, "error: {} {}: the same file as the {}, which it would overwrite\n", flag, path, role);
         return kOutputError;
       }
     }
-    if (!sweep::writable(path)) {
-      fmt::print(stderr, "error: {} {}: cannot write to this path\n", flag, path);
+    if (const std::string why = report::output_problem(path); !why.empty()) {
+      fmt::print(stderr, "error: {} {}: cannot write to this path: {}\n", flag, path, why);
       return kOutputError;
     }
   }
@@ -91,22 +76,22 @@ int write_outputs(const sweep::Report& report, const Outputs& o) {
   }
   fmt::print("\n{}", sweep::counts_text(report));
   if (!o.csv.empty()) {
-    if (!sweep::write_file(o.csv, sweep::to_csv(report))) {
-      fmt::print(stderr, "error: cannot write CSV to {}\n", o.csv);
+    if (const std::string why = report::write_output_file(o.csv, sweep::to_csv(report)); !why.empty()) {
+      fmt::print(stderr, "error: cannot write CSV to {}: {}\n", o.csv, why);
       return kOutputError;
     }
     fmt::print("csv  {}\n", o.csv);
   }
   if (!o.json.empty()) {
-    if (!sweep::write_file(o.json, sweep::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n")) {
-      fmt::print(stderr, "error: cannot write JSON to {}\n", o.json);
+    if (const std::string why = report::write_output_file(o.json, sweep::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); !why.empty()) {
+      fmt::print(stderr, "error: cannot write JSON to {}: {}\n", o.json, why);
       return kOutputError;
     }
     fmt::print("json {}\n", o.json);
   }
   if (!o.plot.empty()) {
-    if (!sweep::write_file(o.plot, sweep::heat_map_svg(report))) {
-      fmt::print(stderr, "error: cannot write SVG to {}\n", o.plot);
+    if (const std::string why = report::write_output_file(o.plot, sweep::heat_map_svg(report)); !why.empty()) {
+      fmt::print(stderr, "error: cannot write SVG to {}: {}\n", o.plot, why);
       return kOutputError;
     }
     fmt::print("plot {}\n", o.plot);
@@ -150,26 +135,6 @@ int gate(const sweep::Report& report, const std::optional<sweep::Report>& baseli
   fmt::print("baseline: {}\n", v.message);
   return kOk;
 }
-
-// Progress on stderr, rewritten in place: done / total, rate, ETA.
-class Progress {
- public:
-  void operator()(std::size_t done, std::size_t total) {
-    if (ended_) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
-    const std::string eta = rate > 0 ? fmt::format("{:.0f} s", static_cast<double>(total - done) / rate) : "?";
-    fmt::print(stderr, "\r  {}/{} plans  {:.0f} plans/s  ETA {}   ", done, total, rate, eta);
-    if (done == total) {
-      fmt::print(stderr, "\n");
-      ended_ = true;
-    }
-  }
-
- private:
-  bool ended_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 void add_tolerance(CLI::App& cmd, std::string& tolerance, bool& given) {
   cmd.add_option_function<std::string>(
@@ -218,7 +183,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   cmd->footer(
       "Exit status: 0 success; 2 bad sweep file (or bad --baseline, or --tolerance bad or without --baseline); 5 an\n"
       "output file could not be written, or two outputs (or an output and the sweep file) are one file; 8 the best\n"
-      "plan regressed against --baseline; 130 interrupted (Ctrl-C: the plans finished so far are ranked and written).");
+      "plan regressed against --baseline; 130 or 143 interrupted by SIGINT (Ctrl-C) or SIGTERM: the plans finished\n"
+      "so far are ranked and written, the rest marked not run.");
   return cmd;
 }
 
@@ -265,6 +231,8 @@ int sweep_merge_command(const SweepMergeArgs& args) {
 }
 
 int sweep_command(const SweepArgs& args) {
+  // Before anything else: a signal during loading still gets its answer.
+  const StopSignals signals;
   double tolerance = 0.0;
   if (const int status = read_tolerance(args.baseline, args.tolerance, args.tolerance_given, tolerance); status != kOk) {
     return status;
@@ -301,18 +269,15 @@ int sweep_command(const SweepArgs& args) {
   // Pruning keeps the top K exact, not the Pareto front or the best plan of
   // every (tp, pp) cell: those need every plan.
   if (args.top_given && !args.no_prune && !args.pareto && args.plot.empty()) options.prune_top = args.top;
-  options.stop = &g_stop;
-  Progress progress;
-  if (!args.quiet && isatty(STDERR_FILENO)) options.progress = std::ref(progress);
+  options.stop = &StopSignals::requested();
+  ProgressLine line("sweep", "plans");
+  if (!args.quiet && line.enabled()) options.progress = [&line](std::size_t done, std::size_t total) { line.update(done, total); };
 
   sweep::keep_freed_memory();
-  g_stop = false;
-  std::signal(SIGINT, on_sigint);
   const auto start = std::chrono::steady_clock::now();
   sweep::Outcome outcome = sweep::run(spec, plans, options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::signal(SIGINT, SIG_DFL);
-  if (options.progress && outcome.not_run > 0) fmt::print(stderr, "\n");  // end the progress line
+  line.clear();
 
   sweep::Report report;
   report.sweep = args.sweep;
@@ -326,7 +291,11 @@ int sweep_command(const SweepArgs& args) {
   report.interrupted = outcome.interrupted;
   report.results = std::move(outcome.results);
 
-  if (report.interrupted) fmt::print(stderr, "interrupted: ranking the {} plans finished\n", report.results.size() - report.not_run - report.pruned);
+  if (report.interrupted) {
+    fmt::print(stderr, "interrupted by {}: ranking the {} plans finished\n",
+               StopSignals::received() == SIGTERM ? "SIGTERM" : "SIGINT",
+               report.results.size() - report.not_run - report.pruned);
+  }
   const int status = write_outputs(report, outputs);
   if (!args.quiet) {
     const std::size_t ran = report.results.size() - report.not_run - report.pruned;
@@ -334,7 +303,7 @@ int sweep_command(const SweepArgs& args) {
                wall > 0 ? static_cast<double>(ran) / wall : 0.0, options.jobs);
   }
   if (status != kOk) return status;
-  if (report.interrupted) return kInterrupted;
+  if (report.interrupted) return StopSignals::exit_status();
   return gate(report, baseline, tolerance);
 }
 

@@ -43,8 +43,8 @@ struct SweepMergeArgs {
 
 // The best plan regressed against --baseline (or the baseline's best plan is no longer valid).
 inline constexpr int kRegression = 8;
-// Ctrl-C: the results finished so far were written.
-inline constexpr int kInterrupted = 130;
+// Ctrl-C or SIGTERM ends a sweep with 128 + the signal (130, 143) once the
+// results finished so far are written (cli/stop_signals.hpp).
 
 CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
 CLI::App* add_sweep_merge_command(CLI::App& app, SweepMergeArgs& args);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <vector>
 
+#include "cli/progress_line.hpp"
 #include "cli/run_command.hpp"
 #include "validate/cases.hpp"
 #include "validate/output.hpp"
@@ -72,22 +73,14 @@ int validate_command(const ValidateArgs& args) {
   }
 
   // Progress for a person watching; nothing when stderr is a file or a pipe.
-  const bool tty = isatty(STDERR_FILENO) == 1;
-  bool shown = false;
-  auto progress = [&](std::size_t done, std::size_t total) {
-    fmt::print(stderr, "\rvalidate: {}/{} cases simulated", done, total);
-    std::fflush(stderr);
-    shown = true;
-  };
-  auto clear_progress = [&] {
-    if (shown) fmt::print(stderr, "\r\033[K");  // back to the start of the line, and erase it
-  };
+  ProgressLine line("validate", "cases simulated");
+  auto progress = [&](std::size_t done, std::size_t total) { line.update(done, total); };
   std::vector<validate::Prediction> predictions;
   try {
-    predictions = validate::predict(file, selected, tty ? std::function(progress) : nullptr);
-    clear_progress();
+    predictions = validate::predict(file, selected, line.enabled() ? std::function(progress) : nullptr);
+    line.clear();
   } catch (const config::ConfigError& e) {
-    clear_progress();
+    line.clear();
     fmt::print(stderr, "error: {}\n", e.what());
     return kBadConfig;
   }

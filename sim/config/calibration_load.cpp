@@ -38,7 +38,7 @@ class Reader {
     if (!v.is_object()) fail(path, "expected an object, got " + show(v));
     for (const auto& [key, value] : v.items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      fail(child(path, key), unknown_key_message(key, keys));
+      fail(child(path, excerpt(key)), unknown_key_message(key, keys));
     }
     return v;
   }

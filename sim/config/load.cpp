@@ -16,6 +16,8 @@
 #include "config/gpu_match.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
+#include "core/checked.hpp"
+#include "hw/collective_runner.hpp"
 #include "hw/custom_network.hpp"
 #include "hw/flow_network.hpp"
 #include "hw/topology.hpp"
@@ -106,31 +108,6 @@ struct Context {
   }
 };
 
-// JSON nested deeper than this is refused before parsing: no config needs
-// more than a handful of levels, and deep nesting would exhaust the stack.
-constexpr int kMaxNesting = 64;
-
-int max_nesting(const std::string& text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char ch : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (ch == '"') in_string = true;
-    if (ch == '[' || ch == '{') deepest = std::max(deepest, ++depth);
-    if (ch == ']' || ch == '}') --depth;
-  }
-  return deepest;
-}
-
 }  // namespace
 
 std::string positive_int_problem(const json& v, long long max) {
@@ -138,26 +115,6 @@ std::string positive_int_problem(const json& v, long long max) {
   if (!whole || v.get<double>() < 1) return "expected a positive integer, got " + show(v);
   if (v.get<double>() > static_cast<double>(max)) return fmt::format("expected at most {}, got {}", max, show(v));
   return {};
-}
-
-std::string read_text(const std::string& path, const std::string& what_for) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw ConfigError(fmt::format("{}: cannot open {}: no such file", path, what_for));
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(fmt::format("{}: cannot open {}: it is a directory", path, what_for));
-  }
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ConfigError(fmt::format("{}: cannot open {}: not a regular file", path, what_for));
-  }
-  constexpr std::uintmax_t kMaxBytes = 64u << 20;
-  if (std::filesystem::file_size(path, ec) > kMaxBytes) {
-    throw ConfigError(fmt::format("{}: cannot open {}: larger than 64 MiB", path, what_for));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot open {}: permission denied", path, what_for));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 namespace {
@@ -191,7 +148,7 @@ void expand(json& doc, const std::string& path, const std::string& kind, Context
     const auto near = closest(name, known);
     ctx.fail(path, fmt::format("unknown {} preset \"{}\"{}; known presets: {} (or give the values inline, or a "
                                "path ending in .json)",
-                               kind, name, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
+                               kind, excerpt(name), near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", join(known, ", ")));
   }
   *v = json::parse(*text);
   ctx.preset_of[path] = kind + " preset \"" + name + "\"";
@@ -240,8 +197,8 @@ void apply_override(json& doc, const std::string& text, Context& ctx) {
     }
     section = child(section, key);
   }
-  if (max_nesting(raw) > kMaxNesting) {
-    throw ConfigError(fmt::format("{}: --set {}: nested deeper than {} levels", ctx.file, path, kMaxNesting));
+  if (nesting_depth(raw) > kMaxJsonNesting) {
+    throw ConfigError(fmt::format("{}: --set {}: nested deeper than {} levels", ctx.file, path, kMaxJsonNesting));
   }
   json value;
   try {
@@ -392,7 +349,7 @@ class Section {
   void check_keys(const std::vector<std::string>& keys) const {
     for (const auto& [key, value] : obj_->items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      ctx_.fail(child(path_, key), unknown_key_message(key, keys));
+      ctx_.fail(child(path_, excerpt(key)), unknown_key_message(key, keys));
     }
   }
 
@@ -680,7 +637,7 @@ workload::LayerTable read_layer_table(const json& doc, const std::string& path, 
     }
     for (const auto& [k, v] : e.items()) {
       if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-      ctx.fail(where + "." + k, unknown_key_message(k, known));
+      ctx.fail(where + "." + excerpt(k), unknown_key_message(k, known));
     }
     // A number in [min, max] (min 0 allows zero).
     auto number = [&](const std::string& key, double min, double max) {
@@ -897,7 +854,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   return p;
 }
 
-Options read_options(const json& doc, const Context& ctx) {
+// `gpus`: the cluster's GPU count, which GPU ids stay below.
+Options read_options(const json& doc, int gpus, const Context& ctx) {
   Options o;
   if (!doc.contains("options")) return o;
   const Section s(doc, "options", ctx);
@@ -915,16 +873,21 @@ Options read_options(const json& doc, const Context& ctx) {
       if (!e.is_object()) ctx.fail(where, "expected an object, got " + show(e));
       for (const auto& [k, v] : e.items()) {
         if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-        ctx.fail(where + "." + k, unknown_key_message(k, known));
+        ctx.fail(where + "." + excerpt(k), unknown_key_message(k, known));
       }
       read(where, e);
     }
   };
+  std::map<int, std::string> speed_given;  // GPU -> where its factor is
   entries("gpu_speed", {"gpu", "factor"}, [&](const std::string& where, const json& e) {
     if (!e.contains("gpu") || !e["gpu"].is_number_integer() || e["gpu"].get<long long>() < 0 ||
-        e["gpu"].get<long long>() > kMaxGpus) {
-      ctx.fail(where + ".gpu", "expected a GPU id (an integer >= 0)");
+        e["gpu"].get<long long>() >= gpus) {
+      ctx.fail(where + ".gpu", fmt::format("expected a GPU id from 0 to {} (the cluster has {} GPUs), got {}", gpus - 1,
+                                           gpus, e.contains("gpu") ? show(e["gpu"]) : "nothing"),
+               {"cluster.nodes", "cluster.node.gpus_per_node"});
     }
+    const auto [it, fresh] = speed_given.emplace(e["gpu"].get<int>(), where);
+    if (!fresh) ctx.fail(where + ".gpu", fmt::format("GPU {} is listed twice (first at {})", it->first, it->second));
     if (!e.contains("factor") || !e["factor"].is_number() || !(e["factor"].get<double>() >= 0.01) ||
         e["factor"].get<double>() > 100.0) {
       ctx.fail(where + ".factor", "expected a speed factor from 0.01 to 100 (0.8 for a GPU at 80% speed)");
@@ -965,18 +928,6 @@ Options read_options(const json& doc, const Context& ctx) {
   return o;
 }
 
-void check_gpu_speed(const Scenario& sc, const Context& ctx) {
-  const int gpus = sc.cluster.gpus();
-  for (std::size_t i = 0; i < sc.options.gpu_speed.size(); ++i) {
-    const int gpu = sc.options.gpu_speed[i].gpu;
-    const std::string where = fmt::format("options.gpu_speed[{}].gpu", i);
-    if (gpu >= gpus) ctx.fail(where, fmt::format("GPU {} does not exist (the cluster has GPUs 0 to {})", gpu, gpus - 1));
-    for (std::size_t k = 0; k < i; ++k) {
-      if (sc.options.gpu_speed[k].gpu == gpu) ctx.fail(where, fmt::format("GPU {} is listed twice", gpu));
-    }
-  }
-}
-
 // Checks that need more than one section.
 void check_consistency(const Scenario& sc, const Context& ctx) {
   const auto& p = sc.plan;
@@ -984,7 +935,6 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   const int gpus = sc.cluster.gpus();
   if (sc.layer_model) {
     check_layer_plan(sc, ctx);
-    check_gpu_speed(sc, ctx);
     return;
   }
   if (p.schedule == "burst") {
@@ -998,12 +948,20 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                                 "parallel.precision)",
                                                 fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
   }
-  if (static_cast<long long>(p.tp) * p.pp * p.dp != gpus) {
+  if (core::checked_product({p.tp, p.pp, p.dp}) != gpus) {
     ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
                                      "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
-                                     p.tp, p.pp, p.dp, static_cast<long long>(p.tp) * p.pp * p.dp, gpus,
+                                     p.tp, p.pp, p.dp, core::product_text({p.tp, p.pp, p.dp}), gpus,
                                      sc.cluster.nodes, sc.cluster.node.gpus_per_node),
              {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes", "cluster.node.gpus_per_node"});
+  }
+  // A data- or tensor-parallel group is one collective; refused here, before
+  // any costing touches a group that size.
+  for (const auto& [key, size] : {std::pair<const char*, int>{"parallel.dp", p.dp}, {"parallel.tp", p.tp}}) {
+    if (static_cast<std::size_t>(size) > hw::kMaxCollectiveRanks) {
+      ctx.fail(key, fmt::format("{} ranks in one collective group, more than the {} the simulator takes", size,
+                                hw::kMaxCollectiveRanks));
+    }
   }
   if (!p.stage_layers.empty()) {
     long long sum = 0;
@@ -1045,15 +1003,16 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                          p.microbatch_size, per_step),
              {"parallel.dp", "parallel.microbatch_size"});
   }
-  check_gpu_speed(sc, ctx);
   // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
   // size that simulates in seconds and fits in memory.
   constexpr long long kMaxStageMicrobatches = 2'500'000;
-  const long long work = static_cast<long long>(p.pp) * p.vp * (p.global_batch / per_step);
-  if (work > kMaxStageMicrobatches) {
+  const long long microbatches = p.global_batch / per_step;
+  const auto work = core::checked_product({p.pp, p.vp, microbatches});
+  if (!work || *work > kMaxStageMicrobatches) {
     ctx.fail("parallel", fmt::format("pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator "
                                      "takes (raise parallel.microbatch_size or lower parallel.global_batch)",
-                                     p.pp, p.vp, p.global_batch / per_step, work, kMaxStageMicrobatches),
+                                     p.pp, p.vp, microbatches, core::product_text({p.pp, p.vp, microbatches}),
+                                     kMaxStageMicrobatches),
              {"parallel.pp", "parallel.vp", "parallel.global_batch", "parallel.dp", "parallel.microbatch_size"});
   }
 }
@@ -1145,71 +1104,6 @@ std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan
 
 }  // namespace
 
-nlohmann::json parse_json(const std::string& text, const std::string& file) {
-  // JSON allows an object to repeat a key (the last wins); a config that does
-  // so is almost always a mistake, so it is refused, naming the key's path.
-  struct Frame {
-    bool object = false;
-    std::string key;
-    std::vector<std::string> seen;
-  };
-  std::vector<Frame> frames;
-  auto path = [&frames] {
-    std::string p;
-    for (const Frame& f : frames) {
-      if (f.object && !f.key.empty()) p = child(p, f.key);
-    }
-    return p;
-  };
-  const json::parser_callback_t on_event = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start: frames.push_back({true, {}, {}}); break;
-      case json::parse_event_t::array_start: frames.push_back({false, {}, {}}); break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames.empty()) frames.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        Frame& f = frames.back();
-        f.key = parsed.get<std::string>();
-        if (std::find(f.seen.begin(), f.seen.end(), f.key) != f.seen.end()) {
-          throw ConfigError(fmt::format("{}: {}: duplicate key (each key may appear once in an object)", file, path()));
-        }
-        f.seen.push_back(f.key);
-        break;
-      }
-      case json::parse_event_t::value: break;
-    }
-    return true;
-  };
-  if (max_nesting(text) > kMaxNesting) {
-    throw ConfigError(fmt::format("{}: malformed JSON: nested deeper than {} levels", file, kMaxNesting));
-  }
-  try {
-    return json::parse(text, on_event);
-  } catch (const json::parse_error& e) {
-    // Turn the byte offset into a line and column.
-    const std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string reason = e.what();
-    if (const auto colon = reason.find(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
-    throw ConfigError(fmt::format("{}:{}:{}: malformed JSON: {}", file, line, column, reason));
-  } catch (const json::exception& e) {
-    // e.g. a number too large for a double
-    std::string reason = e.what();
-    if (const auto bracket = reason.find("] "); bracket != std::string::npos) reason = reason.substr(bracket + 2);
-    throw ConfigError(fmt::format("{}: malformed JSON: {}", file, reason));
-  }
-}
-
 namespace {
 
 Scenario read_scenario(json doc, const std::string& file, const std::string& base_dir,
@@ -1236,7 +1130,7 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   if (sc.plan.schedule != "burst" && doc["parallel"].contains("burst")) {
     ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");
   }
-  sc.options = read_options(doc, ctx);
+  sc.options = read_options(doc, sc.cluster.gpus(), ctx);
   // Needs the cluster and the options only: checked for a sweep's clusters too.
   if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
     ctx.fail("options.cuda_context_mib",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/error.hpp"
+#include "config/json_text.hpp"
 #include "config/scenario.hpp"
 
 namespace trainsim::config {
@@ -39,12 +40,5 @@ void check_plan(const Scenario& scenario);
 // integer, got 0", "expected at most 10, got 11"), or empty when it is one:
 // configs and sweep files word these bounds alike.
 std::string positive_int_problem(const nlohmann::json& v, long long max);
-
-// The text of a file of at most 64 MiB; a missing, unreadable or special
-// file fails naming the path and `what_for` (e.g. "config file").
-std::string read_text(const std::string& path, const std::string& what_for);
-
-// Parses JSON text; malformed text fails with file:line:column.
-nlohmann::json parse_json(const std::string& text, const std::string& file);
 
 }  // namespace trainsim::config

@@ -64,6 +64,10 @@ std::optional<std::string> closest(std::string_view key, const std::vector<std::
   std::optional<std::string> best;
   std::size_t best_distance = std::max<std::size_t>(2, key.size() / 3) + 1;
   for (const std::string& c : candidates) {
+    // The distance is at least the difference in length: a long key (a
+    // 20 MB one, say) is no typo of a short name and costs nothing to rule out.
+    const std::size_t gap = key.size() > c.size() ? key.size() - c.size() : c.size() - key.size();
+    if (gap >= best_distance) continue;
     const std::size_t d = edit_distance(key, c);
     if (d < best_distance) {
       best_distance = d;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/event_queue.hpp"
@@ -49,6 +50,9 @@ class Engine {
   // Resource ids are handed out in call order; a task's `resource` field names one.
   ResourceId add_resource(Resource& resource);
   void add_observer(TaskObserver& observer);
+  // Called every 65,536 events with (tasks finished, tasks in all), for a
+  // progress line on long runs.
+  void set_progress(std::function<void(std::size_t, std::size_t)> progress) { progress_ = std::move(progress); }
 
   // Runs until no event is left. Throws std::runtime_error if a task never ran
   // (a dependency cycle or a task bound to a missing resource).
@@ -77,6 +81,7 @@ class Engine {
   Timeline timeline_;
   Time now_;
   std::size_t finished_ = 0;
+  std::function<void(std::size_t, std::size_t)> progress_;
 };
 
 }  // namespace trainsim::core

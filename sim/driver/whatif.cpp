@@ -13,6 +13,13 @@
 namespace trainsim::driver {
 
 WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
+  Controls controls;
+  controls.record_link_rates = record_link_rates;
+  return simulate(sc, controls);
+}
+
+WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
+  const bool record_link_rates = controls.record_link_rates;
   if (sc.layer_model) return simulate_layers(sc, record_link_rates);
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
@@ -72,9 +79,11 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
+  options.limits = controls.limits;
+  options.progress = controls.lowering_progress;
   w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
-  spdlog::info("lowered to {} tasks; simulating", w.sim->graph.size());
-  lower::run(*w.sim);
+  spdlog::info("lowered to {} tasks (about {:.0f} foreseen); simulating", w.sim->graph.size(), w.sim->estimate.tasks);
+  lower::run(*w.sim, nullptr, controls.progress);
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);
   return w;

@@ -3,6 +3,7 @@
 // line and the tests call this; a sweep calls it once per plan.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,9 +26,23 @@ struct WhatIf {
   std::shared_ptr<const LayerRun> layers;  // a layer-table model's plan (else empty)
 };
 
-// Throws schedule::ProgramError when the schedule cannot run the plan, and
-// std::overflow_error when times or sizes leave the simulator's range.
-// `record_link_rates` keeps every link's rate over time, for the trace.
+struct Controls {
+  bool record_link_rates = false;  // keep every link's rate over time, for the trace
+  // Work past these is refused before it is built: by default what this
+  // machine's memory holds.
+  lower::WorkLimits limits = lower::machine_limits();
+  // While the task graph is built: (copies of the pipeline lowered, copies
+  // in all), after each copy.
+  std::function<void(std::size_t, std::size_t)> lowering_progress;
+  // While it runs: (tasks finished, tasks in all), every 65,536 events.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// Throws schedule::ProgramError when the schedule cannot run the plan,
+// std::overflow_error when times or sizes leave the simulator's range, and
+// lower::WorkTooLarge when the work would not fit the limits.
+WhatIf simulate(const config::Scenario& scenario, const Controls& controls);
+// With the machine's limits and no progress; `record_link_rates` as above.
 WhatIf simulate(const config::Scenario& scenario, bool record_link_rates = false);
 
 // The summary of a simulated what-if; `config_label` names the config as the user gave it.

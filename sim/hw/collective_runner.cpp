@@ -26,7 +26,7 @@ bool CollectiveRunner::moves_data(const Instance& in) {
 std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                                     std::optional<core::Time> analytic_time, std::vector<std::vector<int>> copies) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
-  if (members.size() > 0x3fffff) throw std::logic_error("a collective of more than 4M ranks");
+  if (members.size() > kMaxCollectiveRanks) throw std::logic_error("a collective of more than 4M ranks");
   Instance in;
   in.kind = kind;
   in.bytes = bytes;

@@ -36,6 +36,9 @@
 
 namespace trainsim::hw {
 
+// The most members one collective takes: 2^22 - 1 (4,194,303).
+inline constexpr std::size_t kMaxCollectiveRanks = 0x3fffff;
+
 // Told when a collective starts moving data and when it ends (e.g. to slow the
 // members' compute while it runs).
 class CollectiveListener {

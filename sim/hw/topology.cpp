@@ -327,11 +327,15 @@ std::vector<LinkId> Topology::links_named(const std::string& name) const {
     there = name.substr(0, both) + "->" + name.substr(both + 3);
     back = name.substr(both + 3) + "->" + name.substr(0, both);
   }
-  std::vector<LinkId> found;
-  for (LinkId l = 0; l < link_ends_.size(); ++l) {
-    const std::string n = link_name(l);
-    if (n == there || (!back.empty() && n == back)) found.push_back(l);
+  if (links_by_name_.empty()) {
+    for (LinkId l = 0; l < link_ends_.size(); ++l) links_by_name_[link_name(l)].push_back(l);
   }
+  std::vector<LinkId> found;
+  for (const std::string* n : {&there, &back}) {
+    const auto it = links_by_name_.find(*n);
+    if (!n->empty() && it != links_by_name_.end()) found.insert(found.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(found.begin(), found.end());
   if (found.empty()) {
     throw std::invalid_argument("no link named \"" + name + "\" among the nodes in use (names look like \"" +
                                 (link_ends_.empty() ? std::string("gpu0->node0.nic0") : link_name(0)) + "\")");

@@ -29,6 +29,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "hw/cluster_spec.hpp"
@@ -86,6 +87,9 @@ class Topology {
   // A failed link carries nothing: routes go around it, or route() throws
   // std::runtime_error naming the failed links when no way is left.
   void fail(const std::string& name);
+  // The links a fault's `name` covers (one, or two for "a<->b"); throws
+  // std::invalid_argument when no built link has that name.
+  std::vector<LinkId> links_named(const std::string& name) const;
 
  private:
   using VertexId = Graph::vertex_descriptor;
@@ -105,7 +109,9 @@ class Topology {
   std::vector<char> failed_;                              // by LinkId
   std::vector<char> touched_;                             // by LinkId: degraded by a fault
   std::vector<std::string> failed_names_;
-  std::vector<LinkId> links_named(const std::string& name) const;
+  // Every link by name, made on the first lookup: faults are looked up in
+  // time linear in their count.
+  mutable std::unordered_map<std::string, std::vector<LinkId>> links_by_name_;
   using VertexKey = std::tuple<int, int, int>;  // (kind, a, b) of a Vertex
   // The path a transfer between two GPUs takes in the built-in networks, as
   // pairs of vertex keys (no search: the copies' nodes may not be built).

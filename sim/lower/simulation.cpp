@@ -148,6 +148,12 @@ class Lowering {
     }
     return copies;
   }
+  // The tasks lowering makes for one copy of the pipeline: a task per action
+  // that becomes one, a compute action's gradient-bucket parts, its tensor
+  // peers' meeting (full fidelity) and its ZeRO-3 gradient scatter, a
+  // reduction per bucket. Counted from the program alone, before anything
+  // is built, so that work too large for the machine is refused at once.
+  double tasks_per_pipeline() const;
   void find_concatenated_weight_grads();
   void lower_pipeline(int p);
   void wire_dependencies(int p);
@@ -252,6 +258,8 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   const int P = static_cast<int>(pipelines_.size());
   const int Q = P * R;
+  sim_->estimate = work_estimate(P, R, tasks_per_pipeline(), options_.collectives == CollectiveModel::kFlow);
+  check_work(sim_->estimate, options_.limits, !symmetric(), sim_->fell_back_because);
   sim_->pipelines = P;
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {
@@ -281,10 +289,10 @@ std::unique_ptr<Simulation> Lowering::build() {
                                 "identical GPUs)");
   }
   slowdown_.assign(static_cast<std::size_t>(Q), 1.0);
-  for (const GpuSpeed& g : options_.gpu_speed) {
-    for (int q = 0; q < Q; ++q) {
-      if (sim_->gpu_of_rank[q] == g.gpu) slowdown_[q] = 1.0 / g.factor;
-    }
+  std::unordered_map<int, double> speed_of_gpu;  // a lookup per simulated GPU: linear in both counts
+  for (const GpuSpeed& g : options_.gpu_speed) speed_of_gpu[g.gpu] = g.factor;
+  for (int q = 0; q < Q && !speed_of_gpu.empty(); ++q) {
+    if (const auto it = speed_of_gpu.find(sim_->gpu_of_rank[q]); it != speed_of_gpu.end()) slowdown_[q] = 1.0 / it->second;
   }
   apply_link_faults(*sim_->topology, options_.link_faults);
   sim_->collectives = std::make_unique<hw::CollectiveRunner>(cluster_, *sim_->topology, sim_->network,
@@ -304,7 +312,10 @@ std::unique_ptr<Simulation> Lowering::build() {
   last_gather_.resize(Q);
 
   find_concatenated_weight_grads();
-  for (int p = 0; p < P; ++p) lower_pipeline(p);
+  for (int p = 0; p < P; ++p) {
+    lower_pipeline(p);
+    if (options_.progress) options_.progress(static_cast<std::size_t>(p) + 1, static_cast<std::size_t>(P));
+  }
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
   for (const auto& [a, b] : edges_) sim_->graph.add_edge(a, b);
@@ -352,6 +363,33 @@ std::unique_ptr<Simulation> Lowering::build() {
     sim_->collectives->set_listener(sim_->interference.get());
   }
   return std::move(sim_);
+}
+
+double Lowering::tasks_per_pipeline() const {
+  const bool full = !symmetric();
+  double tasks = 0;
+  std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
+  for (const auto& actions : program_.ranks) {
+    std::fill(cut.begin(), cut.end(), 0);
+    for (auto it = actions.rbegin(); it != actions.rend(); ++it) {  // from the end: a stage's last backward first
+      const Action& a = *it;
+      const workload::StageCost& c = costs_.stages[a.stage];
+      const double buckets = static_cast<double>(std::max<std::size_t>(1, c.grad_bucket_share.size()));
+      if (schedule::is_compute(a.op)) {
+        const bool last_backward = schedule::is_backward_end(a.op) && !cut[a.stage];
+        if (last_backward) cut[a.stage] = 1;
+        tasks += (last_backward ? buckets : 1) + (full && plan_.tp > 1 ? 1 : 0) +
+                 (c.grad_scatter > core::Time::zero() ? 1 : 0);
+      } else if (a.op == Op::kReduceGrad) {
+        tasks += buckets + (a.stage == 0 || a.stage + 1 == shape_.stages ? 1 : 0);  // a tied embedding's all-reduce
+      } else if (a.op == Op::kOptimizer) {
+        tasks += 2;  // and ZeRO-1/2's parameter gather
+      } else if (a.op != Op::kRecvF && a.op != Op::kRecvB && a.op != Op::kReshard) {
+        tasks += 1;  // a transfer, a ZeRO-3 gather
+      }
+    }
+  }
+  return tasks;
 }
 
 void Lowering::find_concatenated_weight_grads() {
@@ -664,8 +702,17 @@ void Lowering::wire_dependencies(int p) {
 }  // namespace
 
 void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& faults) {
+  // One entry per link: a second would leave which one holds to the order.
+  std::unordered_map<hw::LinkId, const LinkFault*> fault_of;
   for (const LinkFault& f : faults) {
     try {
+      for (const hw::LinkId l : topology.links_named(f.link)) {
+        const auto [it, fresh] = fault_of.emplace(l, &f);
+        if (!fresh) {
+          throw std::invalid_argument(topology.link_name(l) + " is already given at " + it->second->where +
+                                      " (one entry per link)");
+        }
+      }
       if (f.failed) {
         topology.fail(f.link);
       } else {
@@ -687,8 +734,9 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
   return Lowering(program, shape, deps, costs, cluster, plan, options).build();
 }
 
-void run(Simulation& sim, core::TaskObserver* observer) {
+void run(Simulation& sim, core::TaskObserver* observer, const std::function<void(std::size_t, std::size_t)>& progress) {
   core::Engine engine(sim.graph);
+  if (progress) engine.set_progress(progress);
   for (auto& s : sim.streams) s->set_id(engine.add_resource(*s));
   const core::ResourceId completion = engine.add_resource(sim.network);
   const core::ResourceId timers = engine.add_resource(sim.network);

@@ -29,6 +29,7 @@
 // back to full.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "hw/memory_pool.hpp"
 #include "hw/stream.hpp"
 #include "hw/topology.hpp"
+#include "lower/work_limits.hpp"
 #include "schedule/action.hpp"
 #include "schedule/check.hpp"
 #include "workload/plan.hpp"
@@ -86,6 +88,11 @@ struct Options {
   // Device memory held outside tensors on every GPU (the CUDA context): the
   // memory pools get what is left of the GPU's capacity.
   std::int64_t cuda_context_bytes = 0;
+  // Work past these is refused before it is built (WorkTooLarge); none by default.
+  WorkLimits limits;
+  // (copies of the pipeline lowered, copies in all), after each copy: for a
+  // progress line while a large full-fidelity run is built.
+  std::function<void(std::size_t, std::size_t)> progress;
 };
 
 // What a GPU's tensors may use: its memory less the CUDA context.
@@ -111,6 +118,7 @@ struct TaskInfo {
 
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
+  WorkEstimate estimate;   // the work foreseen before building (checked against Options::limits)
   bool fell_back_to_full = false;  // symmetric was asked, but could not stand for the cluster:
   std::string fell_back_because;   //   "placement not uniform" or "custom network"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
@@ -155,7 +163,8 @@ struct Simulation {
 
 // `program` must have passed schedule::check, which gave `deps`. Throws
 // std::invalid_argument for a fault naming no link, or asked of symmetric
-// fidelity; std::runtime_error when failed links leave two GPUs apart.
+// fidelity; std::runtime_error when failed links leave two GPUs apart;
+// WorkTooLarge, before building anything, when the work exceeds options.limits.
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
                                   const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
                                   const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {});
@@ -165,7 +174,9 @@ std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedu
 void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& faults);
 
 // Runs the engine over a lowered simulation and stores its timeline;
-// `observer`, if given, also sees every task start and end.
-void run(Simulation& sim, core::TaskObserver* observer = nullptr);
+// `observer`, if given, also sees every task start and end; `progress`, if
+// given, hears (tasks finished, tasks in all) every 65,536 events.
+void run(Simulation& sim, core::TaskObserver* observer = nullptr,
+         const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 }  // namespace trainsim::lower

@@ -1,8 +1,6 @@
 #include "sweep/report.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 
 #include "config/load.hpp"
 #include "sweep/spec.hpp"
@@ -196,29 +194,6 @@ Report from_json(const json& doc, const std::string& file) {
 
 Report read_report(const std::string& path) {
   return from_json(config::parse_json(config::read_text(path, "sweep result file"), path), path);
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  out.close();
-  return static_cast<bool>(out);
-}
-
-bool writable(const std::string& path) {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (std::filesystem::is_directory(p, ec)) return false;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  const bool existed = std::filesystem::exists(p, ec);
-  std::ofstream out(p, std::ios::binary | std::ios::app);
-  const bool ok = static_cast<bool>(out);
-  out.close();
-  if (ok && !existed) std::filesystem::remove(p, ec);
-  return ok;
 }
 
 }  // namespace trainsim::sweep

@@ -42,9 +42,4 @@ nlohmann::json to_json(const Report& report);
 Report from_json(const nlohmann::json& doc, const std::string& file);
 Report read_report(const std::string& path);
 
-// Writes `text` to `path` (creating its folder); false when it cannot.
-bool write_file(const std::string& path, const std::string& text);
-// Whether `path` can be written, checked before a long sweep starts.
-bool writable(const std::string& path);
-
 }  // namespace trainsim::sweep

@@ -33,7 +33,8 @@ void check_keys(const json& obj, const std::vector<std::string>& known, const st
                 const std::string& path) {
   for (const auto& [key, value] : obj.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      fail(file, path.empty() ? key : path + "." + key, config::unknown_key_message(key, known));
+      const std::string shown = config::excerpt(key);
+      fail(file, path.empty() ? shown : path + "." + shown, config::unknown_key_message(key, known));
     }
   }
 }

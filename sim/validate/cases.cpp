@@ -54,7 +54,8 @@ struct Reader {
   void check_keys(const json& obj, const std::string& path, const std::vector<std::string>& keys) const {
     for (const auto& [key, value] : obj.items()) {
       if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-      fail(path.empty() ? key : path + "." + key, config::unknown_key_message(key, keys));
+      const std::string shown = config::excerpt(key);
+      fail(path.empty() ? shown : path + "." + shown, config::unknown_key_message(key, keys));
     }
   }
 

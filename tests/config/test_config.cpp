@@ -239,12 +239,35 @@ TEST_CASE("a key given twice in one object is refused") {
   }
 }
 
-TEST_CASE("a number too large for a double is malformed JSON") {
+TEST_CASE("a number too large for a double is named by line, column and JSON path") {
+  auto error = [](const std::string& text) {
+    try {
+      parse_json(text, "big.json");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // `1e400` starts at byte 16 of line 1: column 17.
+  CHECK(error(R"({"description": 1e400})") ==
+        "big.json:1:17: description: the number 1e400 is beyond the range of a double (about 1.8e308)");
+  // 400 digits are no integer that fits either; the second element of a
+  // list on line 3, column 13. Only the number's start is echoed.
+  const std::string digits(400, '9');
+  CHECK(error("{\n \"parallel\": {\n  \"tp\": [1, " + digits + "]}}") ==
+        "big.json:3:13: parallel.tp[1]: the number 9999999999999999999999999999999999999... is beyond the range "
+        "of a double (about 1.8e308)");
+  // A string holding such a number is no number: the one after it is named.
+  CHECK(error(R"({"a": "1e999", "b": -1e999})") ==
+        "big.json:1:21: b: the number -1e999 is beyond the range of a double (about 1.8e308)");
+}
+
+TEST_CASE("malformed JSON inside a value names its path as well") {
   try {
-    parse_json(R"({"description": 1e400})", "big.json");
+    parse_json(R"({"parallel": {"tp": tru}})", "bad.json");
     FAIL("no error");
   } catch (const ConfigError& e) {
-    CHECK(std::string(e.what()) == "big.json: malformed JSON: number overflow parsing '1e400'");
+    CHECK(std::string(e.what()).rfind("bad.json:1:24: malformed JSON (at parallel.tp): ", 0) == 0);
   }
 }
 
@@ -515,11 +538,17 @@ TEST_CASE("comm_slowdown is read and bounded") {
 }
 
 TEST_CASE("a straggler must be a GPU of the cluster, listed once") {
+  // The base cluster has 8 GPUs: ids 0 to 7.
   CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 8, "factor": 0.8}])"}) ==
-        "test.json: options.gpu_speed[0].gpu: GPU 8 does not exist (the cluster has GPUs 0 to 7) (from --set "
+        "test.json: options.gpu_speed[0].gpu: expected a GPU id from 0 to 7 (the cluster has 8 GPUs), got 8 (from --set "
         "options.gpu_speed=[{\"gpu\": 8, \"factor\": 0.8}])");
+  // 2^31: past an int, and the message still says what would do.
+  CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 2147483648, "factor": 0.8}])"})
+            .rfind("test.json: options.gpu_speed[0].gpu: expected a GPU id from 0 to 7 (the cluster has 8 GPUs), got "
+                   "2147483648 (from --set",
+                   0) == 0);
   CHECK(error_of(base(), {R"(options.gpu_speed=[{"gpu": 3, "factor": 0.8}, {"gpu": 3, "factor": 0.5}])"}) ==
-        "test.json: options.gpu_speed[1].gpu: GPU 3 is listed twice (from --set "
+        "test.json: options.gpu_speed[1].gpu: GPU 3 is listed twice (first at options.gpu_speed[0]) (from --set "
         "options.gpu_speed=[{\"gpu\": 3, \"factor\": 0.8}, {\"gpu\": 3, \"factor\": 0.5}])");
 }
 

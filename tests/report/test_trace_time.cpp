@@ -82,9 +82,11 @@ TEST_CASE("adjacent slices never overlap, however a viewer reads them") {
   // time; the other readings over ten minutes, as long as iterations run (a
   // double then errs by a fraction of the picosecond that dur falls short;
   // at hours it errs by more).
-  std::int64_t x = 12345;
+  // A 64-bit LCG in unsigned arithmetic (which wraps by definition), kept to 62 bits.
+  std::uint64_t state = 12345;
   for (int i = 0; i < 40000; ++i) {
-    x = (x * 6364136223846793005LL + 1442695040888963407LL) & ((std::int64_t{1} << 62) - 1);
+    state = (state * 6364136223846793005ULL + 1442695040888963407ULL) & ((std::uint64_t{1} << 62) - 1);
+    const auto x = static_cast<std::int64_t>(state);
     const bool day = i % 2 == 0;
     const std::int64_t span = (day ? 86400 : 600) * 1000000000000LL;
     const std::int64_t s = x % span;

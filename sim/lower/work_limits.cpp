@@ -1,0 +1,85 @@
+#include "lower/work_limits.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace trainsim::lower {
+
+namespace {
+
+// Memory per task, all of a simulation together (task graph, task info,
+// timeline, streams, collective instances, memory pools) over its tasks:
+// measured as the whole process's peak resident size over the task count of
+// full-fidelity runs of an 8-layer GPT (hidden 4096, tp 8, pp 2, 4
+// micro-batches per pipeline, dp growing with the GPUs): 232 bytes a task
+// with analytic collectives at 16,384 GPUs (155.5 MB, 671,744 tasks), 291
+// with flow collectives at 4,096 GPUs (49.0 MB, 167,936 tasks). Rounded up.
+constexpr double kBytesPerTask = 256.0;
+constexpr double kBytesPerTaskWithFlows = 320.0;
+
+constexpr double kGiB = 1073741824.0;
+
+// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
+double available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0.0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+WorkEstimate work_estimate(long long pipelines, long long ranks, double tasks_per_pipeline, bool flow_collectives) {
+  WorkEstimate w;
+  w.pipelines = pipelines;
+  w.gpus = pipelines * ranks;  // the plan's GPUs at most: far below 2^63
+  w.tasks = static_cast<double>(pipelines) * tasks_per_pipeline;
+  w.bytes = w.tasks * (flow_collectives ? kBytesPerTaskWithFlows : kBytesPerTask);
+  return w;
+}
+
+void check_work(const WorkEstimate& work, const WorkLimits& limits, bool full, const std::string& fell_back_because) {
+  const bool too_many_tasks = limits.tasks > 0 && work.tasks > static_cast<double>(limits.tasks);
+  const bool too_much_memory = limits.bytes > 0.0 && work.bytes > limits.bytes;
+  if (!too_many_tasks && !too_much_memory) return;
+  const std::string what = full ? fmt::format("simulating every one of {} GPUs", work.gpus)
+                                : fmt::format("simulating one pipeline of {} GPUs", work.gpus);
+  const std::string size =
+      too_much_memory
+          ? fmt::format("takes about {:.3g} tasks and {:.1f} GiB of memory, more than the {:.1f} GiB this machine "
+                        "has available",
+                        work.tasks, work.bytes / kGiB, limits.bytes / kGiB)
+          : fmt::format("takes about {:.3g} tasks, more than the {} allowed", work.tasks, limits.tasks);
+  std::string instead;
+  if (full && fell_back_because.empty()) {
+    instead = "use options.fidelity = \"symmetric\" (one pipeline stands for its identical copies), or fewer GPUs";
+  } else if (full) {
+    instead = fmt::format("symmetric fidelity cannot stand for this cluster ({}); simulate fewer GPUs or fewer "
+                          "micro-batches (parallel.global_batch)",
+                          fell_back_because);
+  } else {
+    instead = "use fewer micro-batches (a larger parallel.microbatch_size or a smaller parallel.global_batch)";
+  }
+  throw WorkTooLarge(fmt::format("{} {}; {}", what, size, instead));
+}
+
+WorkLimits machine_limits() {
+  static const WorkLimits limits = [] {
+    double bytes = available_bytes();
+    if (bytes <= 0.0) {
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+      bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+    }
+    // Leave a fifth for the rest of the process and the machine.
+    return WorkLimits{0, bytes * 0.8};
+  }();
+  return limits;
+}
+
+}  // namespace trainsim::lower

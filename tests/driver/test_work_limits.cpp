@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "driver/whatif.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+const char* kDefault = TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json";
+
+config::Scenario scenario(const std::vector<std::string>& overrides) { return config::load_file(kDefault, overrides); }
+
+driver::Controls no_limits() {
+  driver::Controls c;
+  c.limits = {};
+  return c;
+}
+
+std::string refusal(const std::vector<std::string>& overrides, const lower::WorkLimits& limits) {
+  driver::Controls c;
+  c.limits = limits;
+  try {
+    driver::simulate(scenario(overrides), c);
+  } catch (const lower::WorkTooLarge& e) {
+    return e.what();
+  }
+  return "not refused";
+}
+
+}  // namespace
+
+TEST_CASE("the work estimate foresees the tasks lowering makes") {
+  // Counted from the program before anything is built: never fewer than the
+  // graph gets (it is what refuses work too large), and not far more.
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"options.fidelity=full"},
+      {"options.fidelity=full", "options.collectives=flow"},
+      {"parallel.tp=1", "parallel.dp=2", "parallel.zero_stage=3"},
+      {"parallel.tp=1", "parallel.dp=2", "parallel.zero_stage=1", "options.fidelity=full"},
+      {"parallel.schedule=interleaved-1f1b", "parallel.vp=2"},
+      {"parallel.schedule=breadth-first", "parallel.vp=2"},
+      {"parallel.schedule=zb-v", "parallel.vp=2"},
+      {"parallel.schedule=2bp", "parallel.twobp_concat=true"},
+      {"parallel.schedule=gpipe", "parallel.grad_bucket_mib=1"},
+  };
+  for (const auto& overrides : cases) {
+    CAPTURE(overrides.size() > 0 ? overrides.back() : std::string("defaults"));
+    const driver::WhatIf w = driver::simulate(scenario(overrides), no_limits());
+    const double made = static_cast<double>(w.sim->graph.size());
+    CHECK(w.sim->estimate.tasks >= made);
+    CHECK(w.sim->estimate.tasks <= 1.5 * made);
+    CHECK(w.sim->estimate.gpus == static_cast<long long>(w.sim->gpu_of_rank.size()));
+  }
+}
+
+TEST_CASE("work past the limits is refused before it is built, saying what to do instead") {
+  // The default example lowers to 234 tasks (one pipeline of 4 GPUs); in
+  // full fidelity, 2 copies of it.
+  const std::string symmetric = refusal({}, {100, 0.0});
+  CHECK(symmetric.rfind("simulating one pipeline of 4 GPUs takes about 238 tasks, more than the 100 allowed; use "
+                        "fewer micro-batches",
+                        0) == 0);
+  const std::string full = refusal({"options.fidelity=full"}, {100, 0.0});
+  CHECK(full.rfind("simulating every one of 8 GPUs takes about", 0) == 0);
+  CHECK(full.find("use options.fidelity = \"symmetric\"") != std::string::npos);
+  // A memory limit: 238 tasks at 256 bytes a task are past 1 KiB.
+  const std::string memory = refusal({}, {0, 1024.0});
+  CHECK(memory.find("GiB of memory, more than the 0.0 GiB this machine has available") != std::string::npos);
+  // Within the limits nothing is refused.
+  CHECK(refusal({}, {238, 238 * 256.0}) == "not refused");
+}
+
+TEST_CASE("progress is reported while the graph is built and while it runs") {
+  // Full fidelity of the default example: tp 2 x dp 1 = 2 copies of the pipeline.
+  std::vector<std::pair<std::size_t, std::size_t>> built;
+  driver::Controls c = no_limits();
+  c.lowering_progress = [&](std::size_t done, std::size_t total) { built.emplace_back(done, total); };
+  driver::simulate(scenario({"options.fidelity=full"}), c);
+  CHECK(built == std::vector<std::pair<std::size_t, std::size_t>>{{1, 2}, {2, 2}});
+}
