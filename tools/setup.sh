@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainsim needs to build and test, skipping any
 # already installed. Debian 12 or newer; run as root (or with sudo available).
+# --test adds what tools/test.sh needs besides: clang with its sanitizer and
+# libFuzzer runtimes.
 set -eu
 packages=(g++ cmake ninja-build libboost-graph-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
           doctest-dev libcli11-dev libbenchmark-dev)
+if [ "${1:-}" = --test ]; then
+  packages+=(clang libclang-rt-dev)
+elif [ -n "${1:-}" ]; then
+  echo "usage: bash tools/setup.sh [--test]" >&2
+  exit 2
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

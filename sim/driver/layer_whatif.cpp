@@ -39,7 +39,7 @@ workload::BurstPlan data_parallel_plan(const config::Scenario& sc, const workloa
   return workload::evaluate_plan(costs, std::vector<int>(sc.layer_model->layers.size(), sc.cluster.gpus()));
 }
 
-WhatIf simulate_layers(const config::Scenario& sc, bool record_link_rates) {
+WhatIf simulate_layers(const config::Scenario& sc, const Controls& controls) {
   const auto start = std::chrono::steady_clock::now();
   auto run = std::make_shared<LayerRun>();
   if (sc.plan.schedule == "burst") {
@@ -57,7 +57,8 @@ WhatIf simulate_layers(const config::Scenario& sc, bool record_link_rates) {
   }
   lower::BurstOptions options;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
-  options.record_link_rates = record_link_rates;
+  options.record_link_rates = controls.record_link_rates;
+  options.limits = controls.limits;
   options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});

@@ -27,7 +27,7 @@ LayerRun burst_plan(const config::Scenario& sc);
 // Every layer on every GPU, under the same cost model.
 workload::BurstPlan data_parallel_plan(const config::Scenario& sc, const workload::BurstCosts& costs);
 
-WhatIf simulate_layers(const config::Scenario& sc, bool record_link_rates);
+WhatIf simulate_layers(const config::Scenario& sc, const Controls& controls);
 report::Summary summarize_layers(const config::Scenario& sc, const WhatIf& whatif, const std::string& config_label);
 
 }  // namespace trainsim::driver

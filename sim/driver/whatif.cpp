@@ -19,8 +19,7 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
 }
 
 WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
-  const bool record_link_rates = controls.record_link_rates;
-  if (sc.layer_model) return simulate_layers(sc, record_link_rates);
+  if (sc.layer_model) return simulate_layers(sc, controls);
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   WhatIf w;
@@ -73,7 +72,7 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
   options.collective_algorithm = sc.options.collective_algorithm;
-  options.record_link_rates = record_link_rates;
+  options.record_link_rates = controls.record_link_rates;
   options.comm_slowdown = sc.options.comm_slowdown;
   options.blocking_sends = sc.options.blocking_sends;
   options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);

@@ -215,7 +215,7 @@ std::uint32_t Topology::route(int from, int to) {
   if (!reached[target]) {
     std::string why;
     for (const std::string& f : failed_names_) why += (why.empty() ? " (failed: " : ", ") + f;
-    throw std::runtime_error("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
+    throw NoRoute("no route in the topology from GPU " + std::to_string(from) + " to GPU " +
                              std::to_string(to) + (why.empty() ? "" : why + " in options.links)"));
   }
   // A non-blocking up-link (oversubscription 1) carries at most what its

@@ -26,6 +26,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -39,6 +40,13 @@ namespace trainsim::hw {
 
 enum class VertexKind { kGpu, kNvSwitch, kNic, kLeaf, kSpine, kSwitch /* of a custom network */ };
 enum class LinkClass { kNvLink, kNic, kUplink };
+
+// Failed links (options.links) leave two GPUs that must talk without a way
+// between them: the user's configuration, not a fault of the simulator.
+class NoRoute : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Topology {
  public:
@@ -85,7 +93,7 @@ class Topology {
   // std::invalid_argument when no built link has that name.
   void degrade(const std::string& name, double bandwidth_factor);
   // A failed link carries nothing: routes go around it, or route() throws
-  // std::runtime_error naming the failed links when no way is left.
+  // NoRoute naming the failed links when no way is left.
   void fail(const std::string& name);
   // The links a fault's `name` covers (one, or two for "a<->b"); throws
   // std::invalid_argument when no built link has that name.

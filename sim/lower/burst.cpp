@@ -1,5 +1,7 @@
 #include "lower/burst.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -57,7 +59,16 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   for (int w : layer_gpus) {
     if (w < 1 || w > G || w > global_batch) throw std::logic_error("lower_burst: a layer's GPU count is out of range");
   }
+  // Per layer and GPU of it: a forward, a backward and an all-reduce task;
+  // per layer, moves of samples to and from the previous layer's GPUs (at
+  // most one per GPU of either, each way).
+  double tasks = 0.0;
+  for (std::size_t i = 0; i < L; ++i) tasks += 3.0 * layer_gpus[i] + 2.0 * (layer_gpus[i] + (i ? layer_gpus[i - 1] : 0));
+  const WorkEstimate work = work_estimate(1, G, tasks, options.collectives == CollectiveModel::kFlow);
+  check_work(work, options.limits, fmt::format("simulating {} layers on up to {} GPUs", L, G),
+             "simulate fewer GPUs or fewer layers");
   auto sim = std::make_unique<Simulation>();
+  sim->estimate = work;
   sim->pipelines = 1;
   sim->pipeline_ranks = G;
   for (int g = 0; g < G; ++g) sim->gpu_of_rank.push_back(g);

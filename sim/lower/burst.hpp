@@ -46,11 +46,13 @@ struct BurstOptions {
   bool background = false;    // a background job fills idle GPU time
   double interference = 0.0;  // foreground compute takes 1 + this as long (with a background job)
   std::int64_t cuda_context_bytes = 0;  // as Options::cuda_context_bytes
+  WorkLimits limits;                    // as Options::limits
 };
 
 // `layer_gpus[i]` GPUs (at most the cluster's, at most `global_batch`) run
 // layer i. Throws std::invalid_argument for a fault naming no link;
-// std::runtime_error when failed links leave two GPUs apart.
+// hw::NoRoute when failed links leave two GPUs apart; WorkTooLarge, before
+// building anything, past options.limits.
 std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const std::vector<int>& layer_gpus,
                                         int global_batch, const hw::ClusterSpec& cluster,
                                         const BurstOptions& options = {});

@@ -1,5 +1,7 @@
 #include "lower/simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -259,7 +261,18 @@ std::unique_ptr<Simulation> Lowering::build() {
   const int P = static_cast<int>(pipelines_.size());
   const int Q = P * R;
   sim_->estimate = work_estimate(P, R, tasks_per_pipeline(), options_.collectives == CollectiveModel::kFlow);
-  check_work(sim_->estimate, options_.limits, !symmetric(), sim_->fell_back_because);
+  if (symmetric()) {
+    check_work(sim_->estimate, options_.limits, fmt::format("simulating one pipeline of {} GPUs", Q),
+               "use fewer micro-batches (a larger parallel.microbatch_size or a smaller parallel.global_batch)");
+  } else {
+    check_work(sim_->estimate, options_.limits, fmt::format("simulating every one of {} GPUs", Q),
+               sim_->fell_back_to_full
+                   ? fmt::format("symmetric fidelity cannot stand for this cluster ({}); simulate fewer GPUs or "
+                                 "fewer micro-batches (parallel.global_batch)",
+                                 sim_->fell_back_because)
+                   : "use options.fidelity = \"symmetric\" (one pipeline stands for its identical copies), or fewer "
+                     "GPUs");
+  }
   sim_->pipelines = P;
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {

@@ -44,28 +44,16 @@ WorkEstimate work_estimate(long long pipelines, long long ranks, double tasks_pe
   return w;
 }
 
-void check_work(const WorkEstimate& work, const WorkLimits& limits, bool full, const std::string& fell_back_because) {
+void check_work(const WorkEstimate& work, const WorkLimits& limits, const std::string& what, const std::string& instead) {
   const bool too_many_tasks = limits.tasks > 0 && work.tasks > static_cast<double>(limits.tasks);
   const bool too_much_memory = limits.bytes > 0.0 && work.bytes > limits.bytes;
   if (!too_many_tasks && !too_much_memory) return;
-  const std::string what = full ? fmt::format("simulating every one of {} GPUs", work.gpus)
-                                : fmt::format("simulating one pipeline of {} GPUs", work.gpus);
   const std::string size =
       too_much_memory
           ? fmt::format("takes about {:.3g} tasks and {:.1f} GiB of memory, more than the {:.1f} GiB this machine "
                         "has available",
                         work.tasks, work.bytes / kGiB, limits.bytes / kGiB)
           : fmt::format("takes about {:.3g} tasks, more than the {} allowed", work.tasks, limits.tasks);
-  std::string instead;
-  if (full && fell_back_because.empty()) {
-    instead = "use options.fidelity = \"symmetric\" (one pipeline stands for its identical copies), or fewer GPUs";
-  } else if (full) {
-    instead = fmt::format("symmetric fidelity cannot stand for this cluster ({}); simulate fewer GPUs or fewer "
-                          "micro-batches (parallel.global_batch)",
-                          fell_back_because);
-  } else {
-    instead = "use fewer micro-batches (a larger parallel.microbatch_size or a smaller parallel.global_batch)";
-  }
   throw WorkTooLarge(fmt::format("{} {}; {}", what, size, instead));
 }
 

@@ -33,11 +33,9 @@ class WorkTooLarge : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws WorkTooLarge when `work` exceeds a limit, saying by how much and
-// what to use instead: symmetric fidelity when every GPU is simulated
-// (`full`; `fell_back_because` when symmetric was asked but could not
-// stand for the cluster), else fewer GPUs or micro-batches.
-void check_work(const WorkEstimate& work, const WorkLimits& limits, bool full, const std::string& fell_back_because);
+// Throws WorkTooLarge when `work` exceeds a limit: "`what` takes about N
+// tasks and X GiB of memory, more than ...; `instead`".
+void check_work(const WorkEstimate& work, const WorkLimits& limits, const std::string& what, const std::string& instead);
 
 // What this machine's memory holds: most of what it has available now
 // (MemAvailable of /proc/meminfo, else its physical memory), read once per

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "config/load.hpp"
+#include "core/checked.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::sweep {
@@ -26,6 +27,13 @@ template <typename T>
 std::vector<T> values_or(const Axis<T>& axis, std::vector<T> automatic) {
   return axis.automatic ? automatic : axis.values;
 }
+
+// Bounds on a sweep: the combinations its axes make (enumerated by counting
+// whole refused subtrees, so 10^12 of them take well under a second), and
+// the valid plans it holds (each kept in memory, each simulated: a million
+// take half an hour at the README's 600 plans/s).
+constexpr long long kMaxCombinations = 1'000'000'000'000;
+constexpr std::size_t kMaxPlans = 1'000'000;
 
 // Where a listed value went: used by some valid plan, or the first reason it was refused.
 struct Use {
@@ -111,6 +119,22 @@ Space enumerate(const Spec& spec) {
     const auto sps = values_or(spec.sequence_parallel, {false, true});
     const auto rcs = values_or(spec.recompute,
                                {workload::Recompute::kNone, workload::Recompute::kSelective, workload::Recompute::kFull});
+    // Every count below is a product of these sizes: checked once here, so
+    // that none of them wraps, and so that an enumeration stays in seconds.
+    const std::size_t dps_most = spec.dp.automatic ? 1 : spec.dp.values.size();
+    const std::initializer_list<long long> sizes = {
+        static_cast<long long>(tps.size()),   static_cast<long long>(pps.size()),
+        static_cast<long long>(dps_most),     static_cast<long long>(vps.size()),
+        static_cast<long long>(mbss.size()),  static_cast<long long>(scheds.size()),
+        static_cast<long long>(zeros.size()), static_cast<long long>(sps.size()),
+        static_cast<long long>(rcs.size())};
+    const auto combinations = core::checked_product(sizes);
+    if (!combinations || *combinations > kMaxCombinations - space.combinations) {
+      throw config::ConfigError(fmt::format("{}: axes: {} combinations of plan values{}, more than the {} a sweep "
+                                            "takes; list fewer values",
+                                            spec.file, core::product_text(sizes),
+                                            labelled ? " on " + spec.cluster_labels[c] : "", kMaxCombinations));
+    }
     const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size();
 
     // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
@@ -237,6 +261,11 @@ Space enumerate(const Spec& spec) {
                       plan.zero_stage = zeros[zi];
                       plan.sequence_parallel = sps[qi];
                       plan.recompute = rcs[ri];
+                      if (space.plans.size() >= kMaxPlans) {
+                        throw config::ConfigError(fmt::format("{}: axes: more than {} valid plans, more than a sweep "
+                                                              "takes; list fewer values",
+                                                              spec.file, kMaxPlans));
+                      }
                       Candidate cand;
                       cand.index = space.plans.size();
                       cand.cluster = static_cast<int>(c);

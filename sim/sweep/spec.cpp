@@ -1,6 +1,7 @@
 #include "sweep/spec.hpp"
 
 #include <filesystem>
+#include <set>
 #include <fmt/format.h>
 
 #include "config/load.hpp"
@@ -66,6 +67,7 @@ Axis<T> read_axis(const json& axes, const std::string& key, const std::string& f
   axis.scalar = !v.is_array();
   json list = v.is_array() ? v : json::array({v});
   if (list.empty()) fail(file, path, fmt::format("expected \"auto\" or a non-empty list of {}, got []", expected.many));
+  std::set<T> seen;  // a lookup per value: linear in the list, not quadratic
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string where = v.is_array() ? fmt::format("{}[{}]", path, i) : path;
     std::string why;
@@ -79,9 +81,7 @@ Axis<T> read_axis(const json& axes, const std::string& key, const std::string& f
       }
       fail(file, where, why);
     }
-    if (std::find(axis.values.begin(), axis.values.end(), *value) != axis.values.end()) {
-      fail(file, where, "listed twice: " + show(list[i]));
-    }
+    if (!seen.insert(*value).second) fail(file, where, "listed twice: " + show(list[i]));
     axis.values.push_back(*value);
   }
   return axis;
@@ -130,6 +130,12 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
   const json& clusters = doc["cluster"];
   const bool list = clusters.is_array();
   if (list && clusters.empty()) fail(file, "cluster", "expected a cluster object or a non-empty list of them, got []");
+  // Each cluster is read with its own copy of the model: a bound keeps a
+  // file of many clusters and a long model from multiplying into hours.
+  constexpr std::size_t kMaxClusters = 256;
+  if (list && clusters.size() > kMaxClusters) {
+    fail(file, "cluster", fmt::format("expected at most {} clusters, got {}", kMaxClusters, clusters.size()));
+  }
   const std::size_t count = list ? clusters.size() : 1;
   for (std::size_t i = 0; i < count; ++i) {
     json config = json::object();
@@ -149,14 +155,10 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     const auto& c = spec.settings.back().cluster;
     spec.cluster_labels.push_back(fmt::format("{}x{}", c.nodes, c.node.name));
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    for (std::size_t k = 0; k < count; ++k) {
-      if (k != i && spec.cluster_labels[k] == spec.cluster_labels[i]) {
-        for (std::size_t n = 0; n < count; ++n) spec.cluster_labels[n] = fmt::format("c{}:{}", n, spec.cluster_labels[n]);
-        i = count;
-        break;
-      }
-    }
+  // Two clusters alike in label: every label gets its index.
+  const std::set<std::string> distinct(spec.cluster_labels.begin(), spec.cluster_labels.end());
+  if (distinct.size() < count) {
+    for (std::size_t n = 0; n < count; ++n) spec.cluster_labels[n] = fmt::format("c{}:{}", n, spec.cluster_labels[n]);
   }
 
   static const json kEmpty = json::object();

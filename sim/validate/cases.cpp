@@ -212,7 +212,11 @@ std::vector<std::string> Ordering::case_ids() const {
 }
 
 const Case* CaseFile::find(const std::string& id) const {
-  for (const Case& c : cases) {
+  if (!index_of_id.empty()) {
+    const auto it = index_of_id.find(id);
+    return it == index_of_id.end() ? nullptr : &cases[it->second];
+  }
+  for (const Case& c : cases) {  // a CaseFile made by hand, without the index
     if (c.id == id) return &c;
   }
   return nullptr;
@@ -229,10 +233,9 @@ CaseFile parse_cases(const json& doc, const std::string& path, const std::string
   if (!doc.contains("cases")) r.fail("cases", "is missing (expected a list of cases)");
   const json& cases = doc["cases"];
   if (!cases.is_array() || cases.empty()) r.fail("cases", "expected a non-empty list of cases, got " + show(cases));
-  std::set<std::string> ids;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     Case c = read_case(cases[i], i, base_dir, r);
-    if (!ids.insert(c.id).second) {
+    if (!f.index_of_id.emplace(c.id, f.cases.size()).second) {
       r.fail(fmt::format("cases[{}].id", i), fmt::format("duplicate case id \"{}\" (ids must be unique)", c.id));
     }
     f.cases.push_back(std::move(c));
@@ -244,13 +247,13 @@ CaseFile parse_cases(const json& doc, const std::string& path, const std::string
   }
   // A case with nothing measured is there for an ordering (a published claim
   // with no per-run figure); otherwise it checks nothing.
+  std::set<std::string> named_by_ordering;
+  for (const Ordering& o : f.orderings) {
+    for (std::string& id : o.case_ids()) named_by_ordering.insert(std::move(id));
+  }
   for (const Case& c : f.cases) {
     if (!c.measured.empty()) continue;
-    bool named = false;
-    for (const Ordering& o : f.orderings) {
-      for (const std::string& id : o.case_ids()) named = named || id == c.id;
-    }
-    if (!named) {
+    if (named_by_ordering.count(c.id) == 0) {
       r.fail(fmt::format("cases[{}].measured", c.index),
              "expected at least one measured metric, or an ordering that names case \"" + c.id +
                  "\"; supported metrics: " + join(metric_names()));

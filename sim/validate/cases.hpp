@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -56,6 +57,9 @@ struct CaseFile {
   std::string description;
   std::vector<Case> cases;
   std::vector<Ordering> orderings;
+  // Case id -> index in `cases`, as parse_cases fills it: a lookup per id,
+  // not a scan (a file of many cases and orderings stays linear).
+  std::map<std::string, std::size_t> index_of_id;
 
   const Case* find(const std::string& id) const;
 };

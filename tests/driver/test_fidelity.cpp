@@ -161,3 +161,20 @@ TEST_CASE("a placement one pipeline cannot stand for is simulated in full") {
   full.push_back("options.fidelity=full");
   CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
 }
+
+TEST_CASE("two entries for one link are refused, naming both") {
+  // gpu2->node0.nvswitch given degraded, then failed (as part of gpu2<->...):
+  // which would hold depended on the order. Either direction alone is fine.
+  try {
+    run_default({"options.fidelity=full",
+                 R"(options.links=[{"link": "gpu2->node0.nvswitch", "bandwidth_factor": 0.5},
+                                   {"link": "gpu2<->node0.nvswitch", "failed": true}])"});
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "options.links[1].link: gpu2->node0.nvswitch is already given at options.links[0] "
+                                   "(one entry per link)");
+  }
+  CHECK(run_default({"options.fidelity=full", R"(options.links=[{"link": "gpu2->node0.nvswitch", "bandwidth_factor": 0.5},
+                                                               {"link": "node0.nvswitch->gpu2", "failed": true}])"})
+            .sim->timeline.makespan > core::Time::zero());
+}

@@ -263,7 +263,9 @@ TEST_CASE("a representative's flows weigh its copies on shared links, whatever t
   const std::vector<std::pair<K, A>> runs = {{K::kAllReduce, A::kRing},         {K::kAllReduce, A::kTree},
                                              {K::kAllReduce, A::kHierarchical}, {K::kReduceScatter, A::kHierarchical},
                                              {K::kBroadcast, A::kAuto},         {K::kAllToAll, A::kAuto}};
-  for (const auto& [kind, algorithm] : runs) {
+  for (const auto& run : runs) {
+    const K kind = run.first;  // named copies: doctest's CAPTURE is a lambda
+    const A algorithm = run.second;
     CAPTURE(static_cast<int>(kind));
     CAPTURE(static_cast<int>(algorithm));
     const double both = flow_time(c, kind, bytes, {a, b}, algorithm);

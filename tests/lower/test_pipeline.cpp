@@ -306,9 +306,10 @@ TEST_CASE("uniform costs: ZB-H1 idles (p - 1)(F + I - W), ZB-H2 (p - 1) max(F, F
     const Time F = Time::ps(f), I = Time::ps(i), W = Time::ps(w);
     for (int p : {2, 4, 8}) {
       for (int m : {p, 2 * p, 3 * p}) {
-        CAPTURE(f);
-        CAPTURE(i);
-        CAPTURE(w);
+        const int f_ps = f, i_ps = i, w_ps = w;  // copies: doctest's CAPTURE is a lambda
+        CAPTURE(f_ps);
+        CAPTURE(i_ps);
+        CAPTURE(w_ps);
         CAPTURE(p);
         CAPTURE(m);
         const Time work = (F + I + W) * m;

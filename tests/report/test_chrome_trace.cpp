@@ -76,7 +76,9 @@ Run run_example(const std::string& name, const std::vector<std::string>& overrid
 
 // Every thread with slices is named, and no two of its slices overlap.
 void check_threads(const Trace& t) {
-  for (const auto& [thread, list] : t.slices) {
+  for (const auto& entry : t.slices) {  // no structured binding: doctest's CAPTURE is a lambda
+    const auto& thread = entry.first;
+    const auto& list = entry.second;
     REQUIRE(t.threads.count(thread) == 1);
     CAPTURE(t.threads.at(thread));
     for (std::size_t i = 1; i < list.size(); ++i) {
@@ -201,7 +203,9 @@ TEST_CASE("collective slices say their kind, bytes per GPU, group size and dimen
     }
   }
   REQUIRE(bytes.size() == 4);
-  for (const auto& [stage, b] : bytes) {
+  for (const auto& entry : bytes) {  // no structured binding: doctest's CAPTURE is a lambda
+    const auto& stage = entry.first;
+    const auto& b = entry.second;
     CAPTURE(stage);
     // Printed as whole bytes: at most half a byte off per bucket.
     CHECK(std::abs(b - r.whatif.costs.stages[stage].grad_bytes) <= 0.5 * 1000);

@@ -62,7 +62,9 @@ TEST_CASE("the trace parses, names every thread, and no thread has overlapping s
   CHECK(!slices.empty());
   CHECK(counters > 0);
   CHECK(flows > 0);
-  for (auto& [thread, list] : slices) {
+  for (auto& entry : slices) {  // no structured binding: doctest's CAPTURE is a lambda
+    const auto& thread = entry.first;
+    auto& list = entry.second;
     CAPTURE(thread.first);
     CAPTURE(thread.second);
     CHECK(named.count(thread) == 1);

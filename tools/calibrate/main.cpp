@@ -310,10 +310,16 @@ int main(int argc, char** argv) {
   progress.end();
   CAL_CHECK(cudaStreamDestroy(stream));
 
-  std::ofstream out(args.out, std::ios::binary);
+  // Whole or not at all: a full disk leaves no cut-short profile, and an
+  // earlier profile at that path stays as it was.
+  const std::string partial = args.out + ".partial";
+  std::ofstream out(partial, std::ios::binary);
   out << profile.dump(2) << "\n";
   out.close();
-  if (!out) {
+  std::error_code ec;
+  if (out) std::filesystem::rename(partial, args.out, ec);
+  if (!out || ec) {
+    std::filesystem::remove(partial, ec);
     std::fprintf(stderr, "trainsim-calibrate: cannot write %s\n", args.out.c_str());
     return 1;
   }

@@ -1,0 +1,28 @@
+// libFuzzer target: bytes as a config file, through what `trainsim run` does
+// with it: parse_json -> load_document -> simulate -> summarize -> the text
+// and JSON summaries and the Chrome trace.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "config/load.hpp"
+#include "fuzz_outcomes.hpp"
+#include "report/chrome_trace.hpp"
+#include "report/summary.hpp"
+
+using namespace trainsim;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size > fuzz::kMaxInputBytes) return -1;  // not kept in the corpus
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  fuzz::with_documented_errors([&] {
+    const config::Scenario sc =
+        config::load_document(config::parse_json(text, "fuzz.json"), "fuzz.json", fuzz::base_dir());
+    const driver::WhatIf w = driver::simulate(sc, fuzz::controls());
+    const report::Summary s = driver::summarize(sc, w, "fuzz.json");
+    (void)report::to_text(s);
+    (void)report::to_json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)report::chrome_trace(*w.sim, sc.cluster);
+  });
+  return 0;
+}
