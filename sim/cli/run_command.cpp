@@ -33,9 +33,11 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_flag("--json", args.json, "Print the summary as one JSON object instead of text");
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
-      "run the plan; 4 out of memory with options.strict_memory; 5 the trace or SVG could not be written; 6 the plan\n"
-      "cannot be simulated (a duration over 53 days, an iteration over 106 days, memory beyond 2^62 bytes, no route\n"
-      "left around failed links, or the machine's own memory exhausted).");
+      "run the plan; 4 out of memory with options.strict_memory; 5 the trace, the SVG or standard output could not\n"
+      "be written, or --trace or --svg names the config or the other output; 6 the plan cannot be simulated (a\n"
+      "duration over 53 days, an iteration over 106 days, memory beyond 2^62 bytes, no route left around failed\n"
+      "links, or more work than this machine's memory holds, refused before it starts).\n"
+      "A run that lasts over 1.5 s shows its progress on stderr when stderr is a terminal.");
 }
 
 namespace {

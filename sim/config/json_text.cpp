@@ -32,30 +32,39 @@ std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::si
   return {line, column};
 }
 
+// Follows JSON text byte by byte: whether a byte belongs to a string (its
+// quotes included), so that brackets and digits inside strings are skipped.
+class StringTracker {
+ public:
+  bool inside(char c) {
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return true;
+    }
+    in_string_ = c == '"';
+    return in_string_;
+  }
+
+ private:
+  bool in_string_ = false, escaped_ = false;
+};
+
 bool number_char(char c) { return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; }
 
 // The byte offset of the first number in `text` (outside strings) whose value
 // is beyond a double's range, or npos. The parser reads left to right, so when
 // it stops at such a number, everything before it parsed: it is this one.
 std::size_t first_overflowing_number(const std::string& text) {
-  bool in_string = false, escaped = false;
+  StringTracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      continue;
-    }
-    if (c != '-' && !(c >= '0' && c <= '9')) continue;
+    if (strings.inside(c) || (c != '-' && !(c >= '0' && c <= '9'))) continue;
     std::size_t end = i;
     while (end < text.size() && number_char(text[end])) ++end;
     const std::string token = text.substr(i, end - i);
@@ -69,19 +78,9 @@ std::size_t first_overflowing_number(const std::string& text) {
 
 int nesting_depth(std::string_view text) {
   int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
+  StringTracker strings;
   for (char ch : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (ch == '\\') {
-        escaped = true;
-      } else if (ch == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (ch == '"') in_string = true;
+    if (strings.inside(ch)) continue;
     if (ch == '[' || ch == '{') deepest = std::max(deepest, ++depth);
     if (ch == ']' || ch == '}') --depth;
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "config/load.hpp"
+#include "load_error.hpp"
 
 using namespace trainsim::config;
 using nlohmann::json;
@@ -30,12 +31,7 @@ json tiny_table() {
 }
 
 std::string error_of(const json& doc, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_document(doc, "burst.json", ".", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::load_error(doc, overrides, "burst.json");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/load.hpp"
+#include "load_error.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
 
@@ -23,12 +24,7 @@ json base() {
 
 // The message a document fails with ("" if it loads).
 std::string error_of(const json& doc, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_document(doc, "test.json", ".", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::load_error(doc, overrides);
 }
 
 }  // namespace

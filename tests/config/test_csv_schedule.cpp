@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/load.hpp"
+#include "load_error.hpp"
 #include "schedule/action.hpp"
 
 using namespace trainsim;
@@ -35,12 +36,7 @@ json doc(const std::string& schedule) {
 }
 
 std::string error_of(const json& d, const std::vector<std::string>& overrides = {}) {
-  try {
-    config::load_document(d, "test.json", scratch().string(), overrides);
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return config::testing::load_error(d, overrides, "test.json", scratch().string());
 }
 
 // 1F1B for p = 2, m = 2.

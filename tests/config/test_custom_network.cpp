@@ -3,6 +3,7 @@
 #include <string>
 
 #include "config/load.hpp"
+#include "load_error.hpp"
 
 using namespace trainsim::config;
 using nlohmann::json;
@@ -26,12 +27,7 @@ json two_leaves() {
 }
 
 std::string error_of(const json& doc, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_document(doc, "test.json", ".", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::load_error(doc, overrides);
 }
 
 json& network(json& doc) { return doc["cluster"]["network"]; }

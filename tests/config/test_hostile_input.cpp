@@ -8,20 +8,14 @@
 #include <string>
 
 #include "config/load.hpp"
+#include "load_error.hpp"
 
 using namespace trainsim::config;
 using nlohmann::json;
 
 namespace {
 
-std::string error_of(const json& doc, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_document(doc, "test.json", ".", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const json& doc) { return testing::load_error(doc); }
 
 // One GPU (one node of one GPU) and a model whose 24 layers divide the pp below.
 json one_gpu() {
