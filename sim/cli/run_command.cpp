@@ -8,7 +8,6 @@
 #include "cli/progress_line.hpp"
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
-#include "hw/calibration_profile.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/output_file.hpp"
 #include "report/svg.hpp"
@@ -46,9 +45,7 @@ namespace {
 // other output; each must be writable before the simulation starts.
 int check_outputs(const RunArgs& args, const config::Scenario& sc) {
   std::vector<std::pair<std::string, std::string>> inputs = {{"config file", args.config}};
-  if (const hw::CalibrationProfile* p = sc.cluster.node.gpu.calibration.get()) {
-    inputs.emplace_back("calibration profile", p->file);
-  }
+  for (const std::string& file : sc.input_files) inputs.emplace_back("input " + file + " (read by the config)", file);
   const std::pair<std::string, std::string> outputs[] = {{"--trace", args.trace}, {"--svg", args.svg}};
   for (std::size_t i = 0; i < std::size(outputs); ++i) {
     const auto& [flag, path] = outputs[i];

@@ -303,7 +303,8 @@ int sweep_command(const SweepArgs& args) {
                wall > 0 ? static_cast<double>(ran) / wall : 0.0, options.jobs);
   }
   if (status != kOk) return status;
-  if (report.interrupted) return StopSignals::exit_status();
+  // A signal that came while the last plans ran still ends with its status.
+  if (report.interrupted || StopSignals::received() != 0) return StopSignals::exit_status();
   return gate(report, baseline, tolerance);
 }
 

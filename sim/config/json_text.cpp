@@ -125,6 +125,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
   // Each open object keeps a hash set of its keys: linear in the text.
   struct Frame {
     bool object = false;
+    bool in_member = false;  // in an object: a member's key has been read, its value not yet
     std::string key;         // in an object: the member being read
     std::size_t index = 0;   // in an array: the element being read
     std::unordered_set<std::string> seen;
@@ -135,9 +136,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
     for (const Frame& f : frames) {
       if (!f.object) {
         p += fmt::format("[{}]", f.index);
-      } else if (!f.key.empty()) {
+      } else if (f.in_member) {
         if (!p.empty()) p += '.';
-        p += excerpt(f.key, 40);
+        p += f.key.empty() ? std::string("\"\"") : excerpt(f.key, 40);  // the empty key is a key too
       }
     }
     return p;
@@ -146,15 +147,15 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
   auto element_done = [&frames] {
     if (frames.empty()) return;
     if (frames.back().object) {
-      frames.back().key.clear();
+      frames.back().in_member = false;
     } else {
       ++frames.back().index;
     }
   };
   const json::parser_callback_t on_event = [&](int, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: frames.push_back({true, {}, 0, {}}); break;
-      case json::parse_event_t::array_start: frames.push_back({false, {}, 0, {}}); break;
+      case json::parse_event_t::object_start: frames.push_back({true, false, {}, 0, {}}); break;
+      case json::parse_event_t::array_start: frames.push_back({false, false, {}, 0, {}}); break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
         if (!frames.empty()) frames.pop_back();
@@ -163,6 +164,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
       case json::parse_event_t::key: {
         Frame& f = frames.back();
         f.key = parsed.get<std::string>();
+        f.in_member = true;
         if (!f.seen.insert(f.key).second) {
           throw ConfigError(fmt::format("{}: {}: duplicate key (each key may appear once in an object)", file, path()));
         }

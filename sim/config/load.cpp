@@ -66,6 +66,7 @@ struct Context {
   std::string base_dir;
   std::map<std::string, std::string> set_by;    // path -> the --set that wrote it
   std::map<std::string, std::string> preset_of;  // section path -> where its values came from
+  std::vector<std::string> files_read;           // sections given as .json paths, as read
 
   // `related`: the other keys a check across keys reads (model.hidden for
   // the heads' check at model.heads), so that a --set of any of them is named.
@@ -140,6 +141,7 @@ void expand(json& doc, const std::string& path, const std::string& kind, Context
     if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
     *v = parse_json(read_text(file.string(), kind + " file named at " + path), file.string());
     ctx.preset_of[path] = "file " + file.string();
+    ctx.files_read.push_back(file.string());
     return;
   }
   const auto text = find_preset(kind, name);
@@ -848,7 +850,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     names.emplace_back("burst");
     const auto near = closest(p.schedule, names);
     ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",
-                                             p.schedule, near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                                             excerpt(p.schedule), near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
                                              join(names, ", ") + ", or csv:PATH"));
   }
   return p;
@@ -1077,7 +1079,9 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
 
 // `parallel.schedule: "csv:PATH"`: the schedule read from that file (relative
 // to the config's folder), checked against the plan's shape; null otherwise.
-std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx) {
+// The file read is added to `files_read`.
+std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx,
+                                                            std::vector<std::string>& files_read) {
   if (!schedule::is_csv_name(p.schedule)) return nullptr;
   const std::string key = "parallel.schedule";
   std::filesystem::path file(p.schedule.substr(schedule::kCsvPrefix.size()));
@@ -1086,6 +1090,7 @@ std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan
   std::string text;
   try {
     text = read_text(file.string(), "schedule CSV file");
+    files_read.push_back(file.string());
   } catch (const ConfigError& e) {
     ctx.fail(key, e.what());
   }
@@ -1108,7 +1113,7 @@ namespace {
 
 Scenario read_scenario(json doc, const std::string& file, const std::string& base_dir,
                        const std::vector<std::string>& overrides, bool check) {
-  Context ctx{file, base_dir, {}, {}};
+  Context ctx{file, base_dir, {}, {}, {}};
   if (!doc.is_object()) ctx.fail("", "expected a JSON object with sections cluster, model, parallel, options");
   expand_all(doc, ctx);
   for (const std::string& o : overrides) apply_override(doc, o, ctx);
@@ -1138,9 +1143,13 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
                          sc.cluster.node.gpu.name, sc.cluster.node.gpu.memory_gb),
              {"cluster.node.gpu.memory_gb"});
   }
+  sc.input_files = ctx.files_read;
+  if (const hw::CalibrationProfile* profile = sc.cluster.node.gpu.calibration.get()) {
+    sc.input_files.push_back(profile->file);
+  }
   if (!check) return sc;
   check_consistency(sc, ctx);
-  sc.csv_schedule = read_csv_schedule(sc.plan, ctx);
+  sc.csv_schedule = read_csv_schedule(sc.plan, ctx, sc.input_files);
   if (sc.csv_schedule) sc.plan.csv_placement = sc.csv_schedule->placement();
   check_custom_network_reach(sc, ctx);
   return sc;
@@ -1158,13 +1167,13 @@ Scenario load_setting(nlohmann::json doc, const std::string& file, const std::st
 }
 
 json expand_references(json doc, const std::string& file, const std::string& base_dir) {
-  Context ctx{file, base_dir, {}, {}};
+  Context ctx{file, base_dir, {}, {}, {}};
   if (doc.is_object()) expand_all(doc, ctx);
   return doc;
 }
 
 void check_plan(const Scenario& sc) {
-  const Context ctx{sc.file, "", {}, {}};
+  const Context ctx{sc.file, "", {}, {}, {}};
   check_consistency(sc, ctx);
   check_custom_network_reach(sc, ctx);
 }

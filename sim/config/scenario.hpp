@@ -58,6 +58,10 @@ struct Options {
 
 struct Scenario {
   std::string file;  // where it was read from, for messages
+  // Every other file the config made trainsim read (a model or node given
+  // as a .json path, a calibration profile, a CSV schedule): outputs must
+  // not replace them.
+  std::vector<std::string> input_files;
   hw::ClusterSpec cluster;
   workload::TransformerSpec model;
   workload::Plan plan;

@@ -67,7 +67,7 @@ Timeline Engine::run() {
     now_ = ev.time;
     ++timeline_.events;
     resources_[ev.owner]->on_event(ev.token, *this);
-    if (progress_ && (timeline_.events & 0xFFFF) == 0) progress_(finished_, graph_.size());
+    if (progress_ && (timeline_.events & 0x3FF) == 0) progress_(finished_, graph_.size());
   }
   if (finished_ != graph_.size()) {
     throw std::runtime_error("Engine: " + std::to_string(graph_.size() - finished_) +

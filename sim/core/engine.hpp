@@ -50,8 +50,9 @@ class Engine {
   // Resource ids are handed out in call order; a task's `resource` field names one.
   ResourceId add_resource(Resource& resource);
   void add_observer(TaskObserver& observer);
-  // Called every 65,536 events with (tasks finished, tasks in all), for a
-  // progress line on long runs.
+  // Called every 1,024 events with (tasks finished, tasks in all), for a
+  // progress line on long runs (an event can take milliseconds when it
+  // re-solves the rates of many flows).
   void set_progress(std::function<void(std::size_t, std::size_t)> progress) { progress_ = std::move(progress); }
 
   // Runs until no event is left. Throws std::runtime_error if a task never ran

@@ -81,7 +81,8 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
   w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
-  spdlog::info("lowered to {} tasks (about {:.0f} foreseen); simulating", w.sim->graph.size(), w.sim->estimate.tasks);
+  spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
+               w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   lower::run(*w.sim, nullptr, controls.progress);
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);

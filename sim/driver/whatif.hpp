@@ -34,7 +34,7 @@ struct Controls {
   // While the task graph is built: (copies of the pipeline lowered, copies
   // in all), after each copy.
   std::function<void(std::size_t, std::size_t)> lowering_progress;
-  // While it runs: (tasks finished, tasks in all), every 65,536 events.
+  // While it runs: (tasks finished, tasks in all), every 1,024 events.
   std::function<void(std::size_t, std::size_t)> progress;
 };
 

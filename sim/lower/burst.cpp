@@ -62,9 +62,16 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   // Per layer and GPU of it: a forward, a backward and an all-reduce task;
   // per layer, moves of samples to and from the previous layer's GPUs (at
   // most one per GPU of either, each way).
-  double tasks = 0.0;
-  for (std::size_t i = 0; i < L; ++i) tasks += 3.0 * layer_gpus[i] + 2.0 * (layer_gpus[i] + (i ? layer_gpus[i - 1] : 0));
-  const WorkEstimate work = work_estimate(1, G, tasks, options.collectives == CollectiveModel::kFlow);
+  // With flow collectives, each layer's all-reduce over its w GPUs is a
+  // ring of 2 (w - 1) steps of w flows.
+  const bool flows = options.collectives == CollectiveModel::kFlow;
+  PipelineWork per_layer_table;
+  for (std::size_t i = 0; i < L; ++i) {
+    const double w = layer_gpus[i];
+    per_layer_table.tasks += 3.0 * w + 2.0 * (w + (i ? layer_gpus[i - 1] : 0));
+    per_layer_table.flow_steps += flows ? 2.0 * w * (w - 1) : 0.0;
+  }
+  const WorkEstimate work = work_estimate(1, G, per_layer_table, flows);
   check_work(work, options.limits, fmt::format("simulating {} layers on up to {} GPUs", L, G),
              "simulate fewer GPUs or fewer layers");
   auto sim = std::make_unique<Simulation>();

@@ -153,9 +153,10 @@ class Lowering {
   // The tasks lowering makes for one copy of the pipeline: a task per action
   // that becomes one, a compute action's gradient-bucket parts, its tensor
   // peers' meeting (full fidelity) and its ZeRO-3 gradient scatter, a
-  // reduction per bucket. Counted from the program alone, before anything
-  // is built, so that work too large for the machine is refused at once.
-  double tasks_per_pipeline() const;
+  // reduction per bucket; and, with flow collectives, the flow steps of the
+  // data-parallel collectives of all copies. Counted from the program alone,
+  // before anything is built, so that work too large is refused at once.
+  PipelineWork work_per_pipeline() const;
   void find_concatenated_weight_grads();
   void lower_pipeline(int p);
   void wire_dependencies(int p);
@@ -260,7 +261,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   const int P = static_cast<int>(pipelines_.size());
   const int Q = P * R;
-  sim_->estimate = work_estimate(P, R, tasks_per_pipeline(), options_.collectives == CollectiveModel::kFlow);
+  sim_->estimate = work_estimate(P, R, work_per_pipeline(), options_.collectives == CollectiveModel::kFlow);
   if (symmetric()) {
     check_work(sim_->estimate, options_.limits, fmt::format("simulating one pipeline of {} GPUs", Q),
                "use fewer micro-batches (a larger parallel.microbatch_size or a smaller parallel.global_batch)");
@@ -378,9 +379,14 @@ std::unique_ptr<Simulation> Lowering::build() {
   return std::move(sim_);
 }
 
-double Lowering::tasks_per_pipeline() const {
+PipelineWork Lowering::work_per_pipeline() const {
   const bool full = !symmetric();
-  double tasks = 0;
+  PipelineWork work;
+  // A collective over the dp replicas, as flows: a ring's 2 (n - 1) steps of
+  // n flows for an all-reduce, half that for a reduce-scatter or an
+  // all-gather (trees and hierarchical rings take fewer).
+  const double n = plan_.dp;
+  const double ring = options_.collectives == CollectiveModel::kFlow ? n * (n - 1) : 0.0;
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {
     std::fill(cut.begin(), cut.end(), 0);
@@ -391,18 +397,29 @@ double Lowering::tasks_per_pipeline() const {
       if (schedule::is_compute(a.op)) {
         const bool last_backward = schedule::is_backward_end(a.op) && !cut[a.stage];
         if (last_backward) cut[a.stage] = 1;
-        tasks += (last_backward ? buckets : 1) + (full && plan_.tp > 1 ? 1 : 0) +
-                 (c.grad_scatter > core::Time::zero() ? 1 : 0);
+        const bool scatter = c.grad_scatter > core::Time::zero();
+        work.tasks += (last_backward ? buckets : 1) + (full && plan_.tp > 1 ? 1 : 0) + (scatter ? 1 : 0);
+        work.flow_steps += scatter ? ring : 0.0;
       } else if (a.op == Op::kReduceGrad) {
-        tasks += buckets + (a.stage == 0 || a.stage + 1 == shape_.stages ? 1 : 0);  // a tied embedding's all-reduce
+        const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
+        work.tasks += buckets + (embedding ? 1 : 0);
+        work.flow_steps += buckets * 2 * ring;
       } else if (a.op == Op::kOptimizer) {
-        tasks += 2;  // and ZeRO-1/2's parameter gather
+        work.tasks += 2;  // and ZeRO-1/2's parameter gather
+        work.flow_steps += ring;
+      } else if (a.op == Op::kUnshard) {
+        work.tasks += 1;
+        work.flow_steps += ring;
       } else if (a.op != Op::kRecvF && a.op != Op::kRecvB && a.op != Op::kReshard) {
-        tasks += 1;  // a transfer, a ZeRO-3 gather
+        work.tasks += 1;  // a transfer
       }
     }
   }
-  return tasks;
+  // Every tensor rank's copy of a data-parallel group runs its own flows:
+  // its own pipeline in full fidelity, a copy beside the representative's
+  // in symmetric fidelity.
+  work.flow_steps *= plan_.tp;
+  return work;
 }
 
 void Lowering::find_concatenated_weight_grads() {

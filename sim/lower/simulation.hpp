@@ -175,7 +175,7 @@ void apply_link_faults(hw::Topology& topology, const std::vector<LinkFault>& fau
 
 // Runs the engine over a lowered simulation and stores its timeline;
 // `observer`, if given, also sees every task start and end; `progress`, if
-// given, hears (tasks finished, tasks in all) every 65,536 events.
+// given, hears (tasks finished, tasks in all) every 1,024 events.
 void run(Simulation& sim, core::TaskObserver* observer = nullptr,
          const std::function<void(std::size_t, std::size_t)>& progress = {});
 

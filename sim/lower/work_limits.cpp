@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 namespace trainsim::lower {
@@ -33,13 +34,26 @@ double available_bytes() {
   return 0.0;
 }
 
+// The cgroup (v2) memory limit of this process in bytes, or 0 when there is
+// none ("max") or it cannot be read.
+double cgroup_limit_bytes() {
+  std::ifstream in("/sys/fs/cgroup/memory.max");
+  std::string value;
+  if (!(in >> value) || value == "max") return 0.0;
+  char* end = nullptr;
+  const double bytes = std::strtod(value.c_str(), &end);
+  return end != value.c_str() && bytes > 0.0 ? bytes : 0.0;
+}
+
 }  // namespace
 
-WorkEstimate work_estimate(long long pipelines, long long ranks, double tasks_per_pipeline, bool flow_collectives) {
+WorkEstimate work_estimate(long long pipelines, long long ranks, const PipelineWork& per_pipeline,
+                           bool flow_collectives) {
   WorkEstimate w;
   w.pipelines = pipelines;
   w.gpus = pipelines * ranks;  // the plan's GPUs at most: far below 2^63
-  w.tasks = static_cast<double>(pipelines) * tasks_per_pipeline;
+  w.tasks = static_cast<double>(pipelines) * per_pipeline.tasks;
+  w.flow_steps = per_pipeline.flow_steps;
   w.bytes = w.tasks * (flow_collectives ? kBytesPerTaskWithFlows : kBytesPerTask);
   return w;
 }
@@ -47,6 +61,14 @@ WorkEstimate work_estimate(long long pipelines, long long ranks, double tasks_pe
 void check_work(const WorkEstimate& work, const WorkLimits& limits, const std::string& what, const std::string& instead) {
   const bool too_many_tasks = limits.tasks > 0 && work.tasks > static_cast<double>(limits.tasks);
   const bool too_much_memory = limits.bytes > 0.0 && work.bytes > limits.bytes;
+  const bool too_many_flows = limits.flow_steps > 0.0 && work.flow_steps > limits.flow_steps;
+  if (too_many_flows && !too_many_tasks && !too_much_memory) {
+    throw WorkTooLarge(fmt::format("{} runs about {:.3g} flow steps in its data-parallel collectives, more than the "
+                                   "{:.3g} that simulate in about an hour; use options.collectives = \"analytic\" "
+                                   "(NCCL's cost model; flows matter where collectives share links with other "
+                                   "traffic), or fewer data-parallel replicas",
+                                   what, work.flow_steps, limits.flow_steps));
+  }
   if (!too_many_tasks && !too_much_memory) return;
   const std::string size =
       too_much_memory
@@ -64,8 +86,10 @@ WorkLimits machine_limits() {
       const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
       bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
     }
+    // A container's or a Slurm job's own limit, when lower than the machine's.
+    if (const double cgroup = cgroup_limit_bytes(); cgroup > 0.0 && (bytes <= 0.0 || cgroup < bytes)) bytes = cgroup;
     // Leave a fifth for the rest of the process and the machine.
-    return WorkLimits{0, bytes * 0.8};
+    return WorkLimits{0, bytes * 0.8, kMaxFlowSteps};
   }();
   return limits;
 }

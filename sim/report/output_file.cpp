@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace trainsim::report {
 
@@ -29,15 +32,78 @@ int write_all(int fd, std::string_view text) {
   return 0;
 }
 
-// The file the path stands for: a symbolic link's target, so that replacing
-// it keeps the link.
-fs::path resolved(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    const fs::path target = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    if (!ec) return target;
+// Where an output goes, decided without opening or creating anything.
+struct Destination {
+  enum class Kind {
+    kFile,        // a regular file, new or old: replaced whole (`path`, links followed)
+    kInPlace,     // a device or a pipe (`path`): written as it is
+    kDescriptor,  // a descriptor this process has open (`fd`): /dev/stdout, /dev/fd/N
+  };
+  Kind kind = Kind::kFile;
+  fs::path path;
+  int fd = -1;
+  std::string problem;  // why it cannot be written, when that is known already
+};
+
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name a descriptor
+// of this process: the one it writes to, never a file to replace. (Following
+// /dev/stdout to the file the shell opened and renaming over it would wipe
+// what else went to standard output.)
+int descriptor_named(const fs::path& p) {
+  const std::string s = p.lexically_normal().string();
+  if (s == "/dev/stdout") return STDOUT_FILENO;
+  if (s == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (s.rfind(prefix, 0) != 0) continue;
+    int fd = -1;
+    const char* first = s.data() + prefix.size();
+    const auto [end, ec] = std::from_chars(first, s.data() + s.size(), fd);
+    if (ec == std::errc() && end == s.data() + s.size() && fd >= 0) return fd;
   }
-  return fs::path(path);
+  return -1;
+}
+
+Destination destination(const std::string& given) {
+  Destination d;
+  fs::path p(given);
+  if (!p.has_filename()) {
+    d.problem = "expected a file name, got the path of a folder";
+    return d;
+  }
+  // Follow symbolic links one at a time (a link to a link to a file), so
+  // that replacing the file keeps every link, a link to a missing file
+  // creates that file, and a loop is named.
+  for (int hops = 0;; ++hops) {
+    if (const int fd = descriptor_named(p); fd >= 0) {
+      d.kind = Destination::Kind::kDescriptor;
+      d.fd = fd;
+      return d;
+    }
+    std::error_code ec;
+    const fs::file_status link = fs::symlink_status(p, ec);
+    if (!fs::is_symlink(link)) break;
+    if (hops == 40) {
+      d.problem = "a loop of symbolic links";
+      return d;
+    }
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) {
+      d.problem = ec.message();
+      return d;
+    }
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  d.path = p;
+  std::error_code ec;
+  const fs::file_status status = fs::status(p, ec);
+  if (fs::is_directory(status)) {
+    d.problem = "it is a directory";
+  } else if (fs::exists(status) && !fs::is_regular_file(status)) {
+    d.kind = Destination::Kind::kInPlace;
+  } else if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    d.problem = ec.message();
+  }
+  return d;
 }
 
 // Creates the folder of `target`; empty or why not.
@@ -52,44 +118,61 @@ std::string make_folder(const fs::path& target) {
 // A new temporary file beside `target`; its descriptor (or -1 with errno) and name.
 int make_temporary(const fs::path& target, std::string& name) {
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  name = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::string hidden = ".";
+  hidden += target.filename().string();
+  hidden += ".XXXXXX";
+  name = (folder / hidden).string();
   return ::mkstemp(name.data());
+}
+
+// The process's umask, read without changing it (umask() would change it
+// for a moment under every other thread); 022 when it cannot be read.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Umask:") {
+      std::string octal;
+      status >> octal;
+      unsigned value = 0;
+      const auto [end, ec] = std::from_chars(octal.data(), octal.data() + octal.size(), value, 8);
+      if (ec == std::errc()) return static_cast<mode_t>(value);
+      break;
+    }
+  }
+  return 022;
 }
 
 }  // namespace
 
 std::string write_output_file(const std::string& path, std::string_view text) {
-  const fs::path target = resolved(path);
-  std::error_code ec;
-  const fs::file_status status = fs::status(target, ec);
-  if (fs::is_directory(status)) return "it is a directory";
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
-    // A device or a pipe: nothing to replace, write straight to it.
-    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const Destination d = destination(path);
+  if (!d.problem.empty()) return d.problem;
+  if (d.kind == Destination::Kind::kDescriptor) {
+    if (d.fd == STDOUT_FILENO) std::fflush(stdout);  // after what the command printed before
+    if (d.fd == STDERR_FILENO) std::fflush(stderr);
+    const int error = write_all(d.fd, text);
+    return error == 0 ? std::string() : errno_text(error);
+  }
+  if (d.kind == Destination::Kind::kInPlace) {
+    const int fd = ::open(d.path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return errno_text(errno);
     const int error = write_all(fd, text);
     if (::close(fd) != 0 && error == 0) return errno_text(errno);
     return error == 0 ? std::string() : errno_text(error);
   }
-  if (std::string why = make_folder(target); !why.empty()) return why;
+  if (std::string why = make_folder(d.path); !why.empty()) return why;
   std::string temporary;
-  const int fd = make_temporary(target, temporary);
+  const int fd = make_temporary(d.path, temporary);
   if (fd < 0) return errno_text(errno);
   // The permissions a new file would get (or the old file's), not mkstemp's 0600.
-  mode_t mode = 0666;
   struct stat old {};
-  if (::stat(target.c_str(), &old) == 0) {
-    mode = old.st_mode & 07777;
-  } else {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    mode &= ~mask;
-  }
+  const mode_t mode = ::stat(d.path.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~current_umask());
   int error = write_all(fd, text);
   if (error == 0 && ::fchmod(fd, mode) != 0) error = errno;
   if (error == 0 && ::fsync(fd) != 0) error = errno;
   if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temporary.c_str(), target.c_str()) != 0) error = errno;
+  if (error == 0 && ::rename(temporary.c_str(), d.path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temporary.c_str());
     return errno_text(error);
@@ -98,19 +181,22 @@ std::string write_output_file(const std::string& path, std::string_view text) {
 }
 
 std::string output_problem(const std::string& path) {
-  const fs::path target = resolved(path);
-  std::error_code ec;
-  const fs::file_status status = fs::status(target, ec);
-  if (fs::is_directory(status)) return "it is a directory";
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
-    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0 && errno != ENXIO) return errno_text(errno);  // ENXIO: a pipe with no reader yet
-    if (fd >= 0) ::close(fd);
+  const Destination d = destination(path);
+  if (!d.problem.empty()) return d.problem;
+  if (d.kind == Destination::Kind::kDescriptor) {
+    const int flags = ::fcntl(d.fd, F_GETFL);
+    if (flags < 0) return errno_text(errno);
+    if ((flags & O_ACCMODE) == O_RDONLY) return "its descriptor is open for reading only";
     return {};
   }
-  if (std::string why = make_folder(target); !why.empty()) return why;
+  if (d.kind == Destination::Kind::kInPlace) {
+    // Never opened here: opening a pipe's write end and closing it again
+    // would end the reader waiting on it before the output comes.
+    return ::access(d.path.c_str(), W_OK) == 0 ? std::string() : errno_text(errno);
+  }
+  if (std::string why = make_folder(d.path); !why.empty()) return why;
   std::string temporary;
-  const int fd = make_temporary(target, temporary);
+  const int fd = make_temporary(d.path, temporary);
   if (fd < 0) return errno_text(errno);
   ::close(fd);
   ::unlink(temporary.c_str());

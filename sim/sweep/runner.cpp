@@ -48,12 +48,14 @@ void keep_freed_memory() {
 #endif
 }
 
-Result run_one(const Spec& spec, const Candidate& c) {
+Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits) {
   Result r = blank(spec, c);
   config::Scenario sc = spec.settings[c.cluster];
   sc.plan = c.plan;
   try {
-    const driver::WhatIf w = driver::simulate(sc);
+    driver::Controls controls;
+    controls.limits = limits;
+    const driver::WhatIf w = driver::simulate(sc, controls);
     const report::Summary s = driver::summarize(sc, w, spec.file);
     r.status = s.oom ? Status::kOom : Status::kOk;
     r.iteration_time_s = s.iteration_time_s;
@@ -109,6 +111,9 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
   }
 
   auto stopped = [&] { return options.stop != nullptr && options.stop->load(); };
+  // Plans run `jobs` at a time: each gets its share of the machine's memory.
+  lower::WorkLimits limits = lower::machine_limits();
+  limits.bytes /= std::max(options.jobs, 1);
   const std::size_t batch = prune ? std::max<std::size_t>(options.batch, 1) : std::max<std::size_t>(plans.size(), 1);
   std::vector<double> best;  // fitting iteration times so far, for the K-th best
   for (std::size_t start = 0; start < order.size() && !stopped(); start += batch) {
@@ -132,7 +137,7 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
       const std::size_t i = order[start + k];
       if (out.results[i].status == Status::kPruned || stopped()) return;
       const double bound = out.results[i].bound_s;
-      out.results[i] = run_one(spec, plans[i]);
+      out.results[i] = run_one(spec, plans[i], limits);
       out.results[i].bound_s = bound;
       ++done;
     });

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "lower/work_limits.hpp"
 #include "sweep/result.hpp"
 #include "sweep/space.hpp"
 
@@ -47,7 +48,8 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
 // command line and the benchmark, not by run().
 void keep_freed_memory();
 
-// One plan, as the runner runs it (exposed for tests).
-Result run_one(const Spec& spec, const Candidate& candidate);
+// One plan, as the runner runs it (exposed for tests), refused past `limits`
+// (lower::WorkTooLarge, reported as a failed plan).
+Result run_one(const Spec& spec, const Candidate& candidate, const lower::WorkLimits& limits = lower::machine_limits());
 
 }  // namespace trainsim::sweep

@@ -90,6 +90,11 @@ Space enumerate(const Spec& spec) {
     return consent.emplace(k, std::move(why)).first->second;
   };
 
+  const std::string kDpDiffers = "tp x pp x dp differs from the GPU count";
+  std::map<int, std::size_t> dp_index;  // a listed dp value -> its place in the list
+  for (std::size_t i = 0; i < spec.dp.values.size(); ++i) dp_index.emplace(spec.dp.values[i], i);
+  bool dp_refused_as_differing = false;
+
   std::vector<std::string> all_schedules;
   for (const auto& s : schedule::all_schedules()) all_schedules.emplace_back(s->name());
 
@@ -169,17 +174,25 @@ Space enumerate(const Spec& spec) {
         const int pp = pps[pi];
         const long long below_pp = static_cast<long long>(dps_n) * vps.size() * mbss.size() * tail;
         if (gpus % (static_cast<long long>(tp) * pp) != 0) {
-          refuse(below_pp, "tp x pp x dp differs from the GPU count", {{"tp", ti}, {"pp", pi}});
+          refuse(below_pp, kDpDiffers, {{"tp", ti}, {"pp", pi}});
           continue;
         }
         const int derived = gpus / (tp * pp);
-        for (std::size_t di = 0; di < dps_n; ++di) {
-          const int dp = spec.dp.automatic ? derived : spec.dp.values[di];
-          const long long below_dp = static_cast<long long>(vps.size()) * mbss.size() * tail;
-          if (dp != derived) {
-            refuse(below_dp, "tp x pp x dp differs from the GPU count", {{"tp", ti}, {"pp", pi}, {"dp", di}});
-            continue;
-          }
+        const long long below_dp = static_cast<long long>(vps.size()) * mbss.size() * tail;
+        // Only the dp that makes the GPU count runs; the other listed values
+        // are refused together (one lookup, not a pass over the list).
+        std::vector<std::size_t> dp_at;
+        if (spec.dp.automatic) {
+          dp_at.push_back(0);
+        } else if (const auto it = dp_index.find(derived); it != dp_index.end()) {
+          dp_at.push_back(it->second);
+        }
+        if (const auto others = static_cast<long long>(dps_n - dp_at.size()); others > 0) {
+          refuse(others * below_dp, kDpDiffers, {{"tp", ti}, {"pp", pi}});
+          dp_refused_as_differing = true;
+        }
+        for (const std::size_t di : dp_at) {
+          const int dp = derived;
           for (std::size_t vi = 0; vi < vps.size(); ++vi) {
             const int vp = vps[vi];
             const long long below_vp = static_cast<long long>(mbss.size()) * tail;
@@ -291,6 +304,12 @@ Space enumerate(const Spec& spec) {
     }
   }
 
+  // Listed dp values refused together above: the reason of any never used.
+  if (auto* dps = find_use("dp"); dps != nullptr && dp_refused_as_differing) {
+    for (Use& u : *dps) {
+      if (!u.used && u.why.empty()) u.why = kDpDiffers;
+    }
+  }
   // A listed value no valid plan uses is most likely a mistake.
   for (const auto& [axis, list] : uses) {
     for (std::size_t i = 0; i < list.size(); ++i) {

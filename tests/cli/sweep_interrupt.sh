@@ -22,15 +22,21 @@ fi
 "$ts" sweep "$sweep" -q -j 2 --json "$work/part.json" --csv "$work/part.csv" > "$work/out.txt" 2> "$work/err.txt" &
 pid=$!
 if [ "$delay" = 0 ]; then
-  # 0.1 s after the shell's child has become trainsim: past the program's
-  # start, well before the file is read.
+  # As soon as the process catches SIGINT (SigCgt in /proc), at most 0.3 s
+  # after the shell's child has become trainsim: either way well before the
+  # file is read (0.4 s at the least). Handlers put in only after reading
+  # would leave SIGINT ignored then, and the signal dropped.
   binary=$(readlink -f "$ts")
-  for _ in $(seq 1000); do
+  for _ in $(seq 2000); do
     [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$binary" ] && break
     [ -e "/proc/$pid" ] || break
     sleep 0.005
   done
-  sleep 0.1
+  for _ in $(seq 60); do
+    caught=$(awk '/^SigCgt:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    [ -n "$caught" ] && [ $(( 0x$caught & 2 )) -ne 0 ] && break
+    sleep 0.005
+  done
 else
   sleep "$delay"
 fi
@@ -44,8 +50,7 @@ grep -q "^interrupted by SIG$signal: ranking the [0-9]* plans finished" "$work/e
 if [ "$delay" != 0 ]; then
   grep -Eq '"status": "(ok|oom)"' "$work/part.json" || { echo "no finished plan written"; exit 1; }
 else
-  # Caught while reading: reading takes tens of milliseconds, the signal a
-  # few. Had the handlers come after reading, plans would have run.
+  # Caught while reading: no plan had started.
   grep -q "ranking the 0 plans finished" "$work/err.txt" || { echo "the signal came after reading"; cat "$work/err.txt"; exit 1; }
 fi
 echo "ok: $(grep -Ec ',(ok|oom),' "$work/part.csv") plans finished and written, status $status"

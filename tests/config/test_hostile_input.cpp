@@ -120,3 +120,12 @@ TEST_CASE("a loop of symbolic links is named as one") {
   CHECK(error(dir / "none.json") == (dir / "none.json").string() + ": cannot open config file: no such file");
   fs::remove_all(dir);
 }
+
+TEST_CASE("the empty key is a key: a repeat of it is named") {
+  try {
+    parse_json(R"({"a": {"": 1, "": 2}})", "x.json");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "x.json: a.\"\": duplicate key (each key may appear once in an object)");
+  }
+}

@@ -83,3 +83,19 @@ TEST_CASE("progress is reported while the graph is built and while it runs") {
   driver::simulate(scenario({"options.fidelity=full"}), c);
   CHECK(built == std::vector<std::pair<std::size_t, std::size_t>>{{1, 2}, {2, 2}});
 }
+
+TEST_CASE("flow collectives count their flow steps, and too many are refused") {
+  // dp 2 on the default example's 8 GPUs (tp 1, pp 4): each data-parallel
+  // collective is a ring of 2 replicas. Analytic collectives start no flows.
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.dp=2", "parallel.global_batch=64"};
+  std::vector<std::string> flows = plan;
+  flows.push_back("options.collectives=flow");
+  CHECK(driver::simulate(scenario(plan), no_limits()).sim->estimate.flow_steps == 0.0);
+  CHECK(driver::simulate(scenario(flows), no_limits()).sim->estimate.flow_steps > 0.0);
+  lower::WorkLimits few;
+  few.flow_steps = 1.0;
+  const std::string why = refusal(flows, few);
+  CHECK(why.find("flow steps in its data-parallel collectives") != std::string::npos);
+  CHECK(why.find("use options.collectives = \"analytic\"") != std::string::npos);
+  CHECK(refusal(plan, few) == "not refused");
+}

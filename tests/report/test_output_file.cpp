@@ -124,3 +124,33 @@ TEST_CASE("a symbolic link written to keeps pointing at its file") {
   CHECK(content(dir / "real.json") == "new");
   fs::remove_all(dir);
 }
+
+TEST_CASE("a link to a missing file creates that file; a loop of links is named") {
+  const fs::path dir = fresh_dir("trainsim_test_output_links");
+  fs::create_symlink("made.json", dir / "dangling.json");  // relative to the link's folder
+  CHECK(report::write_output_file((dir / "dangling.json").string(), "made") == "");
+  CHECK(fs::is_symlink(dir / "dangling.json"));
+  CHECK(content(dir / "made.json") == "made");
+  fs::create_symlink(dir / "b.json", dir / "a.json");
+  fs::create_symlink(dir / "a.json", dir / "b.json");
+  CHECK(report::output_problem((dir / "a.json").string()) == "a loop of symbolic links");
+  CHECK(report::write_output_file((dir / "a.json").string(), "x") == "a loop of symbolic links");
+  CHECK(fs::is_symlink(dir / "a.json"));  // left as it was
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a folder's path is no output file, refused before anything is made") {
+  const fs::path dir = fresh_dir("trainsim_test_output_folder");
+  CHECK(report::output_problem((dir / "new").string() + "/") == "expected a file name, got the path of a folder");
+  CHECK(!fs::exists(dir / "new"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("standard output and devices are written where they are, never replaced") {
+  // /dev/stdout is this process's descriptor 1, whatever file it was
+  // redirected to; /dev/null is a device: both are checked, not opened.
+  CHECK(report::output_problem("/dev/stdout") == "");
+  CHECK(report::output_problem("/dev/null") == "");
+  CHECK(report::write_output_file("/dev/null", "into nothing") == "");
+  CHECK(fs::is_character_file("/dev/null"));
+}

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cublasLt.h>
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -312,7 +313,7 @@ int main(int argc, char** argv) {
 
   // Whole or not at all: a full disk leaves no cut-short profile, and an
   // earlier profile at that path stays as it was.
-  const std::string partial = args.out + ".partial";
+  const std::string partial = args.out + ".partial." + std::to_string(getpid());  // this run's own
   std::ofstream out(partial, std::ios::binary);
   out << profile.dump(2) << "\n";
   out.close();
