@@ -18,7 +18,9 @@ TEST_CASE("model presets have their published parameter counts") {
       {"llama3.1-8b", 8.03e9},   {"llama3.1-70b", 70.55e9}, {"llama3-405b", 405.85e9}, {"llama2-7b", 6.74e9},
       {"llama2-13b", 13.02e9},   {"llama2-34b", 33.74e9},   {"llama2-70b", 68.98e9},   {"mpt-7b", 6.66e9},
       {"mpt-70b", 64.86e9}};
-  for (const auto& [name, params] : published) {
+  for (const auto& entry : published) {  // no structured binding: doctest's CAPTURE is a lambda
+    const std::string& name = entry.first;
+    const double params = entry.second;
     CAPTURE(name);
     nlohmann::json doc = nlohmann::json::parse(R"({"cluster": {"node": "dgx-a100", "nodes": 1},
                                                    "parallel": {"dp": 8, "global_batch": 8}})");
