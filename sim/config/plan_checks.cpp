@@ -1,0 +1,260 @@
+// Checks across sections: the plan against the model and the cluster (GPU
+// count, divisibility, size limits), a layer-table model's plan, a custom
+// network's reach, and a CSV schedule against the plan's shape.
+#include "config/sections.hpp"
+
+#include <filesystem>
+
+#include "core/checked.hpp"
+#include "hw/collective_runner.hpp"
+#include "hw/custom_network.hpp"
+#include "hw/flow_network.hpp"
+#include "hw/topology.hpp"
+#include "schedule/csv.hpp"
+
+namespace trainsim::config::detail {
+
+namespace {
+// A layer-table model runs data-parallel on every GPU, or under the burst
+// schedule; the pipeline and transformer settings do not apply to it.
+void check_layer_plan(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const int gpus = sc.cluster.gpus();
+  const bool burst = p.schedule == "burst";
+  const std::string why = "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
+  if (p.tp != 1) ctx.fail("parallel.tp", why);
+  if (p.pp != 1) ctx.fail("parallel.pp", why);
+  if (p.vp != 1) ctx.fail("parallel.vp", why);
+  if (p.microbatch_size != 1) ctx.fail("parallel.microbatch_size", why + "; each GPU runs its samples as one batch");
+  if (p.twobp_concat) ctx.fail("parallel.twobp_concat", why);
+  if (p.recompute != workload::Recompute::kNone) ctx.fail("parallel.recompute", why);
+  if (p.sequence_parallel) ctx.fail("parallel.sequence_parallel", why);
+  if (p.zero_stage != 0) ctx.fail("parallel.zero_stage", why);
+  if (!p.stage_layers.empty()) ctx.fail("parallel.stage_layers", why);
+  if (p.grad_bucket_mib != workload::Plan{}.grad_bucket_mib) {
+    ctx.fail("parallel.grad_bucket_mib", why + "; each layer's gradients are one all-reduce");
+  }
+  if (p.grad_accumulation != workload::Plan{}.grad_accumulation) ctx.fail("parallel.grad_accumulation", why);
+  if (p.precision != workload::Plan{}.precision) ctx.fail("parallel.precision", why);
+  if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
+  if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
+  if (sc.options.comm_slowdown > 0.0) {
+    ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
+                                      "foreground for a background job)");
+  }
+  if (burst && p.dp != 1 && p.dp != gpus) {
+    ctx.fail("parallel.dp", fmt::format("the burst schedule gives each layer its GPUs among all {}: expected {} or "
+                                        "none, got {}", gpus, gpus, p.dp));
+  }
+  if (!burst && p.dp != gpus) {
+    ctx.fail("parallel.dp", fmt::format("a layer-table model runs data-parallel on every GPU: expected {} "
+                                        "(cluster.nodes = {} x gpus_per_node = {}), got {}",
+                                        gpus, sc.cluster.nodes, sc.cluster.node.gpus_per_node, p.dp));
+  }
+  if (p.global_batch < (burst ? 1 : gpus)) {
+    ctx.fail("parallel.global_batch", fmt::format("{} samples leave GPUs without any under data parallelism over {} "
+                                                  "GPUs (the burst schedule can use fewer)", p.global_batch, gpus));
+  }
+  const auto& layers = sc.layer_model->layers;
+  // Tasks grow with layers x GPUs; keep the graph to a size that simulates in seconds.
+  constexpr long long kMaxLayerGpus = 2'500'000;
+  if (static_cast<long long>(layers.size()) * gpus > kMaxLayerGpus) {
+    ctx.fail("model.layers", fmt::format("{} layers x {} GPUs is more than the {} the simulator takes", layers.size(),
+                                         gpus, kMaxLayerGpus));
+  }
+  const auto& given = sc.burst.layer_gpus;
+  if (!given.empty()) {
+    if (given.size() != layers.size()) {
+      ctx.fail("parallel.burst.layer_gpus", fmt::format("expected one GPU count per layer ({} layers), got {}",
+                                                        layers.size(), given.size()));
+    }
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      if (gpus % given[i] != 0 || given[i] > p.global_batch) {
+        ctx.fail(fmt::format("parallel.burst.layer_gpus[{}]", i),
+                 fmt::format("expected a divisor of the cluster's {} GPUs up to parallel.global_batch = {} (layer "
+                             "\"{}\"), got {}", gpus, p.global_batch, layers[i].name, given[i]));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Checks that need more than one section.
+void check_consistency(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const auto& m = sc.model;
+  const int gpus = sc.cluster.gpus();
+  if (sc.layer_model) {
+    check_layer_plan(sc, ctx);
+    return;
+  }
+  if (p.schedule == "burst") {
+    ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
+  }
+  // Gradients in the other 16-bit type than the weights' (a layer-table
+  // model refuses both keys above instead).
+  const bool fp16 = p.precision == workload::Precision::kFp16;
+  if (p.grad_dtype == (fp16 ? workload::GradDtype::kBf16 : workload::GradDtype::kFp16)) {
+    ctx.fail("parallel.grad_dtype", fmt::format("{} gradients under {} precision; expected \"{}\" or \"fp32\" (or set "
+                                                "parallel.precision)",
+                                                fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
+  }
+  if (core::checked_product({p.tp, p.pp, p.dp}) != gpus) {
+    ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
+                                     "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
+                                     p.tp, p.pp, p.dp, core::product_text({p.tp, p.pp, p.dp}), gpus,
+                                     sc.cluster.nodes, sc.cluster.node.gpus_per_node),
+             {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes", "cluster.node.gpus_per_node"});
+  }
+  // A data- or tensor-parallel group is one collective; refused here, before
+  // any costing touches a group that size.
+  for (const auto& [key, size] : {std::pair<const char*, int>{"parallel.dp", p.dp}, {"parallel.tp", p.tp}}) {
+    if (static_cast<std::size_t>(size) > hw::kMaxCollectiveRanks) {
+      ctx.fail(key, fmt::format("{} ranks in one collective group, more than the {} the simulator takes", size,
+                                hw::kMaxCollectiveRanks));
+    }
+  }
+  if (!p.stage_layers.empty()) {
+    long long sum = 0;
+    for (int l : p.stage_layers) sum += l;
+    if (static_cast<long long>(p.stage_layers.size()) != static_cast<long long>(p.pp) * p.vp || sum != m.layers) {
+      ctx.fail("parallel.stage_layers", fmt::format("expected pp x vp = {} x {} = {} entries adding up to "
+                                                    "model.layers = {}, got {} adding up to {}",
+                                                    p.pp, p.vp, static_cast<long long>(p.pp) * p.vp, m.layers,
+                                                    p.stage_layers.size(), sum),
+               {"parallel.pp", "parallel.vp", "model.layers"});
+    }
+  } else if (m.layers % (static_cast<long long>(p.pp) * p.vp) != 0) {
+    ctx.fail(p.vp > 1 ? "parallel.vp" : "parallel.pp",
+             p.vp > 1 ? fmt::format("model.layers = {} does not divide into pp x vp = {} x {} = {} stages (or give "
+                                    "parallel.stage_layers)",
+                                    m.layers, p.pp, p.vp, static_cast<long long>(p.pp) * p.vp)
+                      : fmt::format("model.layers = {} does not divide into pp = {} stages (or give "
+                                    "parallel.stage_layers)",
+                                    m.layers, p.pp),
+             {"model.layers", "parallel.pp", "parallel.vp"});
+  }
+  if (m.heads % p.tp != 0) {
+    ctx.fail("parallel.tp", fmt::format("model.heads = {} does not divide across tp = {} ranks", m.heads, p.tp),
+             {"model.heads"});
+  }
+  if (m.kv_heads % p.tp != 0) {
+    ctx.fail("parallel.tp",
+             fmt::format("model.kv_heads = {} does not divide across tp = {} ranks", m.kv_heads, p.tp),
+             {"model.kv_heads", "model.heads"});
+  }
+  if (m.ffn % p.tp != 0) {
+    ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
+             {"model.ffn"});
+  }
+  const long long per_step = static_cast<long long>(p.dp) * p.microbatch_size;
+  if (p.global_batch % per_step != 0) {
+    ctx.fail("parallel.global_batch",
+             fmt::format("{} is not a multiple of dp x microbatch_size = {} x {} = {}", p.global_batch, p.dp,
+                         p.microbatch_size, per_step),
+             {"parallel.dp", "parallel.microbatch_size"});
+  }
+  // Each (stage, micro-batch) becomes a few tasks; keep the task graph to a
+  // size that simulates in seconds and fits in memory.
+  constexpr long long kMaxStageMicrobatches = 2'500'000;
+  const long long microbatches = p.global_batch / per_step;
+  const auto work = core::checked_product({p.pp, p.vp, microbatches});
+  if (!work || *work > kMaxStageMicrobatches) {
+    ctx.fail("parallel", fmt::format("pp x vp x micro-batches = {} x {} x {} = {} is more than the {} the simulator "
+                                     "takes (raise parallel.microbatch_size or lower parallel.global_batch)",
+                                     p.pp, p.vp, microbatches, core::product_text({p.pp, p.vp, microbatches}),
+                                     kMaxStageMicrobatches),
+             {"parallel.pp", "parallel.vp", "parallel.global_batch", "parallel.dp", "parallel.microbatch_size"});
+  }
+}
+
+// A custom network may leave GPUs apart. Every pair that exchanges data needs
+// a path: pipeline neighbours, tensor- and data-parallel peers (any two of a
+// group: a collective's ring may put them side by side), and the first and
+// last stages, which all-reduce a tied embedding.
+void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
+  const hw::ClusterSpec& cluster = sc.cluster;
+  if (cluster.network.kind != hw::NetworkKind::kCustom) return;
+  hw::FlowNetwork scratch;
+  const hw::Topology topology(cluster, scratch);
+  const hw::GpuReach reach(topology);
+  const workload::Plan& p = sc.plan;
+  // `why` makes the reason only when a message needs it.
+  auto need = [&](int a, int b, const auto& why) {
+    if (reach.connected(a, b)) return;
+    const hw::NodeSpec& n = cluster.node;
+    auto nic = [&](int gpu) {
+      return fmt::format("node{}.nic{}", cluster.node_of(gpu), (gpu % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node);
+    };
+    ctx.fail("cluster.network.links", fmt::format("GPU {} and GPU {} must talk ({}) but no path of links joins them "
+                                                  "(GPU {} uses {}, GPU {} uses {})",
+                                                  a, b, why(), a, nic(a), b, nic(b)));
+  };
+  for (int s = 0; s < p.pp; ++s) {
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        const int gpu = p.gpu_of(s, d, t);
+        if (s + 1 < p.pp) {
+          need(gpu, p.gpu_of(s + 1, d, t), [&] { return fmt::format("pipeline neighbours: stages {} and {}", s, s + 1); });
+        }
+        for (int u = t + 1; u < p.tp; ++u) {
+          need(gpu, p.gpu_of(s, d, u), [&] { return fmt::format("tensor-parallel peers in stage {}", s); });
+        }
+        for (int e = d + 1; e < p.dp; ++e) {
+          need(gpu, p.gpu_of(s, e, t), [&] { return fmt::format("data-parallel peers in stage {}", s); });
+        }
+      }
+    }
+  }
+  const int last = p.stages() - 1;
+  if (sc.model.arch == workload::Arch::kGpt && p.rank_of_stage(0) != p.rank_of_stage(last)) {
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        need(p.gpu_of(0, d, t), p.gpu_of(p.rank_of_stage(last), d, t),
+             [] { return std::string("first and last stages: they all-reduce the tied embedding"); });
+      }
+    }
+  }
+  if (p.vp > 1 && p.pp > 1 && p.placement() == schedule::Placement::kLooped) {
+    // Looped stages: the last rank's chunk feeds the first rank's next chunk.
+    for (int d = 0; d < p.dp; ++d) {
+      for (int t = 0; t < p.tp; ++t) {
+        need(p.gpu_of(p.pp - 1, d, t), p.gpu_of(0, d, t),
+             [] { return std::string("looped pipeline: the last rank sends to the first"); });
+      }
+    }
+  }
+}
+
+// `parallel.schedule: "csv:PATH"`: the schedule read from that file (relative
+// to the config's folder), checked against the plan's shape; null otherwise.
+// The file read is added to `files_read`.
+std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx,
+                                                            std::vector<std::string>& files_read) {
+  if (!schedule::is_csv_name(p.schedule)) return nullptr;
+  const std::string key = "parallel.schedule";
+  std::filesystem::path file(p.schedule.substr(schedule::kCsvPrefix.size()));
+  if (file.empty()) ctx.fail(key, "expected a file name after \"csv:\", e.g. \"csv:my-schedule.csv\"");
+  if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+  std::string text;
+  try {
+    text = read_text(file.string(), "schedule CSV file");
+    files_read.push_back(file.string());
+  } catch (const ConfigError& e) {
+    ctx.fail(key, e.what());
+  }
+  schedule::Program program;
+  try {
+    program = schedule::parse_csv(text);
+    schedule::check_fits(program,
+                         schedule::Shape::placed(schedule::implied_placement(program), p.pp, p.vp, p.microbatches()));
+  } catch (const schedule::CsvError& e) {
+    ctx.fail(key, file.string() + ":" + e.what());
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(key, file.string() + ": " + e.what());
+  }
+  return std::make_shared<schedule::CsvSchedule>(p.schedule, std::move(program));
+}
+
+}  // namespace trainsim::config::detail

@@ -1,0 +1,228 @@
+// cluster: nodes, the node and its GPU (presets, inline values or a
+// calibration profile), and the network (a built-in kind, or a custom one
+// of switches and links with placeholders).
+#include "config/sections.hpp"
+
+#include <filesystem>
+#include <map>
+
+#include "config/calibration_load.hpp"
+#include "config/gpu_match.hpp"
+#include "hw/custom_network.hpp"
+
+namespace trainsim::config::detail {
+
+namespace {
+
+hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
+  const Section s(doc, "cluster.node.gpu", ctx);
+  hw::GpuSpec g;
+  g.name = s.string_or("name", "custom GPU");
+  g.peak_tflops = s.positive_number("peak_tflops", kMinRate, kMaxTflops);
+  g.memory_gb = s.positive_number("memory_gb", 1e-3, kMaxMemoryGb);
+  g.hbm_tb_per_s = s.positive_number("hbm_tb_per_s", kMinRate, kMaxTbPerS);
+  g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s", kMinRate, kMaxTbPerS);
+  g.gemm_tflops = s.curve("gemm_tflops");
+  g.gemm_max_tflops = s.positive_number("gemm_max_tflops", kMinRate, kMaxTflops);
+  g.attention_tflops = s.curve("attention_tflops");
+  g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us", kMaxMicroseconds);
+  s.free_text("sources");
+  if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
+    ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");
+  }
+  // Measured throughput cannot beat the peak; a point that does is a typo.
+  if (g.gemm_max_tflops > g.peak_tflops) ctx.fail(s.path("gemm_max_tflops"), "cannot exceed peak_tflops");
+  for (const char* key : {"gemm_tflops", "attention_tflops"}) {
+    const auto& curve = std::string(key) == "gemm_tflops" ? g.gemm_tflops : g.attention_tflops;
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+      if (curve[i].tflops > g.peak_tflops) {
+        ctx.fail(fmt::format("{}[{}]", s.path(key), i),
+                 fmt::format("{} TFLOP/s exceeds peak_tflops = {}", curve[i].tflops, g.peak_tflops));
+      }
+    }
+  }
+  return g;
+}
+
+// A custom network's switches and links with their placeholders filled (see
+// hw::fill_placeholders), every name checked against the switches and the
+// nodes' vertices. A switch or cable that a placeholder entry gives more than
+// once counts once; given again by another entry, it is an error.
+hw::CustomNetwork read_custom_network(const Section& w, const hw::ClusterSpec& cluster, const Context& ctx) {
+  constexpr std::size_t kMaxEntries = 1'000'000;  // switches, or links, after filling
+  hw::CustomNetwork net;
+  auto list_at = [&](const std::string& key) -> const json& {
+    const json& v = w.required(key, "a list of objects");
+    if (!v.is_array()) ctx.fail(w.path(key), "expected a list of objects, got " + show(v));
+    return v;
+  };
+  auto fill = [&](const std::vector<std::string>& texts, const std::string& where) -> std::vector<hw::Filling> {
+    try {
+      return hw::fill_placeholders(texts, cluster.nodes, cluster.node.nics_per_node, kMaxEntries);
+    } catch (const std::invalid_argument& e) {
+      ctx.fail(where, e.what());
+    }
+  };
+  // " (\"leaf{n/2}\" with n = 4)" for a name a placeholder made.
+  auto filled_from = [](const std::string& pattern, const hw::Filling& f) -> std::string {
+    std::string values;
+    if (pattern.find("{n") != std::string::npos) values = fmt::format("n = {}", f.node);
+    if (pattern.find("{i") != std::string::npos) values += (values.empty() ? "" : ", ") + fmt::format("i = {}", f.nic);
+    return values.empty() ? "" : fmt::format(" (\"{}\" with {})", pattern, values);
+  };
+
+  std::map<std::string, std::string> switch_at;  // name -> where it is listed
+  if (w.has("switches")) {
+    const json& list = list_at("switches");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Section e(list[k], fmt::format("{}[{}]", w.path("switches"), k), {"name"}, ctx);
+      const std::string pattern = e.string("name");
+      for (const hw::Filling& f : fill({pattern}, e.path("name"))) {
+        const std::string& name = f.texts[0];
+        if (name.empty()) ctx.fail(e.path("name"), "expected a non-empty name");
+        if (name.find("->") != std::string::npos) {
+          ctx.fail(e.path("name"), fmt::format("\"{}\": a name may not hold \"->\" (link names use it)", name));
+        }
+        if (hw::node_vertex(name, cluster)) {
+          ctx.fail(e.path("name"),
+                   fmt::format("\"{}\" is the name of a node's vertex; a switch needs a name of its own", name));
+        }
+        if (const auto it = switch_at.find(name); it != switch_at.end()) {
+          ctx.fail(e.path("name"), fmt::format("switch \"{}\"{} is already listed at {}", name, filled_from(pattern, f),
+                                               it->second));
+        }
+        switch_at.emplace(name, e.path("name"));
+        net.switches.push_back(name);
+      }
+      if (net.switches.size() > kMaxEntries) {
+        ctx.fail(w.path("switches"), fmt::format("more than {} switches", kMaxEntries));
+      }
+    }
+  }
+
+  // An unknown name is named with the closest known one and what is known.
+  auto unknown = [&](const std::string& name, const std::string& from) {
+    std::vector<std::string> known = net.switches;
+    const std::vector<std::string> nodes = hw::node_vertex_names(cluster, 64);
+    known.insert(known.end(), nodes.begin(), nodes.end());
+    const auto near = closest(name, known);
+    const auto listed = static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, net.switches.size()));
+    std::vector<std::string> shown(net.switches.begin(), net.switches.begin() + listed);
+    if (net.switches.size() > shown.size()) shown.push_back("...");
+    return fmt::format("no switch or node vertex named \"{}\"{}{}; switches: {}; node vertices: {}", name, from,
+                       near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                       shown.empty() ? "none" : join(shown, ", "), hw::node_vertex_ranges(cluster));
+  };
+  std::map<std::pair<std::string, std::string>, std::string> cable_at;  // (name, name) in order -> where
+  const json& list = list_at("links");
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const std::string where = fmt::format("{}[{}]", w.path("links"), k);
+    const Section e(list[k], where, {"from", "to", "gbit_per_s", "latency_us"}, ctx);
+    const std::string from = e.string("from"), to = e.string("to");
+    const double gbit = e.positive_number("gbit_per_s", kMinRate, kMaxBandwidth);
+    const double latency = e.has("latency_us") ? e.non_negative_number("latency_us", kMaxMicroseconds) : 0.0;
+    for (const hw::Filling& f : fill({from, to}, where)) {
+      for (int end = 0; end < 2; ++end) {
+        const std::string& name = f.texts[end];
+        if (!switch_at.count(name) && !hw::node_vertex(name, cluster)) {
+          ctx.fail(e.path(end == 0 ? "from" : "to"), unknown(name, filled_from(end == 0 ? from : to, f)));
+        }
+      }
+      if (f.texts[0] == f.texts[1]) ctx.fail(where, fmt::format("a link from \"{}\" to itself", f.texts[0]));
+      const auto ends = std::minmax(f.texts[0], f.texts[1]);
+      const auto [it, fresh] = cable_at.emplace(std::make_pair(ends.first, ends.second), where);
+      if (!fresh) {
+        ctx.fail(where, fmt::format("{} and {} are already joined by {} (give one link with the bandwidth of both)",
+                                    f.texts[0], f.texts[1], it->second));
+      }
+      net.links.push_back({f.texts[0], f.texts[1], gbit, latency});
+    }
+    if (net.links.size() > kMaxEntries) ctx.fail(w.path("links"), fmt::format("more than {} links", kMaxEntries));
+  }
+  return net;
+}
+
+}  // namespace
+
+hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
+  const Section c(doc, "cluster", ctx);
+  const Section n(doc, "cluster.node", ctx);
+  hw::ClusterSpec cluster;
+  cluster.nodes = c.positive_int("nodes", kMaxCount);
+  hw::NodeSpec& node = cluster.node;
+  node.name = n.string_or("name", "custom node");
+  node.gpu = read_gpu(doc, ctx);
+  node.gpus_per_node = n.positive_int("gpus_per_node", 1024);
+  node.nvlink_gb_per_s = n.positive_number("nvlink_gb_per_s", kMinRate, kMaxBandwidth);
+  node.nvlink_latency_us = n.non_negative_number("nvlink_latency_us", kMaxMicroseconds);
+  node.nvlink_bus_gb_per_s = n.positive_number("nvlink_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  if (n.has("nvlink_sendrecv_gb_per_s")) {
+    node.nvlink_sendrecv_gb_per_s = n.positive_number("nvlink_sendrecv_gb_per_s", kMinRate, kMaxBandwidth);
+    if (node.nvlink_sendrecv_gb_per_s > node.nvlink_gb_per_s) {
+      ctx.fail(n.path("nvlink_sendrecv_gb_per_s"),
+               fmt::format("{} GB/s is above the NVLink line rate nvlink_gb_per_s ({} GB/s); expected at most that "
+                           "(when lowering nvlink_gb_per_s, lower this too)",
+                           node.nvlink_sendrecv_gb_per_s, node.nvlink_gb_per_s));
+    }
+  }
+  node.nics_per_node = n.positive_int("nics_per_node", 1024);
+  node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
+  node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
+  n.free_text("sources");
+  const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
+  if (gpus > kMaxGpus) {
+    ctx.fail("cluster.nodes", fmt::format("{} nodes x {} GPUs = {} GPUs, more than the {} supported", cluster.nodes,
+                                          node.gpus_per_node, gpus, kMaxGpus));
+  }
+  if (doc["cluster"].contains("network")) {
+    const Section w(doc, "cluster.network", ctx);
+    hw::NetworkSpec& net = cluster.network;
+    net.kind = w.choice<hw::NetworkKind>("kind", hw::NetworkKind::kFlat,
+                                         {{"flat", hw::NetworkKind::kFlat},
+                                          {"fat-tree", hw::NetworkKind::kFatTree},
+                                          {"rail", hw::NetworkKind::kRail},
+                                          {"custom", hw::NetworkKind::kCustom}});
+    if (net.kind == hw::NetworkKind::kCustom) {
+      for (const char* key : {"nodes_per_leaf", "oversubscription", "switch_latency_us"}) {
+        if (w.has(key)) {
+          ctx.fail(w.path(key), "not used by a custom network (each of its links gives its own gbit_per_s and "
+                                "latency_us)");
+        }
+      }
+      net.custom = read_custom_network(w, cluster, ctx);
+    } else {
+      for (const char* key : {"switches", "links"}) {
+        if (w.has(key)) ctx.fail(w.path(key), "only read when cluster.network.kind is \"custom\"");
+      }
+    }
+    net.nodes_per_leaf = w.positive_int_or("nodes_per_leaf", 1, kMaxCount);
+    net.oversubscription = w.has("oversubscription") ? w.positive_number("oversubscription", 1.0, 1e3) : 1.0;
+    net.switch_latency_us = w.has("switch_latency_us") ? w.non_negative_number("switch_latency_us", kMaxMicroseconds) : 0.0;
+    w.string_or("name", "");
+    w.free_text("sources");
+  }
+  if (c.has("calibration")) {
+    // A profile tools/calibrate wrote, relative to the config's folder; its
+    // own errors name the profile's file and JSON path.
+    std::filesystem::path file(c.string("calibration"));
+    if (file.empty()) ctx.fail(c.path("calibration"), "expected the path of a calibration profile (JSON)");
+    if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) ctx.fail(c.path("calibration"), "no such file: " + file.string());
+    const auto profile = load_calibration_profile(file.string());
+    // Another GPU's measurements would time this cluster as that GPU, silently.
+    if (!same_gpu(profile->header.gpu_name, node.gpu.name)) {
+      ctx.fail(c.path("calibration"),
+               fmt::format("the profile {} was measured on {} (header.gpu_name), but the cluster's GPU is {} "
+                           "(cluster.node.gpu.name); expected a profile of that GPU (if it is the same chip under "
+                           "another name, set cluster.node.gpu.name to \"{}\")",
+                           file.string(), profile->header.gpu_name, node.gpu.name, profile->header.gpu_name),
+               {"cluster.node.gpu.name"});
+    }
+    cluster.node = calibrated(cluster.node, profile);
+  }
+  return cluster;
+}
+
+}  // namespace trainsim::config::detail

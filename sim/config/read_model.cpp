@@ -1,0 +1,155 @@
+// model: a transformer by shape, or a layer table (a CNN, for burst
+// parallelism); and parallel.burst.
+#include "config/sections.hpp"
+
+namespace trainsim::config::detail {
+
+workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
+  const Section s(doc, "model", ctx);
+  workload::TransformerSpec m;
+  m.name = s.string_or("name", "custom model");
+  m.arch = s.choice<workload::Arch>("arch", workload::Arch::kGpt,
+                                     {{"gpt", workload::Arch::kGpt},
+                                      {"llama", workload::Arch::kLlama},
+                                      {"layers", workload::Arch::kGpt}});  // "layers": read_layer_table
+  m.layers = s.positive_int("layers", kMaxModelDim);
+  m.hidden = s.positive_int("hidden", kMaxModelDim);
+  m.heads = s.positive_int("heads", kMaxModelDim);
+  m.kv_heads = s.positive_int_or("kv_heads", m.heads, kMaxModelDim);
+  m.ffn = s.positive_int("ffn", kMaxModelDim);
+  m.seq = s.positive_int("seq", kMaxModelDim);
+  m.vocab = s.positive_int("vocab", kMaxModelDim);
+  s.free_text("source");
+  if (m.hidden % m.heads != 0) {
+    ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads),
+             {"model.hidden"});
+  }
+  if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
+    ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads),
+             {"model.heads"});
+  }
+  return m;
+}
+
+// ---- Layer-table models and burst parallelism (workload/layer_table.hpp,
+// workload/burst_spec.hpp) ----
+
+bool is_layer_table(const json& doc, const std::string& path) {
+  const json* v = &doc;
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!v->is_object() || !v->contains(key)) return false;
+    v = &(*v)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return v->is_object() && v->contains("arch") && (*v)["arch"] == "layers";
+}
+
+workload::LayerTable read_layer_table(const json& doc, const std::string& path, const Context& ctx) {
+  const Section s(doc, path, ctx);
+  workload::LayerTable t;
+  t.name = s.string_or("name", "custom model");
+  s.choice<int>("arch", 0, {{"layers", 0}});
+  s.free_text("source");
+  for (const char* key : {"hidden", "heads", "kv_heads", "ffn", "seq", "vocab"}) {
+    if (s.has(key)) ctx.fail(s.path(key), "not a key of a layer-table model (arch \"layers\"); remove it");
+  }
+  t.input_bytes_per_sample = s.positive_number("input_bytes_per_sample", 1.0, 1e12);
+  const std::string expected =
+      "a non-empty list of layers {name, flops_per_sample, params, output_bytes_per_sample[, gemms]}";
+  const json& list = s.required("layers", expected);
+  if (!list.is_array() || list.empty()) ctx.fail(s.path("layers"), "expected " + expected + ", got " + show(list));
+  constexpr std::size_t kMaxLayers = 10'000;
+  if (list.size() > kMaxLayers) {
+    ctx.fail(s.path("layers"), fmt::format("expected at most {} layers, got {}", kMaxLayers, list.size()));
+  }
+  const std::vector<std::string> known = {"name", "flops_per_sample", "params", "output_bytes_per_sample", "gemms"};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = fmt::format("{}[{}]", s.path("layers"), i);
+    const json& e = list[i];
+    if (!e.is_object()) {
+      ctx.fail(where, "expected a layer {name, flops_per_sample, params, output_bytes_per_sample}, got " + show(e));
+    }
+    for (const auto& [k, v] : e.items()) {
+      if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+      ctx.fail(where + "." + excerpt(k), unknown_key_message(k, known));
+    }
+    // A number in [min, max] (min 0 allows zero).
+    auto number = [&](const std::string& key, double min, double max) {
+      if (!e.contains(key)) {
+        ctx.fail(where + "." + key, fmt::format("is missing (expected a number from {:g} to {:g})", min, max));
+      }
+      const json& v = e[key];
+      if (!v.is_number() || !(v.get<double>() >= min) || v.get<double>() > max || (min > 0.0 && v.get<double>() == 0.0)) {
+        ctx.fail(where + "." + key, fmt::format("expected a number from {:g} to {:g}, got {}", min, max, show(v)));
+      }
+      return v.get<double>();
+    };
+    workload::Layer l;
+    if (!e.contains("name") || !e["name"].is_string() || e["name"].get<std::string>().empty()) {
+      ctx.fail(where + ".name", "expected the layer's name (a non-empty string)");
+    }
+    l.name = e["name"].get<std::string>();
+    l.flops_per_sample = number("flops_per_sample", 0.0, 1e15);
+    l.params = number("params", 0.0, 1e13);
+    l.output_bytes_per_sample = number("output_bytes_per_sample", 1.0, 1e12);
+    if (e.contains("gemms")) {
+      const json& g = e["gemms"];
+      if (!g.is_array()) ctx.fail(where + ".gemms", "expected a list of [m_per_sample, n, k], got " + show(g));
+      double flops = 0.0;
+      for (std::size_t j = 0; j < g.size(); ++j) {
+        const json& x = g[j];
+        const bool ok = x.is_array() && x.size() == 3 &&
+                        std::all_of(x.begin(), x.end(), [](const json& d) {
+                          return d.is_number() && d.get<double>() >= 1.0 && d.get<double>() <= 1e9;
+                        });
+        if (!ok) {
+          ctx.fail(fmt::format("{}.gemms[{}]", where, j), "expected [m_per_sample, n, k], each from 1 to 1e9, got " + show(x));
+        }
+        l.gemms.push_back({x[0].get<double>(), x[1].get<double>(), x[2].get<double>()});
+        flops += l.gemms.back().flops_per_sample();
+      }
+      if (flops > l.flops_per_sample * (1.0 + 1e-9)) {
+        ctx.fail(where + ".gemms", fmt::format("the GEMMs' FLOPs (2 m n k, summed: {:g}) exceed flops_per_sample = {:g}",
+                                               flops, l.flops_per_sample));
+      }
+    }
+    t.layers.push_back(std::move(l));
+  }
+  return t;
+}
+
+workload::BurstSpec read_burst(const json& doc, const Context& ctx) {
+  workload::BurstSpec b;
+  if (!doc.contains("parallel") || !doc["parallel"].is_object() || !doc["parallel"].contains("burst")) return b;
+  const Section s(doc, "parallel.burst", ctx);
+  if (s.has("amplification_limit")) b.amplification_limit = s.positive_number("amplification_limit", 1.0, 1e6);
+  if (s.has("layer_gpus")) {
+    const json& v = s.required("layer_gpus", "a list of GPU counts, one per layer");
+    if (!v.is_array()) ctx.fail(s.path("layer_gpus"), "expected a list of GPU counts, one per layer, got " + show(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_number_integer() || v[i].get<long long>() < 1 || v[i].get<long long>() > kMaxGpus) {
+        ctx.fail(fmt::format("{}[{}]", s.path("layer_gpus"), i), "expected a positive integer, got " + show(v[i]));
+      }
+      b.layer_gpus.push_back(v[i].get<int>());
+    }
+  }
+  if (s.has("interference")) b.interference = s.non_negative_number("interference", 10.0);
+  if (s.has("background")) {
+    const Section bg(doc, "parallel.burst.background", ctx);
+    const std::string path = bg.path("model");
+    bg.required("model", "a layer-table model: a preset name such as \"resnet-50\", an object or a .json file");
+    if (!is_layer_table(doc, path)) ctx.fail(path, "expected a layer-table model (arch \"layers\"), such as \"resnet-50\"");
+    workload::BurstBackground background;
+    background.model = read_layer_table(doc, path, ctx);
+    background.batch = bg.positive_int("batch", kMaxCount);
+    b.background = std::move(background);
+  } else if (s.has("interference")) {
+    ctx.fail(s.path("interference"), "applies only with parallel.burst.background (the job it slows the foreground for)");
+  }
+  return b;
+}
+
+}  // namespace trainsim::config::detail

@@ -1,0 +1,86 @@
+// parallel: the plan (degrees, batch, schedule, recompute, ZeRO, precision,
+// stage layers).
+#include "config/sections.hpp"
+
+#include "schedule/csv.hpp"
+#include "schedule/registry.hpp"
+
+namespace trainsim::config::detail {
+
+workload::Plan read_plan(const json& doc, const Context& ctx) {
+  const Section s(doc, "parallel", ctx);
+  workload::Plan p;
+  p.tp = s.positive_int_or("tp", 1, kMaxCount);
+  p.pp = s.positive_int_or("pp", 1, kMaxCount);
+  p.dp = s.positive_int_or("dp", 1, kMaxCount);
+  p.vp = s.positive_int_or("vp", 1, kMaxCount);
+  p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
+  p.global_batch = s.positive_int("global_batch", 1'000'000'000);
+  p.schedule = s.string_or("schedule", "1f1b");
+  p.twobp_concat = s.boolean_or("twobp_concat", false);
+  p.recompute = s.choice<workload::Recompute>("recompute", workload::Recompute::kNone,
+                                               {{"none", workload::Recompute::kNone},
+                                                {"selective", workload::Recompute::kSelective},
+                                                {"full", workload::Recompute::kFull}});
+  p.sequence_parallel = s.boolean_or("sequence_parallel", false);
+  p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
+                                               {{"flash", workload::Attention::kFlash},
+                                                {"unfused", workload::Attention::kUnfused}});
+  if (s.has("zero_stage")) {
+    const json& z = s.required("zero_stage", "0, 1, 2 or 3");
+    if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {
+      ctx.fail(s.path("zero_stage"), "expected 0, 1, 2 or 3, got " + show(z));
+    }
+    p.zero_stage = z.get<int>();
+  }
+  if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
+  p.grad_accumulation = s.choice<workload::GradAccumulation>("grad_accumulation", workload::GradAccumulation::kFused,
+                                                             {{"fused", workload::GradAccumulation::kFused},
+                                                              {"add", workload::GradAccumulation::kAdd},
+                                                              {"cast-add", workload::GradAccumulation::kCastAdd}});
+  p.precision = s.choice<workload::Precision>("precision", workload::Precision::kBf16,
+                                              {{"bf16", workload::Precision::kBf16},
+                                               {"fp16", workload::Precision::kFp16}});
+  // The gradients are the weights' 16-bit type unless said otherwise.
+  const auto sixteen = p.precision == workload::Precision::kFp16 ? workload::GradDtype::kFp16 : workload::GradDtype::kBf16;
+  p.grad_dtype = s.choice<workload::GradDtype>("grad_dtype", sixteen,
+                                               {{"bf16", workload::GradDtype::kBf16},
+                                                {"fp16", workload::GradDtype::kFp16},
+                                                {"fp32", workload::GradDtype::kFp32}});
+
+  p.send_split = s.choice<workload::PipelineSendSplit>("pipeline_send_split", workload::PipelineSendSplit::kScatterGather,
+                                                       {{"scatter-gather", workload::PipelineSendSplit::kScatterGather},
+                                                        {"full", workload::PipelineSendSplit::kFull}});
+  if (s.has("stage_layers")) {
+    const json& v = s.required("stage_layers", "a list of layer counts, one per stage");
+    if (!v.is_array()) ctx.fail(s.path("stage_layers"), "expected a list of layer counts, one per stage, got " + show(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      // The first stage holds the embedding and the last the output head, so
+      // they have work with no layers (Megatron-LM forks pad the layers so
+      // that these virtual stages hold none); every other stage needs one.
+      const bool end = i == 0 || i + 1 == v.size();
+      const long long least = end ? 0 : 1;
+      if (!v[i].is_number_integer() || v[i].get<long long>() < least || v[i].get<long long>() > kMaxModelDim) {
+        ctx.fail(fmt::format("{}[{}]", s.path("stage_layers"), i),
+                 end ? "expected a whole number of layers, 0 or more (the first and last stages hold the embedding "
+                       "and the output head), got " + show(v[i])
+                     : "expected a positive integer (only the first and last stages may hold no layers), got " +
+                           show(v[i]));
+      }
+      p.stage_layers.push_back(v[i].get<int>());
+    }
+  }
+  // "burst" is no pipeline schedule: it gives each layer its own GPUs (lower/burst.hpp).
+  if (p.schedule != "burst" && !schedule::is_csv_name(p.schedule) && schedule::find_schedule(p.schedule) == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
+    names.emplace_back("burst");
+    const auto near = closest(p.schedule, names);
+    ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",
+                                             excerpt(p.schedule), near ? fmt::format(" (did you mean \"{}\"?)", *near) : "",
+                                             join(names, ", ") + ", or csv:PATH"));
+  }
+  return p;
+}
+
+}  // namespace trainsim::config::detail
