@@ -148,6 +148,19 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
              {"model.ffn"});
   }
+  if (p.zero_stage == 3) {
+    // Units of whole layers: every stage's layers divide into them.
+    for (int st = 0; st < p.stages(); ++st) {
+      const int layers = p.layers_of_stage(st, m.layers);
+      if (layers % p.fsdp_unit_layers != 0) {
+        ctx.fail("parallel.fsdp_unit_layers",
+                 fmt::format("stage {} holds {} layer{}, which do not divide into units of {}; expected a divisor "
+                             "of every stage's layers",
+                             st, layers, layers == 1 ? "" : "s", p.fsdp_unit_layers),
+                 {"parallel.pp", "parallel.vp", "parallel.stage_layers", "model.layers"});
+      }
+    }
+  }
   const long long per_step = static_cast<long long>(p.dp) * p.microbatch_size;
   if (p.global_batch % per_step != 0) {
     ctx.fail("parallel.global_batch",

@@ -33,6 +33,24 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     }
     p.zero_stage = z.get<int>();
   }
+  // ZeRO-3's units: only with zero_stage 3, where they mean something.
+  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward"}) {
+    if (s.has(key) && p.zero_stage != 3) {
+      ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
+                                        "got zero_stage = {}",
+                                        p.zero_stage),
+               {"parallel.zero_stage"});
+    }
+  }
+  p.fsdp_unit_layers = s.positive_int_or("fsdp_unit_layers", 1, kMaxModelDim);
+  if (s.has("fsdp_prefetch")) {
+    const json& v = s.required("fsdp_prefetch", "a whole number of units, 0 or more");
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 64) {
+      ctx.fail(s.path("fsdp_prefetch"), "expected a whole number of units from 0 to 64, got " + show(v));
+    }
+    p.fsdp_prefetch = v.get<int>();
+  }
+  p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
   p.grad_accumulation = s.choice<workload::GradAccumulation>("grad_accumulation", workload::GradAccumulation::kFused,
                                                              {{"fused", workload::GradAccumulation::kFused},

@@ -394,12 +394,16 @@ PipelineWork Lowering::work_per_pipeline() const {
       const Action& a = *it;
       const workload::StageCost& c = costs_.stages[a.stage];
       const double buckets = static_cast<double>(std::max<std::size_t>(1, c.grad_bucket_share.size()));
+      // ZeRO-3: a unit's gather, its part of an action, its gradient scatter.
+      const double units = static_cast<double>(c.shard_units.size());
       if (schedule::is_compute(a.op)) {
         const bool last_backward = schedule::is_backward_end(a.op) && !cut[a.stage];
         if (last_backward) cut[a.stage] = 1;
-        const bool scatter = c.grad_scatter > core::Time::zero();
-        work.tasks += (last_backward ? buckets : 1) + (full && plan_.tp > 1 ? 1 : 0) + (scatter ? 1 : 0);
-        work.flow_steps += scatter ? ring : 0.0;
+        const bool needs_params = a.op != Op::kWeightGrad;
+        const double pieces = c.sharded() && needs_params ? units : last_backward ? buckets : 1;
+        const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
+        work.tasks += pieces + (full && plan_.tp > 1 ? 1 : 0) + scatters;
+        work.flow_steps += scatters * ring;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         work.tasks += buckets + (embedding ? 1 : 0);
@@ -408,8 +412,8 @@ PipelineWork Lowering::work_per_pipeline() const {
         work.tasks += 2;  // and ZeRO-1/2's parameter gather
         work.flow_steps += ring;
       } else if (a.op == Op::kUnshard) {
-        work.tasks += 1;
-        work.flow_steps += ring;
+        work.tasks += units;
+        work.flow_steps += units * ring;
       } else if (a.op != Op::kRecvF && a.op != Op::kRecvB && a.op != Op::kReshard) {
         work.tasks += 1;  // a transfer
       }
@@ -477,11 +481,31 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<int> group = dp_group(r, pipe.tensor);
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
-    // ZeRO-3 windows (UNSHARD ... RESHARD): the gather the next action waits
-    // for, the last task of the latest action that used the parameters, and
-    // the end of every closed window.
-    std::optional<core::TaskId> pending_gather, last_param_action;
-    std::vector<core::TaskId> window_ends;
+    // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
+    // its gather while the unit is held (from UNSHARD to RESHARD) and the
+    // last compute part that used it; the rank's gathers in issue order with
+    // the part that first used each. Gather i may start once the first use
+    // of gather i - depth - 1 has ended (FSDP's prefetch: unit u + depth
+    // gathered while unit u computes).
+    struct Held {
+      std::optional<core::TaskId> gather;
+      std::size_t index = 0;  // into `gathers`
+      std::optional<core::TaskId> last_use;
+    };
+    std::map<int, std::vector<Held>> held;
+    std::vector<core::TaskId> gathers;
+    std::vector<std::optional<core::TaskId>> first_use;
+    const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
+    int scatters = 0;  // per rank: names each gradient scatter's collective
+    auto prefetch_edge = [&](std::size_t i) {  // gather i after the first use of gather i - depth - 1
+      if (i < depth + 1 || i >= gathers.size()) return;
+      if (const auto& use = first_use[i - depth - 1]) edges_.emplace_back(*use, gathers[i]);
+    };
+    auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
+      std::vector<Held>& h = held[stage];
+      if (h.size() != units) h.resize(units);
+      return h;
+    };
     for (std::size_t k = 0; k < actions.size(); ++k) {
       const Action& a = actions[k];
       const TaskInfo info{TaskKind::kCompute, a, q, -1};
@@ -496,15 +520,59 @@ void Lowering::lower_pipeline(int p) {
         if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
         const bool split = schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
-        const std::size_t parts = split ? std::max<std::size_t>(1, c.grad_bucket_share.size()) : 1;
-        // ZeRO-3: the action waits for its window's gather (UNSHARD).
-        std::optional<core::TaskId> gather;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        if (needs_params && pending_gather) {
-          gather = pending_gather;
-          pending_gather.reset();
-        }
         const core::Time tp = tp_comm_inside(a, c);
+        // The parts this action's gradients are ready after, unit by unit
+        // (for ZeRO-3's scatters): every unit's after the whole action when
+        // it is not cut by unit (a W).
+        std::vector<core::TaskId> unit_part(c.shard_units.size());
+        if (c.sharded() && needs_params) {
+          // ZeRO-3 by unit: the action runs unit by unit (forward in order,
+          // backward in reverse), each part after its unit's gather.
+          const auto& units = c.shard_units;
+          const std::size_t U = units.size();
+          std::vector<Held>& h = units_held(a.stage, U);
+          const double i_s = c.input_grad.to_seconds(), w_s = c.weight_grad.to_seconds();
+          core::Time done, tp_done;
+          for (std::size_t n = 0; n < U; ++n) {
+            const std::size_t u = a.op == Op::kForward ? n : U - 1 - n;
+            const double share = a.op == Op::kForward     ? units[u].forward_share
+                                 : a.op == Op::kInputGrad ? units[u].input_grad_share
+                                 : i_s + w_s > 0.0 ? (i_s * units[u].input_grad_share + w_s * units[u].weight_grad_share) /
+                                                         (i_s + w_s)
+                                                   : 0.0;
+            const bool last = n + 1 == U;
+            const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
+            const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
+            done += d;
+            tp_done += tp_part;
+            TaskInfo part = info;
+            part.unit = static_cast<int>(u);
+            part.units = static_cast<int>(U);
+            part.tp_comm_s = tp_part.to_seconds();
+            const core::TaskId id = compute_task(q, d, part);
+            if (n == 0) {
+              first_[q][k] = id;
+              if (barrier) edges_.emplace_back(*barrier, id);
+              for (core::TaskId send : unsent) edges_.emplace_back(send, id);
+              unsent.clear();
+            }
+            if (h[u].gather) {
+              edges_.emplace_back(*h[u].gather, id);
+              if (!first_use[h[u].index]) {
+                first_use[h[u].index] = id;
+                prefetch_edge(h[u].index + depth + 1);
+              }
+            }
+            h[u].last_use = id;
+            last_[q][k] = id;
+            unit_part[u] = id;
+          }
+          if (split) backward_parts[a.stage].push_back(*last_[q][k]);
+        }
+        const std::size_t parts = c.sharded() && needs_params ? 0
+                                  : split ? std::max<std::size_t>(1, c.grad_bucket_share.size())
+                                          : 1;
         core::Time done, tp_done;
         for (std::size_t j = 0; j < parts; ++j) {
           const bool last = j + 1 == parts;
@@ -522,21 +590,28 @@ void Lowering::lower_pipeline(int p) {
           if (j == 0) {
             first_[q][k] = id;
             if (barrier) edges_.emplace_back(*barrier, id);
-            if (gather) edges_.emplace_back(*gather, id);
             for (core::TaskId send : unsent) edges_.emplace_back(send, id);
             unsent.clear();
           }
           last_[q][k] = id;
           if (split) backward_parts[a.stage].push_back(id);
+          for (core::TaskId& ready : unit_part) ready = id;
         }
-        if (needs_params) last_param_action = *last_[q][k];
-        if (c.grad_scatter > core::Time::zero() && ends_backward_run(actions, k)) {
-          // ZeRO-3: the gradients of this run of backwards go to their owners at once.
-          collective_task(q, {kGradScatter, a.stage, static_cast<int>(k), pipe.tensor, full ? 0 : pipe.replica},
-                          hw::CollectiveKind::kReduceScatter, c.grad_bytes, group, dp_participants, c.grad_scatter,
-                          {TaskKind::kGradReduce, a, q, -1}, peers_groups)
-              ;
-          edges_.emplace_back(*last_[q][k], last_collective_[q].value());
+        if (c.sharded() && ends_backward_run(actions, k)) {
+          // ZeRO-3: each unit's gradients of this run of backwards go to
+          // their owners once its part has ended, on the communication stream.
+          const std::size_t U = c.shard_units.size();
+          for (std::size_t n = 0; n < U; ++n) {
+            const std::size_t u = U - 1 - n;  // in the order the backward ends them
+            const workload::ShardUnit& unit = c.shard_units[u];
+            TaskInfo scatter{TaskKind::kGradReduce, a, q, -1};
+            scatter.unit = static_cast<int>(u);
+            scatter.units = static_cast<int>(U);
+            collective_task(q, {kGradScatter, a.stage, scatters++, pipe.tensor, full ? 0 : pipe.replica},
+                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, group, dp_participants,
+                            unit.grad_scatter, scatter, peers_groups);
+            edges_.emplace_back(unit_part[u], last_collective_[q].value());
+          }
         }
         if (full && plan_.tp > 1) {
           // Tensor peers all-reduce inside every compute action: none runs ahead.
@@ -558,33 +633,58 @@ void Lowering::lower_pipeline(int p) {
           barrier = id;
         }
       } else if (a.op == Op::kUnshard) {
-        // ZeRO-3: gather the stage's parameters on a stream of its own, at
-        // most one window ahead: it waits for the window before last to end.
+        // ZeRO-3: gather the window's units that are not held, on a stream
+        // of their own, in the order the window's first action uses them.
         const workload::StageCost& c = costs_.stages[a.stage];
-        core::Task t;
-        t.resource = runner_id_;
-        const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(k), pipe.tensor,
-                                         full ? 0 : pipe.replica);
-        const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
-                                                    ? std::optional<core::Time>(c.param_gather)
-                                                    : std::nullopt;
-        t.route = instance(key, dp_participants, [&] {
-          return sim_->collectives->add(hw::CollectiveKind::kAllGather, c.param_gather_bytes, group, dp_participants,
-                                        fixed, peers_groups);
-        });
-        const core::TaskId id = add_task(t, {TaskKind::kParamAllGather, a, q, -1});
-        first_[q][k] = last_[q][k] = id;
-        if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
-        last_gather_[q] = id;
-        if (window_ends.size() >= 2) edges_.emplace_back(window_ends[window_ends.size() - 2], id);
-        effect_of(id).allocate_at_start += static_cast<std::int64_t>(c.param_gather_bytes);
-        pending_gather = id;
+        const auto& units = c.shard_units;
+        const std::size_t U = units.size();
+        std::vector<Held>& h = units_held(a.stage, U);
+        bool forward = true;
+        for (std::size_t j = k + 1; j < actions.size(); ++j) {
+          const Op op = actions[j].op;
+          if (actions[j].stage != a.stage || !(op == Op::kForward || op == Op::kBackward || op == Op::kInputGrad)) continue;
+          forward = op == Op::kForward;
+          break;
+        }
+        for (std::size_t n = 0; n < U; ++n) {
+          const std::size_t u = forward ? n : U - 1 - n;
+          if (h[u].gather) continue;  // still held (parallel.reshard_after_forward = false)
+          const std::size_t i = gathers.size();
+          core::Task t;
+          t.resource = runner_id_;
+          const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor,
+                                           full ? 0 : pipe.replica);
+          const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                      ? std::optional<core::Time>(units[u].gather)
+                                                      : std::nullopt;
+          t.route = instance(key, dp_participants, [&] {
+            return sim_->collectives->add(hw::CollectiveKind::kAllGather, units[u].gather_bytes, group,
+                                          dp_participants, fixed, peers_groups);
+          });
+          TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
+          gather.unit = static_cast<int>(u);
+          gather.units = static_cast<int>(U);
+          const core::TaskId id = add_task(t, gather);
+          if (!first_[q][k]) first_[q][k] = id;
+          last_[q][k] = id;
+          if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
+          last_gather_[q] = id;
+          effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
+          h[u] = {id, i, std::nullopt};
+          gathers.push_back(id);
+          first_use.push_back(std::nullopt);
+          prefetch_edge(i);
+        }
       } else if (a.op == Op::kReshard) {
-        // The window's last action gives the gathered parameters back.
-        if (!last_param_action) throw std::logic_error("RESHARD with no action before it");
-        effect_of(*last_param_action).release_at_end +=
-            static_cast<std::int64_t>(costs_.stages[a.stage].param_gather_bytes);
-        window_ends.push_back(*last_param_action);
+        // Each unit's last use in the window gives its parameters back.
+        const workload::StageCost& c = costs_.stages[a.stage];
+        std::vector<Held>& h = units_held(a.stage, c.shard_units.size());
+        for (std::size_t u = 0; u < h.size(); ++u) {
+          if (!h[u].gather) continue;
+          if (!h[u].last_use) throw std::logic_error("RESHARD of a unit no action used");
+          effect_of(*h[u].last_use).release_at_end += static_cast<std::int64_t>(c.shard_units[u].gather_bytes);
+          h[u] = {};
+        }
       } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
         const workload::StageCost& c = costs_.stages[a.stage];
         const double bytes = a.op == Op::kSendF ? c.send_forward_bytes : c.send_backward_bytes;

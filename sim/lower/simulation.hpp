@@ -107,6 +107,10 @@ struct TaskInfo {
   int peer = -1;            // transfer: the receiving simulated GPU
   int part = 0;             // a compute action cut by gradient bucket, or a bucket's reduction:
   int parts = 1;            //   which piece of how many
+  // ZeRO-3 by unit (workload::ShardUnit): the unit a compute part, a gather
+  // or a gradient scatter is of, and the stage's units; -1 and 0 otherwise.
+  int unit = -1;
+  int units = 0;
   // Compute: the tensor-parallel collectives inside it (they block the
   // compute stream), its part's share of its action's: for the trace and the
   // summary's exposed tensor-parallel time.

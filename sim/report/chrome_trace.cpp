@@ -87,6 +87,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       if (a.stage < static_cast<int>(sim.stage_layers.size()) && sim.stage_layers[a.stage] > 0) {
         args.add("layers", sim.stage_layers[a.stage]);
       }
+      if (ti.units > 0) args.add("unit", fmt::format("{}/{}", ti.unit + 1, ti.units));
       // Inside the slice, not a slice of its own: the collectives interleave
       // with the layers' kernels.
       if (ti.tp_comm_s > 0.0) args.micros("tp_comm_us", ti.tp_comm_s);
@@ -108,6 +109,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
         args.add("stage", a.stage);
       }
       if (ti.parts > 1) args.add("bucket", fmt::format("{}/{}", ti.part + 1, ti.parts));
+      if (ti.units > 0) args.add("unit", fmt::format("{}/{}", ti.unit + 1, ti.units));
     }
   }
   return args.text();
@@ -130,7 +132,9 @@ std::string burst_task_name(const lower::Simulation& sim, const lower::TaskInfo&
 std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
   if (sim.burst()) return burst_task_name(sim, ti);
   const schedule::Action& a = ti.action;
-  const std::string part = ti.parts > 1 ? fmt::format(" [{}/{}]", ti.part + 1, ti.parts) : "";
+  const std::string part = ti.units > 0   ? fmt::format(" unit {}/{}", ti.unit + 1, ti.units)
+                           : ti.parts > 1 ? fmt::format(" [{}/{}]", ti.part + 1, ti.parts)
+                                          : "";
   switch (ti.kind) {
     case lower::TaskKind::kCompute:
       return fmt::format("{} mb{} s{}{}", schedule::op_name(a.op), a.microbatch, a.stage, part);
@@ -138,10 +142,12 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
       return a.op == schedule::Op::kSendF
                  ? fmt::format("send act mb{} s{}->s{}", a.microbatch, a.stage, a.stage + 1)
                  : fmt::format("send grad mb{} s{}->s{}", a.microbatch, a.stage, a.stage - 1);
-    case lower::TaskKind::kGradReduce: return fmt::format("grad reduce s{} (dp){}", a.stage, part);
+    case lower::TaskKind::kGradReduce:
+      return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} (dp)", a.stage, part)
+                          : fmt::format("grad reduce s{} (dp){}", a.stage, part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
-    case lower::TaskKind::kParamAllGather: return fmt::format("param all-gather s{} (dp)", a.stage);
+    case lower::TaskKind::kParamAllGather: return fmt::format("param all-gather s{}{} (dp)", a.stage, part);
     case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
   }
   return "?";

@@ -1,5 +1,7 @@
 #include "schedule/sharding.hpp"
 
+#include <set>
+
 namespace trainsim::schedule {
 
 namespace {
@@ -8,7 +10,7 @@ bool needs_parameters(Op op) { return op == Op::kForward || op == Op::kBackward 
 
 }  // namespace
 
-Program with_sharding(const Program& program) {
+Program with_sharding(const Program& program, bool reshard_after_forward) {
   Program out;
   out.ranks.resize(program.ranks.size());
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
@@ -20,9 +22,15 @@ Program with_sharding(const Program& program) {
     int stage = 0;
     bool forward = false;
     std::size_t reshard_at = 0;  // index in `actions`
+    std::set<int> held;          // stages left gathered by a forward run (reshard_after_forward false)
     auto close = [&] {
       if (!open) return;
-      actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(reshard_at), {Op::kReshard, stage, 0});
+      if (forward && !reshard_after_forward) {
+        held.insert(stage);
+      } else {
+        actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(reshard_at), {Op::kReshard, stage, 0});
+        held.erase(stage);
+      }
       open = false;
     };
     for (const Action& a : in) {
@@ -37,7 +45,9 @@ Program with_sharding(const Program& program) {
                  actions[at - 1].stage == a.stage && actions[at - 1].microbatch == a.microbatch) {
             --at;
           }
-          actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(at), {Op::kUnshard, a.stage, 0});
+          if (held.count(a.stage) == 0) {
+            actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(at), {Op::kUnshard, a.stage, 0});
+          }
           open = true;
           stage = a.stage;
           forward = fwd;
@@ -46,10 +56,17 @@ Program with_sharding(const Program& program) {
         reshard_at = actions.size();
         continue;
       }
-      if (a.op == Op::kOptimizer) close();  // nothing runs on gathered weights past the step
+      if (a.op == Op::kOptimizer) {
+        // Nothing runs on gathered weights past the step: a stage still held
+        // is given back before it.
+        close();
+        for (int s : held) actions.push_back({Op::kReshard, s, 0});
+        held.clear();
+      }
       actions.push_back(a);
     }
     close();
+    for (int s : held) actions.push_back({Op::kReshard, s, 0});
   }
   return out;
 }

@@ -14,7 +14,11 @@
 
 namespace trainsim::schedule {
 
-// `program` with communication already added (with_communication).
-Program with_sharding(const Program& program);
+// `program` with communication already added (with_communication). With
+// `reshard_after_forward` false (FSDP's reshard_after_forward=False), a
+// forward run leaves its stage gathered: no RESHARD after it, and no UNSHARD
+// before the next run while the stage is still held; a backward run always
+// gives it back.
+Program with_sharding(const Program& program, bool reshard_after_forward = true);
 
 }  // namespace trainsim::schedule

@@ -89,6 +89,16 @@ struct Plan {
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and
   // the updated parameters all-gathered after the optimizer step.
   int zero_stage = 0;
+  // ZeRO-3 as FSDP and DeepSpeed run it, unit by unit (StageCost::shard_units):
+  // a unit is this many transformer layers (FSDP2 wraps each block: 1); the
+  // embedding and the output head are units of their own.
+  int fsdp_unit_layers = 1;
+  // Units whose all-gather may run ahead of the compute: unit u+1 (and up
+  // to u+depth) is gathered while unit u computes (FSDP2's default: 1).
+  int fsdp_prefetch = 1;
+  // Free each unit's gathered parameters after its forward (true, FSDP2's
+  // default), or keep them until the stage's backward has used them.
+  bool reshard_after_forward = true;
   // Gradients are reduced in buckets of this many MiB, each as soon as the
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;

@@ -19,6 +19,13 @@ struct PassTimes {
   PassTimes times(double n) const {
     return {n * forward, n * input_grad, n * weight_grad, n * tp_forward, n * tp_backward};
   }
+  void plus(const PassTimes& o) {
+    forward += o.forward;
+    input_grad += o.input_grad;
+    weight_grad += o.weight_grad;
+    tp_forward += o.tp_forward;
+    tp_backward += o.tp_backward;
+  }
 
   void add(const std::vector<Op>& ops, double repeat, const hw::NodeSpec& node, double seq,
            const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
@@ -199,8 +206,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times = one.times(layers_per_stage);
-    if (first) times.add(embedding, 1, node, s, tp_group, algorithm);
-    if (last) times.add(head, 1, node, s, tp_group, algorithm);
+    PassTimes embedding_times, head_times;
+    if (first) embedding_times.add(embedding, 1, node, s, tp_group, algorithm);
+    if (last) head_times.add(head, 1, node, s, tp_group, algorithm);
+    times.plus(embedding_times);
+    times.plus(head_times);
     times.input_grad += layers_per_stage * redo_one.seconds;
     times.tp_backward += layers_per_stage * redo_one.tp_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
@@ -315,10 +325,49 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
           hw::collective_time(hw::CollectiveKind::kAllGather, c.param_bytes, dp_group, node, algorithm);
     }
     if (plan.zero_stage == 3 && plan.dp > 1) {
-      c.param_gather_bytes = c.param_bytes;
-      c.param_gather =
-          hw::collective_time(hw::CollectiveKind::kAllGather, c.param_gather_bytes, dp_group, node, algorithm);
-      c.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, grad_bytes, dp_group, node, algorithm);
+      // The units in forward order, each with its own parameters and times.
+      struct Part {
+        int layers;
+        double params;
+        PassTimes times;
+      };
+      std::vector<Part> parts;
+      const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
+      if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
+      PassTimes unit_times = one.times(plan.fsdp_unit_layers);
+      unit_times.input_grad += plan.fsdp_unit_layers * redo_one.seconds;
+      for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
+        parts.push_back({plan.fsdp_unit_layers, plan.fsdp_unit_layers * model.params_per_layer() / t, unit_times});
+      }
+      if (last) parts.push_back({0, (model.head_params() - tied_share) / t, head_times});
+      // The stage-wide rest (the scatter-gather all-gathers; the gradient
+      // accumulation kernel by parameters, below) goes to the unit that runs
+      // first in each pass: the first unit forward, the last backward.
+      double f_sum = 0.0, i_sum = 0.0, w_sum = 0.0;
+      for (const Part& part : parts) {
+        ShardUnit u;
+        u.layers = part.layers;
+        u.gather_bytes = part.params * kActivationBytes;
+        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, dp_group, node, algorithm);
+        u.grad_bytes = part.params * g;
+        u.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, dp_group, node, algorithm);
+        const double params_share = c.params > 0.0 ? part.params / c.params : 0.0;
+        u.forward_share = c.forward > core::Time::zero() ? part.times.forward / c.forward.to_seconds() : 0.0;
+        u.input_grad_share = c.input_grad > core::Time::zero() ? part.times.input_grad / c.input_grad.to_seconds() : 0.0;
+        u.weight_grad_share = c.weight_grad > core::Time::zero()
+                                  ? (part.times.weight_grad + accumulate.to_seconds() * params_share) /
+                                        c.weight_grad.to_seconds()
+                                  : 0.0;
+        f_sum += u.forward_share;
+        i_sum += u.input_grad_share;
+        w_sum += u.weight_grad_share;
+        c.shard_units.push_back(u);
+      }
+      if (!c.shard_units.empty()) {
+        c.shard_units.front().forward_share += 1.0 - f_sum;
+        c.shard_units.back().input_grad_share += 1.0 - i_sum;
+        c.shard_units.back().weight_grad_share += 1.0 - w_sum;
+      }
     }
     if (tied && !ends_share_rank && (first || last)) {
       // Every replica's and tensor rank's pair of ends, all at once.

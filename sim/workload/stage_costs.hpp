@@ -16,6 +16,23 @@
 
 namespace trainsim::workload {
 
+// A ZeRO-3 / FSDP sharding unit of a stage: the parameters gathered, used
+// and given back together. In forward order: the embedding (first stage),
+// the layers parallel.fsdp_unit_layers at a time, the output head and final
+// norm (last stage).
+struct ShardUnit {
+  int layers = 0;             // transformer layers; 0 for the embedding or the head
+  double gather_bytes = 0.0;  // its 16-bit parameters on one GPU (1/tp of them), whole
+  core::Time gather;          // their all-gather across the data-parallel replicas
+  double grad_bytes = 0.0;    // its gradients on one GPU, whole
+  core::Time grad_scatter;    // their reduce-scatter after its backward
+  // Its part of the stage's F, I and W (each set sums to 1 over the units):
+  // its layers' (or embedding's, head's) own times; what the stage adds as a
+  // whole (the all-gather a scatter-gather send needs) goes to the unit that
+  // runs first in that pass.
+  double forward_share = 0.0, input_grad_share = 0.0, weight_grad_share = 0.0;
+};
+
 struct StageCost {
   int layers = 0;           // transformer layers the stage holds
   core::Time forward;       // per micro-batch, including blocking TP collectives
@@ -48,13 +65,11 @@ struct StageCost {
   hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
-  // ZeRO-3: the stage's parameters are sharded too; they are all-gathered
-  // before each forward and each backward (into a buffer of param_gather_bytes
-  // freed when the action ends) and the gradients reduce-scattered after each
-  // backward. Zero otherwise.
-  core::Time param_gather;
-  double param_gather_bytes = 0.0;
-  core::Time grad_scatter;
+  // ZeRO-3: the stage's parameters are sharded too, and gathered unit by
+  // unit before each forward and each backward; each unit's gradients are
+  // reduce-scattered after its backward. Empty otherwise.
+  std::vector<ShardUnit> shard_units;
+  bool sharded() const { return !shard_units.empty(); }
   // Tied input/output embeddings with pp > 1: the first and last stages each
   // hold a copy and all-reduce its gradient between them (Megatron-LM's
   // embedding group). Zero on other stages.

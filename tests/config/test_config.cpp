@@ -568,3 +568,30 @@ TEST_CASE("the attention kernels are flash by default, unfused on request, and n
         "test.json: parallel.attention: expected \"flash\" or \"unfused\", got \"fused\" (from --set "
         "parallel.attention=fused)");
 }
+
+TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stage") {
+  // The base plan: 24 layers on pp 4 (6 a stage), tp 2 x dp 1.
+  CHECK(error_of(base(), {"parallel.fsdp_unit_layers=2"}) ==
+        "test.json: parallel.fsdp_unit_layers: applies only with parallel.zero_stage = 3 (parameters sharded unit by "
+        "unit), got zero_stage = 0 (from --set parallel.fsdp_unit_layers=2)");
+  CHECK(error_of(base(), {"parallel.reshard_after_forward=false"}).find("applies only with parallel.zero_stage = 3") !=
+        std::string::npos);
+  const std::vector<std::string> zero3 = {"parallel.zero_stage=3"};
+  auto with = [&](const std::string& o) {
+    std::vector<std::string> v = zero3;
+    v.push_back(o);
+    return error_of(base(), v);
+  };
+  CHECK(with("parallel.fsdp_unit_layers=3") == "");  // 6 = 2 x 3
+  CHECK(with("parallel.fsdp_unit_layers=4") ==
+        "test.json: parallel.fsdp_unit_layers: stage 0 holds 6 layers, which do not divide into units of 4; expected a "
+        "divisor of every stage's layers (from --set parallel.fsdp_unit_layers=4)");
+  CHECK(with("parallel.fsdp_prefetch=-1") ==
+        "test.json: parallel.fsdp_prefetch: expected a whole number of units from 0 to 64, got -1 (from --set "
+        "parallel.fsdp_prefetch=-1)");
+  const Scenario s = load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_prefetch=2",
+                                                              "parallel.reshard_after_forward=false"});
+  CHECK(s.plan.fsdp_prefetch == 2);
+  CHECK(!s.plan.reshard_after_forward);
+  CHECK(s.plan.fsdp_unit_layers == 1);  // FSDP2's default: one block a unit
+}

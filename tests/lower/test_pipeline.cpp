@@ -40,19 +40,30 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
   return costs;
 }
 
+// A ZeRO-3 unit holding the whole stage: all of F, I and W, `bytes` of
+// parameters gathered in `gather`, gradients scattered in `scatter`.
+workload::ShardUnit whole_stage_unit(Time gather, double bytes, Time scatter) {
+  workload::ShardUnit u;
+  u.gather = gather;
+  u.gather_bytes = bytes;
+  u.grad_scatter = scatter;
+  u.grad_bytes = bytes;
+  u.forward_share = u.input_grad_share = u.weight_grad_share = 1.0;
+  return u;
+}
+
 // Pipeline rank r runs on GPU r * tp (tp = 8 puts each rank on its own node).
 // With `vp` virtual stages per rank, `costs` holds p x vp stages. A stage with
 // ZeRO-3 gather costs gets the UNSHARD/RESHARD pass, as the driver does.
 std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, int m,
                                             const workload::StageCosts& costs, int tp = 1,
                                             const lower::Options& options = {}, int vp = 1,
-                                            bool twobp_concat = false) {
+                                            bool twobp_concat = false, workload::Plan plan = {}) {
   const schedule::Schedule* plugin = schedule::find_schedule(schedule);
   const schedule::Shape shape = schedule::Shape::placed(plugin->placement(), p, vp, m);
   schedule::Program program = schedule::with_communication(plugin->program(shape), shape);
-  if (costs.stages.front().param_gather > Time::zero()) program = schedule::with_sharding(program);
+  if (costs.stages.front().sharded()) program = schedule::with_sharding(program, plan.reshard_after_forward);
   const auto deps = schedule::check(program, shape);
-  workload::Plan plan;
   plan.tp = tp;
   plan.pp = p;
   plan.vp = vp;
@@ -245,7 +256,7 @@ TEST_CASE("compute slows while a gradient bucket is reduced beside it") {
   CHECK(sim->timeline.makespan.to_microseconds() == doctest::Approx(59).scale(0));
 }
 
-TEST_CASE("ZeRO-3 gathers parameters one action ahead and scatters each backward's gradients") {
+TEST_CASE("ZeRO-3 with the stage as one unit gathers one action ahead and scatters each backward's gradients") {
   // p = 1, m = 2 (1F1B: F0 F1 B0 B1), F = 10 us, B = 20 us, all-gather 5 us,
   // reduce-scatter 3 us, gathers on their own stream, each at most one action
   // ahead (it waits for the action before last):
@@ -254,13 +265,43 @@ TEST_CASE("ZeRO-3 gathers parameters one action ahead and scatters each backward
   //   gather B1 waits F1: 25..30, B1 45..65; scatter B1 65..68;
   //   REDUCE_GRAD (nothing left) and the optimizer (0 us) at 68.
   workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
-  costs.stages[0].param_gather = Time::microseconds(5);
-  costs.stages[0].param_gather_bytes = 1000;
-  costs.stages[0].grad_scatter = Time::microseconds(3);
+  costs.stages[0].shard_units = {whole_stage_unit(Time::microseconds(5), 1000, Time::microseconds(3))};
   const auto sim = simulate("1f1b", 1, 2, costs);
   CHECK(sim->timeline.makespan == Time::microseconds(68));
   // Two gathered copies can be held at once (the current action's and the next one's).
   CHECK(sim->memory.pools()[0].peak() == 2000);
+}
+
+TEST_CASE("ZeRO-3 unit by unit: the next unit is gathered while one computes, each freed after its use") {
+  // p = 1, m = 1: F0 then B0. Two units, each half of F = 10 us and of
+  // B = 20 us, each gathered in 4 us (1000 bytes) and scattered in 3 us.
+  // Prefetch 1: gather i may start once gather i - 2's first use has ended.
+  //   forward:  g0 (unit 0) 0..4, g1 (unit 1) 4..8; F u0 4..9, F u1 9..14;
+  //   backward, unit 1 first: g2 (u1) after F u0: 9..13, g3 (u0) after F u1: 14..18;
+  //             B u1 14..24, B u0 24..34; scatter u1 24..27, scatter u0 34..37.
+  // Memory: each unit from its gather's start to its last use's end: two at
+  // most (g1 while F u0 runs, g2 while F u1 runs, ...).
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
+  workload::ShardUnit half = whole_stage_unit(Time::microseconds(4), 1000, Time::microseconds(3));
+  half.forward_share = half.input_grad_share = half.weight_grad_share = 0.5;
+  costs.stages[0].shard_units = {half, half};
+  const auto sim = simulate("1f1b", 1, 1, costs);
+  CHECK(sim->timeline.makespan == Time::microseconds(37));
+  CHECK(sim->memory.pools()[0].peak() == 2000);
+  std::vector<std::pair<int, double>> gathers;  // (unit, start in us), in task order
+  for (core::TaskId t = 0; t < sim->info.size(); ++t) {
+    if (sim->info[t].kind != lower::TaskKind::kParamAllGather) continue;
+    CHECK(sim->info[t].units == 2);
+    gathers.emplace_back(sim->info[t].unit, sim->timeline.start[t].to_microseconds());
+  }
+  CHECK(gathers == std::vector<std::pair<int, double>>{{0, 0.0}, {1, 4.0}, {1, 9.0}, {0, 14.0}});
+  // No prefetch: each gather waits for the unit before it to finish computing.
+  //   g0 0..4, F u0 4..9; g1 9..13, F u1 13..18; g2 (u1) 18..22, B u1 22..32;
+  //   g3 (u0) 32..36, B u0 36..46; scatter u0 46..49.
+  lower::Options none;
+  workload::Plan plan;
+  plan.fsdp_prefetch = 0;
+  CHECK(simulate("1f1b", 1, 1, costs, 1, none, 1, false, plan)->timeline.makespan == Time::microseconds(49));
 }
 
 TEST_CASE("uniform costs: interleaved 1F1B and breadth-first take (m v + p - 1)(F + B) per chunk") {
@@ -405,9 +446,7 @@ TEST_CASE("ZeRO-3 with breadth-first: one gather per pass, one scatter after the
   //   gather 2 (no window before last to wait for): 5..10;
   //   B0 35..55, B1 55..75, B2 75..95; one scatter 95..98.
   workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
-  costs.stages[0].param_gather = Time::microseconds(5);
-  costs.stages[0].param_gather_bytes = 1000;
-  costs.stages[0].grad_scatter = Time::microseconds(3);
+  costs.stages[0].shard_units = {whole_stage_unit(Time::microseconds(5), 1000, Time::microseconds(3))};
   const auto sim = simulate("breadth-first", 1, 3, costs);
   CHECK(sim->timeline.makespan == Time::microseconds(98));
   int gathers = 0;

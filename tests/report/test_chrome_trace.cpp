@@ -233,6 +233,37 @@ TEST_CASE("collective slices say their kind, bytes per GPU, group size and dimen
   CHECK(gathers == 4);  // one per stage
 }
 
+TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient scatter, named by unit") {
+  // GPT 1.7B (24 layers) on pp 1, dp 8: the embedding, 24 layers and the
+  // head are 26 units; one micro-batch, so one forward and one backward run.
+  const Run z = run_example("gpt-1.7b-8xa100.json", {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
+                                                     "parallel.microbatch_size=2", "parallel.global_batch=16",
+                                                     "parallel.zero_stage=3"});
+  check_threads(z.trace);
+  int gathers = 0, forward_parts = 0, scatters = 0;
+  double gathered_bytes = 0.0;
+  for (const auto& entry : z.trace.slices) {
+    const std::string& thread = z.trace.threads.at(entry.first);
+    for (const Slice& s : entry.second) {
+      if (starts_with(s.name, "param all-gather s0 unit ")) {
+        ++gathers;
+        CHECK(ends_with(thread, " param gather"));
+        gathered_bytes += s.args["bytes_per_gpu"].get<double>();
+      }
+      if (starts_with(s.name, "F mb0 s0 unit ")) ++forward_parts;
+      if (starts_with(s.name, "grad reduce-scatter s0 unit ")) {
+        ++scatters;
+        CHECK(ends_with(thread, " comm"));
+      }
+    }
+  }
+  CHECK(gathers == 52);  // 26 for the forward, 26 again for the backward
+  CHECK(forward_parts == 26);
+  CHECK(scatters == 26);
+  // Two gathers of every unit move the stage's parameters twice.
+  CHECK(gathered_bytes == doctest::Approx(2 * z.whatif.costs.stages[0].param_bytes).epsilon(1e-6));
+}
+
 TEST_CASE("the network process says how many links it shows") {
   for (const char* example : {"gpt-1.7b-8xa100.json", "gpt-7.5b-32xa100-thin-link.json"}) {
     CAPTURE(example);

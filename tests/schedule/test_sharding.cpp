@@ -64,3 +64,18 @@ TEST_CASE("the checks refuse unpaired UNSHARD and RESHARD") {
   never.ranks[0].insert(never.ranks[0].begin(), {Op::kUnshard, 0, 0});
   CHECK(error_of(never) == "rank 0: stage 0 is gathered (UNSHARD) and never given back (RESHARD)");
 }
+
+TEST_CASE("without reshard after forward, a forward leaves its stage gathered for the backward") {
+  // 1F1B, p = 1, m = 2: F0 B0 F1 B1. F0's window keeps stage 0 (no RESHARD),
+  // B0 runs on it without a gather and gives it back; F1 gathers again.
+  const Shape shape = Shape::linear(1, 2);
+  const Program p = with_sharding(with_communication(find_schedule("1f1b")->program(shape), shape), false);
+  CHECK(to_string(p.ranks[0]) == "0UNSHARD 0F0 0B0 0RESHARD 0UNSHARD 0F1 0B1 0RESHARD 0REDUCE_GRAD OPTIMIZER");
+  CHECK_NOTHROW(check(p, shape));
+  // GPipe, p = 2, m = 2: rank 0 runs F0 F1, then B0 B1 on the same gather.
+  const Shape two = Shape::linear(2, 2);
+  const Program g = with_sharding(with_communication(find_schedule("gpipe")->program(two), two), false);
+  CHECK(to_string(g.ranks[0]).find("0UNSHARD 0F0 0SEND_F0 0F1 0SEND_F1") != std::string::npos);
+  CHECK(to_string(g.ranks[0]).find("0B1 0RESHARD") != std::string::npos);
+  CHECK_NOTHROW(check(g, two));
+}

@@ -674,3 +674,58 @@ TEST_CASE("one layer's forward and backward: its ops, what recompute redoes, and
   q.sequence_parallel = true;
   check_stage_1(q, 0.0);
 }
+
+TEST_CASE("ZeRO-3 cuts a stage into units: the embedding, its layers n at a time, the output head") {
+  // small_gpt (8 layers, tied embeddings) on pp 2 x dp 2: stage 0 holds the
+  // embedding and layers 0-3, stage 1 layers 4-7 and its copy of the output
+  // layer (its own: the ends are on different ranks).
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(1);
+  Plan p = two_stages(2);
+  p.dp = 2;
+  p.zero_stage = 3;
+  const StageCosts costs = stage_costs(m, p, c);
+  for (int unit_layers : {1, 2, 4}) {
+    CAPTURE(unit_layers);
+    p.fsdp_unit_layers = unit_layers;
+    const StageCosts units = stage_costs(m, p, c);
+    for (int st = 0; st < 2; ++st) {
+      CAPTURE(st);
+      const StageCost& s = units.stages[st];
+      // 4 / n layer units, and one more for the embedding or the head.
+      REQUIRE(s.shard_units.size() == static_cast<std::size_t>(4 / unit_layers + 1));
+      const ShardUnit& end = st == 0 ? s.shard_units.front() : s.shard_units.back();
+      CHECK(end.layers == 0);
+      // 2 bytes a parameter: the embedding's (v + s) h (tokens and learned
+      // positions); the head's v h and the final LayerNorm's 2h.
+      CHECK(end.gather_bytes == (st == 0 ? (32000.0 + 1024) * 1024 * 2 : (32000.0 * 1024 + 2 * 1024) * 2));
+      double bytes = 0.0, f = 0.0, i = 0.0, w = 0.0;
+      for (const ShardUnit& u : s.shard_units) {
+        bytes += u.gather_bytes;
+        f += u.forward_share;
+        i += u.input_grad_share;
+        w += u.weight_grad_share;
+        CHECK(u.gather == hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes,
+                                              hw::group_of(c, {st, st + 2}), c.node));
+        CHECK(u.grad_bytes == doctest::Approx(u.gather_bytes).scale(0));  // 16-bit gradients
+      }
+      // The units hold the stage's parameters, and share out its F, I and W.
+      CHECK(bytes == doctest::Approx(s.param_bytes).scale(0).epsilon(1e-12));
+      CHECK(f == doctest::Approx(1.0).scale(0).epsilon(1e-12));
+      CHECK(i == doctest::Approx(1.0).scale(0).epsilon(1e-12));
+      CHECK(w == doctest::Approx(1.0).scale(0).epsilon(1e-12));
+      // A layer unit's share of F is its layers' part of the stage's.
+      const ShardUnit& layer_unit = s.shard_units[st == 0 ? 1 : 0];
+      CHECK(layer_unit.layers == unit_layers);
+      CHECK(layer_unit.forward_share * s.forward.to_seconds() ==
+            doctest::Approx(unit_layers * costs.layer_forward.to_seconds()).epsilon(1e-6));
+    }
+  }
+  // Without ZeRO-3, or with one replica, nothing is sharded.
+  p.zero_stage = 1;
+  CHECK(!stage_costs(m, p, c).stages[0].sharded());
+  p.zero_stage = 3;
+  p.dp = 1;
+  p.global_batch = 1;
+  CHECK(!stage_costs(m, p, c).stages[0].sharded());
+}
