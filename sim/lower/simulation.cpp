@@ -526,65 +526,50 @@ void Lowering::lower_pipeline(int p) {
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).
         std::vector<core::TaskId> unit_part(c.shard_units.size());
-        if (c.sharded() && needs_params) {
-          // ZeRO-3 by unit: the action runs unit by unit (forward in order,
-          // backward in reverse), each part after its unit's gather.
-          const auto& units = c.shard_units;
-          const std::size_t U = units.size();
-          std::vector<Held>& h = units_held(a.stage, U);
+        // The pieces the action runs as, each a share of its time: under
+        // ZeRO-3 one per unit (forward in order, backward in reverse), each
+        // after its unit's gather; a stage's last backward one per gradient
+        // bucket; else the whole action. The last piece takes the rounding.
+        struct Piece {
+          double share;
+          int unit;  // -1 for a bucket's part or the whole action
+        };
+        std::vector<Piece> pieces;
+        const bool by_unit = c.sharded() && needs_params;
+        if (by_unit) {
+          const std::size_t U = c.shard_units.size();
           const double i_s = c.input_grad.to_seconds(), w_s = c.weight_grad.to_seconds();
-          core::Time done, tp_done;
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = a.op == Op::kForward ? n : U - 1 - n;
-            const double share = a.op == Op::kForward     ? units[u].forward_share
-                                 : a.op == Op::kInputGrad ? units[u].input_grad_share
-                                 : i_s + w_s > 0.0 ? (i_s * units[u].input_grad_share + w_s * units[u].weight_grad_share) /
+            const workload::ShardUnit& unit = c.shard_units[u];
+            const double share = a.op == Op::kForward     ? unit.forward_share
+                                 : a.op == Op::kInputGrad ? unit.input_grad_share
+                                 : i_s + w_s > 0.0 ? (i_s * unit.input_grad_share + w_s * unit.weight_grad_share) /
                                                          (i_s + w_s)
                                                    : 0.0;
-            const bool last = n + 1 == U;
-            const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
-            const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
-            done += d;
-            tp_done += tp_part;
-            TaskInfo part = info;
-            part.unit = static_cast<int>(u);
-            part.units = static_cast<int>(U);
-            part.tp_comm_s = tp_part.to_seconds();
-            const core::TaskId id = compute_task(q, d, part);
-            if (n == 0) {
-              first_[q][k] = id;
-              if (barrier) edges_.emplace_back(*barrier, id);
-              for (core::TaskId send : unsent) edges_.emplace_back(send, id);
-              unsent.clear();
-            }
-            if (h[u].gather) {
-              edges_.emplace_back(*h[u].gather, id);
-              if (!first_use[h[u].index]) {
-                first_use[h[u].index] = id;
-                prefetch_edge(h[u].index + depth + 1);
-              }
-            }
-            h[u].last_use = id;
-            last_[q][k] = id;
-            unit_part[u] = id;
+            pieces.push_back({share, static_cast<int>(u)});
           }
-          if (split) backward_parts[a.stage].push_back(*last_[q][k]);
+        } else if (split) {
+          for (double share : c.grad_bucket_share) pieces.push_back({share, -1});
         }
-        const std::size_t parts = c.sharded() && needs_params ? 0
-                                  : split ? std::max<std::size_t>(1, c.grad_bucket_share.size())
-                                          : 1;
+        if (pieces.empty()) pieces.push_back({1.0, -1});
+        std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
         core::Time done, tp_done;
-        for (std::size_t j = 0; j < parts; ++j) {
-          const bool last = j + 1 == parts;
-          const core::Time d =
-              last ? duration - done : core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[j]);
-          const core::Time tp_part =
-              last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * c.grad_bucket_share[j]);
+        for (std::size_t j = 0; j < pieces.size(); ++j) {
+          const bool last = j + 1 == pieces.size();
+          const double share = pieces[j].share;
+          const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
+          const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
           done += d;
           tp_done += tp_part;
           TaskInfo part = info;
-          part.part = static_cast<int>(j);
-          part.parts = static_cast<int>(parts);
+          if (by_unit) {
+            part.unit = pieces[j].unit;
+            part.units = static_cast<int>(c.shard_units.size());
+          } else {
+            part.part = static_cast<int>(j);
+            part.parts = static_cast<int>(pieces.size());
+          }
           part.tp_comm_s = tp_part.to_seconds();
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
@@ -594,8 +579,21 @@ void Lowering::lower_pipeline(int p) {
             unsent.clear();
           }
           last_[q][k] = id;
-          if (split) backward_parts[a.stage].push_back(id);
-          for (core::TaskId& ready : unit_part) ready = id;
+          if (by_unit) {
+            Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
+            if (unit.gather) {
+              edges_.emplace_back(*unit.gather, id);
+              if (!first_use[unit.index]) {
+                first_use[unit.index] = id;
+                prefetch_edge(unit.index + depth + 1);
+              }
+            }
+            unit.last_use = id;
+            unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
+          } else {
+            for (core::TaskId& ready : unit_part) ready = id;  // a W: every unit's gradients after it
+          }
+          if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
         }
         if (c.sharded() && ends_backward_run(actions, k)) {
           // ZeRO-3: each unit's gradients of this run of backwards go to
