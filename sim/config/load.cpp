@@ -159,6 +159,7 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
     ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");
   }
   sc.options = read_options(doc, sc.cluster.gpus(), ctx);
+  read_overlap(doc, sc.plan, ctx);
   // Needs the cluster and the options only: checked for a sweep's clusters too.
   if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
     ctx.fail("options.cuda_context_mib",

@@ -38,6 +38,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.precision != workload::Plan{}.precision) ctx.fail("parallel.precision", why);
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
+  if (!p.overlap.grad_reduce) ctx.fail("options.overlap_grad_reduce", why + "; each layer's gradients are one all-reduce");
   if (sc.options.comm_slowdown > 0.0) {
     ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
                                       "foreground for a background job)");
@@ -147,6 +148,34 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (m.ffn % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
              {"model.ffn"});
+  }
+  if (p.zero_stage == 3 && p.fsdp_shard_size > 0 && p.dp % p.fsdp_shard_size != 0) {
+    ctx.fail("parallel.fsdp_shard_size",
+             fmt::format("{} does not divide dp = {}; expected the size of a group of replicas that shard the model, "
+                         "with dp / fsdp_shard_size groups replicating it",
+                         p.fsdp_shard_size, p.dp),
+             {"parallel.dp"});
+  }
+  if (p.overlap.param_gather && p.zero_stage != 1 && p.zero_stage != 2) {
+    ctx.fail("options.overlap_param_gather",
+             fmt::format("overlaps the all-gather of the parameters that ZeRO-1/2 or the distributed optimizer "
+                         "updated in shards; expected parallel.distributed_optimizer = true or zero_stage 1 or 2, "
+                         "got zero_stage = {}{}",
+                         p.zero_stage, p.zero_stage == 3 ? " (ZeRO-3 gathers unit by unit already)" : ""),
+             {"parallel.zero_stage", "parallel.distributed_optimizer"});
+  }
+  if (p.overlap.tp_comm && p.tp == 1) {
+    ctx.fail("options.tp_comm_overlap", "there is no tensor-parallel communication to overlap with tp = 1",
+             {"parallel.tp"});
+  }
+  // Transformer Engine's userbuffers and PyTorch's async TP pipeline the
+  // all-gather and reduce-scatter that sequence parallelism runs (Megatron-LM
+  // refuses --tp-comm-overlap without --sequence-parallel).
+  if (p.overlap.tp_comm && !p.sequence_parallel) {
+    ctx.fail("options.tp_comm_overlap",
+             "overlaps the all-gathers and reduce-scatters of sequence parallelism; expected "
+             "parallel.sequence_parallel = true",
+             {"parallel.sequence_parallel"});
   }
   if (p.zero_stage == 3) {
     // Units of whole layers: every stage's layers divide into them.

@@ -83,4 +83,12 @@ Options read_options(const json& doc, int gpus, const Context& ctx) {
   return o;
 }
 
+void read_overlap(const json& doc, workload::Plan& plan, const Context& ctx) {
+  if (!doc.contains("options")) return;
+  const Section s(doc, "options", ctx);
+  plan.overlap.grad_reduce = s.boolean_or("overlap_grad_reduce", workload::Overlap{}.grad_reduce);
+  plan.overlap.param_gather = s.boolean_or("overlap_param_gather", workload::Overlap{}.param_gather);
+  plan.overlap.tp_comm = s.boolean_or("tp_comm_overlap", workload::Overlap{}.tp_comm);
+}
+
 }  // namespace trainsim::config::detail

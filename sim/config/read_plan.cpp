@@ -33,8 +33,20 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     }
     p.zero_stage = z.get<int>();
   }
+  // Megatron-Core's distributed optimizer is ZeRO-1 (see Plan).
+  p.distributed_optimizer = s.boolean_or("distributed_optimizer", false);
+  if (p.distributed_optimizer) {
+    if (s.has("zero_stage") && p.zero_stage != 1) {
+      ctx.fail(s.path("distributed_optimizer"),
+               fmt::format("shards the optimizer state as ZeRO stage 1 does, but parallel.zero_stage = {}; "
+                           "drop one of the two",
+                           p.zero_stage),
+               {"parallel.zero_stage"});
+    }
+    p.zero_stage = 1;
+  }
   // ZeRO-3's units: only with zero_stage 3, where they mean something.
-  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward"}) {
+  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size"}) {
     if (s.has(key) && p.zero_stage != 3) {
       ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
                                         "got zero_stage = {}",
@@ -51,6 +63,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.fsdp_prefetch = v.get<int>();
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
+  if (s.has("fsdp_shard_size")) {
+    p.fsdp_shard_size = s.positive_int("fsdp_shard_size", kMaxCount);
+  }
   if (s.has("grad_bucket_mib")) p.grad_bucket_mib = s.positive_number("grad_bucket_mib", 1.0, 1e6);
   p.grad_accumulation = s.choice<workload::GradAccumulation>("grad_accumulation", workload::GradAccumulation::kFused,
                                                              {{"fused", workload::GradAccumulation::kFused},

@@ -25,15 +25,15 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"model", model},
       {"parallel",
        {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute",
-        "sequence_parallel", "attention", "zero_stage", "fsdp_unit_layers", "fsdp_prefetch",
-        "reshard_after_forward", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
+        "sequence_parallel", "attention", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
+        "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size", "torch_compile", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
         "stage_layers", "burst"}},
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},
       {"parallel.burst.background.model", model},
       {"options",
        {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown",
-        "pipeline_sends", "cuda_context_mib"}},
+        "pipeline_sends", "cuda_context_mib", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"}},
   };
   return s;
 }

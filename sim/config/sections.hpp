@@ -26,6 +26,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx);
 
 // options; `gpus`: the cluster's GPU count, which GPU ids stay below (read_options.cpp).
 Options read_options(const json& doc, int gpus, const Context& ctx);
+// options.overlap_grad_reduce, overlap_param_gather, tp_comm_overlap: how the
+// framework runs the plan, so they go into it (read_options.cpp).
+void read_overlap(const json& doc, workload::Plan& plan, const Context& ctx);
 
 // Checks that need more than one section (plan_checks.cpp): the plan against
 // the model and cluster, and a custom network's reach.

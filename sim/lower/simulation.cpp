@@ -105,6 +105,43 @@ class Lowering {
     for (int d = 0; d < plan_.dp; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
     return g;
   }
+  // ZeRO-3's data-parallel groups (see workload::Plan::fsdp_shard_size): the
+  // shard group of `replica` (consecutive replicas) and its replicate group
+  // (the same place in every shard group). Without HSDP the shard group is
+  // the whole data-parallel group and there is no replicate group.
+  enum class Sharding { kShard, kReplicate };
+  std::vector<int> sharding_group(int rank, int tensor, int replica, Sharding kind) const {
+    const int shard = plan_.shard_group_size();
+    std::vector<int> g;
+    if (kind == Sharding::kShard) {
+      for (int d = replica / shard * shard; d < (replica / shard + 1) * shard; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
+    } else {
+      for (int d = replica % shard; d < plan_.dp; d += shard) g.push_back(plan_.gpu_of(rank, d, tensor));
+    }
+    return g;
+  }
+  // Which group of its kind `replica` is in: names a shared collective instance.
+  int sharding_index(int replica, Sharding kind) const {
+    const int shard = plan_.shard_group_size();
+    return kind == Sharding::kShard ? replica / shard : replica % shard;
+  }
+  int sharding_size(Sharding kind) const {
+    return kind == Sharding::kShard ? plan_.shard_group_size() : plan_.shard_replicas();
+  }
+  // Symmetric fidelity with flow collectives: every other group of the kind
+  // (each tensor rank's, each shard's) beside the representative's.
+  std::vector<std::vector<int>> sharding_copies(int rank, Sharding kind) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
+    const int groups = kind == Sharding::kShard ? plan_.shard_replicas() : plan_.shard_group_size();
+    const int step = kind == Sharding::kShard ? plan_.shard_group_size() : 1;
+    for (int t = 0; t < plan_.tp; ++t) {
+      for (int g = 0; g < groups; ++g) {
+        if (t || g) copies.push_back(sharding_group(rank, t, g * step, kind));
+      }
+    }
+    return copies;
+  }
   core::TaskId add_task(const core::Task& task, const TaskInfo& info) {
     const core::TaskId id = sim_->graph.add(task);
     sim_->info.push_back(info);
@@ -390,6 +427,14 @@ PipelineWork Lowering::work_per_pipeline() const {
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {
     std::fill(cut.begin(), cut.end(), 0);
+    // Overlap::param_gather: a stage's first forward runs as a piece per
+    // bucket, each after a gather of its own (counted for every stage: more
+    // than enough).
+    for (const workload::StageCost& c : costs_.stages) {
+      const double b = static_cast<double>(c.param_bucket_gather.size());
+      work.tasks += 2 * b;
+      work.flow_steps += b * ring;
+    }
     for (auto it = actions.rbegin(); it != actions.rend(); ++it) {  // from the end: a stage's last backward first
       const Action& a = *it;
       const workload::StageCost& c = costs_.stages[a.stage];
@@ -402,8 +447,9 @@ PipelineWork Lowering::work_per_pipeline() const {
         const bool needs_params = a.op != Op::kWeightGrad;
         const double pieces = c.sharded() && needs_params ? units : last_backward ? buckets : 1;
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
-        work.tasks += pieces + (full && plan_.tp > 1 ? 1 : 0) + scatters;
-        work.flow_steps += scatters * ring;
+        const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
+        work.tasks += pieces + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
+        work.flow_steps += scatters * ring + replicated * 2 * ring;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         work.tasks += buckets + (embedding ? 1 : 0);
@@ -465,7 +511,12 @@ void Lowering::lower_pipeline(int p) {
   const int R = shape_.ranks;
   const bool full = !symmetric();
   const int dp_participants = full ? plan_.dp : 1;
-  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter };
+  const int shard_participants = full ? sharding_size(Sharding::kShard) : 1;
+  const int replica_participants = full ? sharding_size(Sharding::kReplicate) : 1;
+  // Names a ZeRO-3 collective instance: the group's index in full fidelity.
+  const int shard_key = full ? sharding_index(pipe.replica, Sharding::kShard) : pipe.replica;
+  const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate };
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -473,12 +524,25 @@ void Lowering::lower_pipeline(int p) {
     first_[q].resize(actions.size());
     last_[q].resize(actions.size());
     std::map<int, std::size_t> last_backward;  // stage -> index of its last backward-ending action
+    std::map<int, std::size_t> first_forward;  // stage -> index of its first forward
+    std::optional<std::size_t> last_compute;   // the rank's last compute action
     for (std::size_t k = 0; k < actions.size(); ++k) {
       if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
+      if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
+      if (schedule::is_compute(actions[k].op)) last_compute = k;
     }
+    // Overlap::grad_reduce off: the reductions wait for the rank's whole backward.
+    std::vector<core::TaskId> after_backward;
     std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
     const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
     const std::vector<int> group = dp_group(r, pipe.tensor);
+    const std::vector<int> shard_group = sharding_group(r, pipe.tensor, pipe.replica, Sharding::kShard);
+    const std::vector<std::vector<int>> shard_copies = sharding_copies(r, Sharding::kShard);
+    const bool replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1;
+    const std::vector<int> replica_group =
+        replicated ? sharding_group(r, pipe.tensor, pipe.replica, Sharding::kReplicate) : std::vector<int>{};
+    const std::vector<std::vector<int>> replica_copies =
+        replicated ? sharding_copies(r, Sharding::kReplicate) : std::vector<std::vector<int>>{};
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
     // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
@@ -519,7 +583,12 @@ void Lowering::lower_pipeline(int p) {
         core::Time duration = compute_duration(a, c);
         if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
-        const bool split = schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
+        const bool split =
+            plan_.overlap.grad_reduce && schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
+        // Overlap::param_gather: the stage's first forward runs bucket by
+        // bucket, each after its own gather of the updated parameters.
+        const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
+                                      first_forward.at(a.stage) == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
         const core::Time tp = tp_comm_inside(a, c);
         // The parts this action's gradients are ready after, unit by unit
@@ -533,6 +602,7 @@ void Lowering::lower_pipeline(int p) {
         struct Piece {
           double share;
           int unit;  // -1 for a bucket's part or the whole action
+          std::optional<std::size_t> gather = std::nullopt;  // the parameter gather it waits for (into `gathers`)
         };
         std::vector<Piece> pieces;
         const bool by_unit = c.sharded() && needs_params;
@@ -551,6 +621,35 @@ void Lowering::lower_pipeline(int p) {
           }
         } else if (split) {
           for (double share : c.grad_bucket_share) pieces.push_back({share, -1});
+        } else if (by_bucket_gather) {
+          // Buckets in the order the forward uses them; each piece's share of
+          // the time is its bucket's share of the parameters.
+          const std::size_t B = c.param_bucket_gather.size();
+          for (std::size_t j = 0; j < B; ++j) {
+            const std::size_t i = gathers.size();
+            core::Task t;
+            t.resource = runner_id_;
+            const double share = c.grad_bucket_share[B - 1 - j];
+            const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor,
+                                             full ? 0 : pipe.replica);
+            const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                        ? std::optional<core::Time>(c.param_bucket_gather[j])
+                                                        : std::nullopt;
+            t.route = instance(key, dp_participants, [&] {
+              return sim_->collectives->add(hw::CollectiveKind::kAllGather, share * c.param_bytes, group,
+                                            dp_participants, fixed, peers_groups);
+            });
+            TaskInfo gather{TaskKind::kParamAllGather, {Op::kUnshard, a.stage, 0}, q, -1};
+            gather.part = static_cast<int>(j);
+            gather.parts = static_cast<int>(B);
+            const core::TaskId id = add_task(t, gather);
+            if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
+            last_gather_[q] = id;
+            gathers.push_back(id);
+            first_use.push_back(std::nullopt);
+            prefetch_edge(i);
+            pieces.push_back({share, -1, i});
+          }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
         std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
@@ -593,6 +692,11 @@ void Lowering::lower_pipeline(int p) {
           } else {
             for (core::TaskId& ready : unit_part) ready = id;  // a W: every unit's gradients after it
           }
+          if (const auto i = pieces[j].gather) {
+            edges_.emplace_back(gathers[*i], id);
+            first_use[*i] = id;
+            prefetch_edge(*i + depth + 1);
+          }
           if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
         }
         if (c.sharded() && ends_backward_run(actions, k)) {
@@ -605,10 +709,18 @@ void Lowering::lower_pipeline(int p) {
             TaskInfo scatter{TaskKind::kGradReduce, a, q, -1};
             scatter.unit = static_cast<int>(u);
             scatter.units = static_cast<int>(U);
-            collective_task(q, {kGradScatter, a.stage, scatters++, pipe.tensor, full ? 0 : pipe.replica},
-                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, group, dp_participants,
-                            unit.grad_scatter, scatter, peers_groups);
+            collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
+                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard_group, shard_participants,
+                            unit.grad_scatter, scatter, shard_copies);
             edges_.emplace_back(unit_part[u], last_collective_[q].value());
+            if (replicated) {
+              // HSDP: the shard it now holds, all-reduced with the other groups' copies.
+              scatter.across_shard_groups = true;
+              collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
+                              hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
+                              replica_group, replica_participants, unit.grad_replicate, scatter, replica_copies);
+            }
+            ++scatters;
           }
         }
         if (full && plan_.tp > 1) {
@@ -650,14 +762,14 @@ void Lowering::lower_pipeline(int p) {
           const std::size_t i = gathers.size();
           core::Task t;
           t.resource = runner_id_;
-          const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor,
-                                           full ? 0 : pipe.replica);
+          const auto key =
+              std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor, shard_key);
           const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
                                                       ? std::optional<core::Time>(units[u].gather)
                                                       : std::nullopt;
-          t.route = instance(key, dp_participants, [&] {
-            return sim_->collectives->add(hw::CollectiveKind::kAllGather, units[u].gather_bytes, group,
-                                          dp_participants, fixed, peers_groups);
+          t.route = instance(key, shard_participants, [&] {
+            return sim_->collectives->add(hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard_group,
+                                          shard_participants, fixed, shard_copies);
           });
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
@@ -728,8 +840,10 @@ void Lowering::lower_pipeline(int p) {
                               c.grad_reduce_kind, bytes, group, dp_participants, time, bucket, peers_groups);
           if (j == 0) first_[q][k] = id;
           last_[q][k] = id;
-          // Bucket j is ready when part j of the stage's last backward ends.
+          // Bucket j is ready when part j of the stage's last backward ends
+          // (or, not overlapped, when the rank's backward has).
           if (j < backward_parts[a.stage].size()) edges_.emplace_back(backward_parts[a.stage][j], id);
+          if (!plan_.overlap.grad_reduce) after_backward.push_back(id);
         }
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
           // The first and last stages hold the tied embedding; both take part.
@@ -757,7 +871,8 @@ void Lowering::lower_pipeline(int p) {
         // ZeRO-1/2: each replica updated its shard; gather the full parameters.
         for (int s : stages_of_rank_[r]) {
           const workload::StageCost& c = costs_.stages[s];
-          if (c.param_all_gather <= core::Time::zero()) continue;
+          // Overlapped, the gather runs under the next forward (above).
+          if (c.param_all_gather <= core::Time::zero() || !c.param_bucket_gather.empty()) continue;
           const core::TaskId gather = collective_task(
               q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.param_bytes,
               group, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1},
@@ -765,6 +880,9 @@ void Lowering::lower_pipeline(int p) {
           edges_.emplace_back(id, gather);
         }
       }
+    }
+    if (last_compute) {
+      for (core::TaskId reduce : after_backward) edges_.emplace_back(*last_[q][*last_compute], reduce);
     }
   }
 }

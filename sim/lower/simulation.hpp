@@ -111,6 +111,9 @@ struct TaskInfo {
   // or a gradient scatter is of, and the stage's units; -1 and 0 otherwise.
   int unit = -1;
   int units = 0;
+  // HSDP: a unit's gradient shard all-reduced across the shard groups (a
+  // kGradReduce after that unit's reduce-scatter).
+  bool across_shard_groups = false;
   // Compute: the tensor-parallel collectives inside it (they block the
   // compute stream), its part's share of its action's: for the trace and the
   // summary's exposed tensor-parallel time.

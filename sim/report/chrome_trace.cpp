@@ -143,6 +143,7 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
                  ? fmt::format("send act mb{} s{}->s{}", a.microbatch, a.stage, a.stage + 1)
                  : fmt::format("send grad mb{} s{}->s{}", a.microbatch, a.stage, a.stage - 1);
     case lower::TaskKind::kGradReduce:
+      if (ti.across_shard_groups) return fmt::format("grad all-reduce s{}{} (across shard groups)", a.stage, part);
       return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} (dp)", a.stage, part)
                           : fmt::format("grad reduce s{} (dp){}", a.stage, part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";

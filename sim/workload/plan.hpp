@@ -59,6 +59,29 @@ double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d);
 //                   (pipeline_parallel/schedules.py, get_tensor_shapes).
 enum class PipelineSendSplit { kScatterGather, kFull };
 
+// The communication a framework hides under compute, each as the framework
+// runs it (read from options.overlap_grad_reduce, options.overlap_param_gather
+// and options.tp_comm_overlap).
+struct Overlap {
+  // Each stage's gradient buckets are reduced as its last backward produces
+  // them (true), or all of them once the rank's whole backward has ended
+  // (false). Megatron-LM's default is false (--overlap-grad-reduce is a flag);
+  // PyTorch DDP and FSDP always overlap, and true is what trainsim has always
+  // simulated, so it stays the default.
+  bool grad_reduce = true;
+  // ZeRO-1/2 and the distributed optimizer: the all-gather of the updated
+  // parameters runs under the next iteration's forward, bucket by bucket,
+  // each bucket's forward waiting only for its own gather, one bucket
+  // gathered ahead (Megatron-LM's --overlap-param-gather, default false:
+  // the gather follows the optimizer step, exposed).
+  bool param_gather = false;
+  // Tensor-parallel communication split into tp chunks and pipelined with
+  // the GEMM it feeds or follows: Transformer Engine's userbuffers
+  // (Megatron-LM's --tp-comm-overlap, default false) and TorchTitan's async
+  // TP (default false).
+  bool tp_comm = false;
+};
+
 struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
@@ -99,6 +122,22 @@ struct Plan {
   // Free each unit's gathered parameters after its forward (true, FSDP2's
   // default), or keep them until the stage's backward has used them.
   bool reshard_after_forward = true;
+  // HSDP (FSDP2's 2-D mesh, DeepSpeed's ZeRO++ hpZ left aside): parameters,
+  // gradients and optimizer state are sharded within groups of this many
+  // consecutive data-parallel replicas and replicated across the dp /
+  // fsdp_shard_size groups. Gathers and gradient reduce-scatters stay inside
+  // a group; each unit's gradient shard is then all-reduced across the
+  // groups. 0: one group of all dp replicas (plain FSDP).
+  int fsdp_shard_size = 0;
+  // Megatron-LM's --use-distributed-optimizer (off by default there):
+  // gradients reduce-scattered in buckets, each replica steps 1/dp of the
+  // optimizer state, the updated parameters all-gathered: ZeRO-1 as
+  // Megatron-Core runs it. The config sets zero_stage = 1 with it.
+  bool distributed_optimizer = false;
+  // The replicas a ZeRO-3 unit is sharded over.
+  int shard_group_size() const { return zero_stage == 3 && fsdp_shard_size > 0 ? fsdp_shard_size : dp; }
+  // How many copies of each shard there are (1 without HSDP).
+  int shard_replicas() const { return dp / shard_group_size(); }
   // Gradients are reduced in buckets of this many MiB, each as soon as the
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;
@@ -109,6 +148,7 @@ struct Plan {
   Precision precision = Precision::kBf16;
   GradDtype grad_dtype = GradDtype::kBf16;  // bf16 or fp32 under bf16, fp16 or fp32 under fp16
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
+  Overlap overlap;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;

@@ -7,10 +7,49 @@
 
 #include "hw/collective.hpp"
 #include "workload/op_cost.hpp"
+#include "workload/tp_overlap.hpp"
 
 namespace trainsim::workload {
 
 namespace {
+
+// How a stage's ops are timed: on this hardware, with tensor-parallel
+// communication alone or overlapped with its GEMMs (see tp_overlap.hpp).
+struct Timing {
+  const hw::NodeSpec& node;
+  double seq;
+  const hw::CollectiveGroup& tp_group;
+  hw::CollectiveAlgorithm algorithm;
+  int tp;
+  bool tp_overlap;
+
+  OpTiming of(const std::vector<Op>& ops, std::size_t i, Pass pass) const {
+    const Op& op = ops[i];
+    OpTiming t = op_time(op, pass, node, seq, tp_group, algorithm);
+    const int count = pass == Pass::kForward     ? op.collectives_forward
+                      : pass == Pass::kInputGrad ? op.collectives_input_grad
+                                                 : 0;
+    if (!tp_overlap || op.kind != OpKind::kTpCollective || !op.sequence_parallel || tp < 2 || count == 0 ||
+        op.column_gemm < 0 || op.row_gemm < 0) {
+      return t;
+    }
+    const double gather =
+        hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, tp_group, node, algorithm).to_seconds();
+    const double scatter =
+        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, tp_group, node, algorithm)
+            .to_seconds();
+    const double column = op_time(ops[static_cast<std::size_t>(op.column_gemm)], pass, node, seq, tp_group, algorithm).compute_s;
+    const double row = op_time(ops[static_cast<std::size_t>(op.row_gemm)], pass, node, seq, tp_group, algorithm).compute_s;
+    auto exposed = [&](double comm, double gemm) { return overlapped_seconds(comm, gemm, tp) - gemm; };
+    // Forward: the input gathered into the column-parallel GEMM, the
+    // row-parallel GEMM's output reduce-scattered. Backward the other way:
+    // the output gradient gathered into the row-parallel GEMM's dgrad, the
+    // column-parallel dgrad's result reduce-scattered.
+    t.tp_comm_s = count * (pass == Pass::kForward ? exposed(gather, column) + exposed(scatter, row)
+                                                  : exposed(gather, row) + exposed(scatter, column));
+    return t;
+  }
+};
 
 struct PassTimes {
   double forward = 0.0, input_grad = 0.0, weight_grad = 0.0;
@@ -27,12 +66,11 @@ struct PassTimes {
     tp_backward += o.tp_backward;
   }
 
-  void add(const std::vector<Op>& ops, double repeat, const hw::NodeSpec& node, double seq,
-           const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
-    for (const Op& op : ops) {
-      const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
-      const OpTiming i = op_time(op, Pass::kInputGrad, node, seq, tp_group, algorithm);
-      const OpTiming w = op_time(op, Pass::kWeightGrad, node, seq, tp_group, algorithm);
+  void add(const std::vector<Op>& ops, double repeat, const Timing& timing) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const OpTiming f = timing.of(ops, k, Pass::kForward);
+      const OpTiming i = timing.of(ops, k, Pass::kInputGrad);
+      const OpTiming w = timing.of(ops, k, Pass::kWeightGrad);
       forward += repeat * (f.compute_s + f.tp_comm_s);
       input_grad += repeat * (i.compute_s + i.tp_comm_s);
       weight_grad += repeat * (w.compute_s + w.tp_comm_s);
@@ -50,13 +88,13 @@ struct Redo {
   double seconds = 0.0;
   double tp_comm_s = 0.0;
 };
-Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const hw::NodeSpec& node, double seq,
-                    const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
+Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const Timing& timing) {
   Redo r;
-  for (const Op& op : layer) {
+  for (std::size_t k = 0; k < layer.size(); ++k) {
+    const Op& op = layer[k];
     if (recompute == Recompute::kNone) break;
     if (recompute == Recompute::kSelective && !op.attention_core) continue;
-    const OpTiming f = op_time(op, Pass::kForward, node, seq, tp_group, algorithm);
+    const OpTiming f = timing.of(layer, k, Pass::kForward);
     r.seconds += f.compute_s + f.tp_comm_s;
     r.tp_comm_s += f.tp_comm_s;
   }
@@ -192,13 +230,32 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
+    // HSDP: ZeRO-3's gathers and scatters run in groups of fsdp_shard_size
+    // consecutive replicas, the shards' all-reduce across the groups (one
+    // replica of each); every tensor rank's groups at once.
+    const int shard = plan.shard_group_size(), copies = plan.shard_replicas();
+    std::vector<std::vector<int>> shard_groups, replica_groups;
+    for (int k = 0; k < plan.tp; ++k) {
+      for (int g = 0; g < copies; ++g) {
+        shard_groups.emplace_back(dp_groups[k].begin() + g * shard, dp_groups[k].begin() + (g + 1) * shard);
+      }
+      for (int j = 0; j < shard; ++j) {
+        replica_groups.emplace_back();
+        for (int g = 0; g < copies; ++g) replica_groups.back().push_back(dp_groups[k][g * shard + j]);
+      }
+    }
+    hw::CollectiveGroup shard_group = hw::group_of(cluster, shard_groups.front());
+    shard_group.nic_share *= hw::concurrent_nic_share(cluster, shard_groups);
+    hw::CollectiveGroup replica_group = hw::group_of(cluster, replica_groups.front());
+    replica_group.nic_share *= hw::concurrent_nic_share(cluster, replica_groups);
 
     // One layer, then the stage: its layers, the embedding on the first and
     // the output head on the last. Recomputation runs just before the
     // backward that needs it: part of I.
+    const Timing timing{node, s, tp_group, algorithm, plan.tp, plan.overlap.tp_comm};
     PassTimes one;
-    one.add(layer, 1, node, s, tp_group, algorithm);
-    const Redo redo_one = recompute_time(layer, plan.recompute, node, s, tp_group, algorithm);
+    one.add(layer, 1, timing);
+    const Redo redo_one = recompute_time(layer, plan.recompute, timing);
     if (first) {
       out.layer_forward = core::Time::seconds(one.forward);
       out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
@@ -207,8 +264,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     PassTimes times = one.times(layers_per_stage);
     PassTimes embedding_times, head_times;
-    if (first) embedding_times.add(embedding, 1, node, s, tp_group, algorithm);
-    if (last) head_times.add(head, 1, node, s, tp_group, algorithm);
+    if (first) embedding_times.add(embedding, 1, timing);
+    if (last) head_times.add(head, 1, timing);
     times.plus(embedding_times);
     times.plus(head_times);
     times.input_grad += layers_per_stage * redo_one.seconds;
@@ -263,9 +320,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
-      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention), layers_per_stage, node, s, tp_group, algorithm);
-      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
-      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, node, s, tp_group, algorithm);
+      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention), layers_per_stage, timing);
+      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, timing);
+      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, timing);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 
@@ -285,7 +342,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.weight_grad += accumulate;
     if (plan.twobp_concat) c.weight_grad_concat += accumulate;
     const double g = grad_value_bytes(plan.grad_dtype);
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, plan.dp, g) * c.params);
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params);
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
     // is split (sequence parallelism) or the sends are; all of it otherwise.
@@ -323,6 +380,13 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
       c.param_all_gather =
           hw::collective_time(hw::CollectiveKind::kAllGather, c.param_bytes, dp_group, node, algorithm);
+      if (plan.overlap.param_gather && plan.dp > 1) {
+        // The forward uses the buckets last-filled first.
+        for (auto share = c.grad_bucket_share.rbegin(); share != c.grad_bucket_share.rend(); ++share) {
+          c.param_bucket_gather.push_back(
+              hw::collective_time(hw::CollectiveKind::kAllGather, *share * c.param_bytes, dp_group, node, algorithm));
+        }
+      }
     }
     if (plan.zero_stage == 3 && plan.dp > 1) {
       // The units in forward order, each with its own parameters and times.
@@ -348,9 +412,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         ShardUnit u;
         u.layers = part.layers;
         u.gather_bytes = part.params * kActivationBytes;
-        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, dp_group, node, algorithm);
+        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm);
         u.grad_bytes = part.params * g;
-        u.grad_scatter = hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, dp_group, node, algorithm);
+        u.grad_scatter =
+            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm);
+        if (copies > 1) {
+          u.grad_replicate =
+              hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm);
+        }
         const double params_share = c.params > 0.0 ? part.params / c.params : 0.0;
         u.forward_share = c.forward > core::Time::zero() ? part.times.forward / c.forward.to_seconds() : 0.0;
         u.input_grad_share = c.input_grad > core::Time::zero() ? part.times.input_grad / c.input_grad.to_seconds() : 0.0;
@@ -385,8 +454,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
-    const double updated = plan.zero_stage >= 1 ? c.params / plan.dp : c.params;
-    const double held_grads = plan.zero_stage >= 2 ? c.params / plan.dp : c.params;
+    const double updated = plan.zero_stage >= 1 ? c.params / shard : c.params;
+    const double held_grads = plan.zero_stage >= 2 ? c.params / shard : c.params;
     c.optimizer_step =
         core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /
                                 (node.gpu.hbm_achievable_tb_per_s * 1e12) +

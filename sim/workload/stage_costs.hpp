@@ -26,6 +26,9 @@ struct ShardUnit {
   core::Time gather;          // their all-gather across the data-parallel replicas
   double grad_bytes = 0.0;    // its gradients on one GPU, whole
   core::Time grad_scatter;    // their reduce-scatter after its backward
+  // HSDP: the all-reduce of its gradient shard (grad_bytes / fsdp_shard_size)
+  // across the shard groups, after the reduce-scatter. Zero without HSDP.
+  core::Time grad_replicate;
   // Its part of the stage's F, I and W (each set sums to 1 over the units):
   // its layers' (or embedding's, head's) own times; what the stage adds as a
   // whole (the all-gather a scatter-gather send needs) goes to the unit that
@@ -65,6 +68,10 @@ struct StageCost {
   hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
+  // With Overlap::param_gather: that gather bucket by bucket (the gradient
+  // buckets' sizes, in the order the forward uses them), each under the
+  // next iteration's forward. Empty otherwise.
+  std::vector<core::Time> param_bucket_gather;
   // ZeRO-3: the stage's parameters are sharded too, and gathered unit by
   // unit before each forward and each backward; each unit's gradients are
   // reduce-scattered after its backward. Empty otherwise.

@@ -104,6 +104,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   const double replicated = sp ? tokens * h / t : tokens * h;
   std::vector<Op> ops;
   ops.push_back(elementwise("input_norm", replicated));
+  const int qkv = static_cast<int>(ops.size());
   ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
   if (gpt) {
     // Megatron-LM's column-parallel linear adds the bias after the GEMM
@@ -164,10 +165,14 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     to_tokens.attention_core = true;
     ops.push_back(to_tokens);
   }
+  const int out_proj = static_cast<int>(ops.size());
   ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  ops.back().column_gemm = qkv;
+  ops.back().row_gemm = out_proj;
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(elementwise("mlp_norm", replicated));
+  const int up = static_cast<int>(ops.size());
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
     // Megatron-LM's bias_gelu: bias and GeLU in one kernel; the bias
@@ -179,8 +184,11 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
     ops.push_back(elementwise("swiglu", 2.0 * tokens * f / t));
   }
+  const int down = static_cast<int>(ops.size());
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
   ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  ops.back().column_gemm = up;
+  ops.back().row_gemm = down;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
   return ops;
 }

@@ -72,6 +72,12 @@ struct Op {
   int collectives_forward = 0;
   int collectives_input_grad = 0;
   bool sequence_parallel = false;
+  // A layer's two collectives with sequence parallelism: the all-gather that
+  // feeds the block's column-parallel GEMM (QKV, MLP up) and the
+  // reduce-scatter that follows its row-parallel GEMM (output projection,
+  // MLP down); their indices in the op list, which tensor-parallel overlap
+  // pipelines them with. -1 elsewhere.
+  int column_gemm = -1, row_gemm = -1;
   // Part of the attention core, which selective recompute redoes in backward.
   bool attention_core = false;
 };

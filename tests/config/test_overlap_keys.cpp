@@ -1,0 +1,82 @@
+// The keys of sharding and overlapped communication: what each reads into the
+// plan, and the one-line errors of the plans they cannot describe.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "load_error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::config;
+using nlohmann::json;
+
+namespace {
+
+// GPT 1.7B on one DGX A100: tp 2 x dp 4, 16 micro-batches of one per replica.
+json base() {
+  return json::parse(R"({
+    "cluster": {"node": "dgx-a100", "nodes": 1},
+    "model": "gpt-1.7b",
+    "parallel": {"tp": 2, "pp": 1, "dp": 4, "microbatch_size": 1, "global_batch": 64}
+  })");
+}
+
+std::string error_of(const std::vector<std::string>& overrides) { return testing::load_error(base(), overrides); }
+
+Scenario load(const std::vector<std::string>& overrides) { return load_document(base(), "test.json", ".", overrides); }
+
+}  // namespace
+
+TEST_CASE("HSDP: a shard group that divides dp, with ZeRO-3 only") {
+  CHECK(error_of({"parallel.fsdp_shard_size=2"}) ==
+        "test.json: parallel.fsdp_shard_size: applies only with parallel.zero_stage = 3 (parameters sharded unit by "
+        "unit), got zero_stage = 0 (from --set parallel.fsdp_shard_size=2)");
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_shard_size=3"}) ==
+        "test.json: parallel.fsdp_shard_size: 3 does not divide dp = 4; expected the size of a group of replicas that "
+        "shard the model, with dp / fsdp_shard_size groups replicating it (from --set parallel.fsdp_shard_size=3)");
+  const Scenario s = load({"parallel.zero_stage=3", "parallel.fsdp_shard_size=2"});
+  CHECK(s.plan.shard_group_size() == 2);
+  CHECK(s.plan.shard_replicas() == 2);
+  // Unset: one group of all the replicas.
+  const Scenario fsdp = load({"parallel.zero_stage=3"});
+  CHECK(fsdp.plan.shard_group_size() == 4);
+  CHECK(fsdp.plan.shard_replicas() == 1);
+}
+
+TEST_CASE("the distributed optimizer is ZeRO-1; another stage beside it is refused") {
+  CHECK(load({"parallel.distributed_optimizer=true"}).plan.zero_stage == 1);
+  CHECK(load({"parallel.distributed_optimizer=true", "parallel.zero_stage=1"}).plan.zero_stage == 1);
+  CHECK(error_of({"parallel.distributed_optimizer=true", "parallel.zero_stage=3"}) ==
+        "test.json: parallel.distributed_optimizer: shards the optimizer state as ZeRO stage 1 does, but "
+        "parallel.zero_stage = 3; drop one of the two (from --set parallel.distributed_optimizer=true)");
+}
+
+TEST_CASE("overlap keys: defaults as documented, and the plans they need") {
+  const Scenario plain = load({});
+  CHECK(plain.plan.overlap.grad_reduce);  // what the buckets always did
+  CHECK(!plain.plan.overlap.param_gather);
+  CHECK(!plain.plan.overlap.tp_comm);
+  const Scenario off = load({"options.overlap_grad_reduce=false"});
+  CHECK(!off.plan.overlap.grad_reduce);
+
+  CHECK(error_of({"options.overlap_param_gather=true"}) ==
+        "test.json: options.overlap_param_gather: overlaps the all-gather of the parameters that ZeRO-1/2 or the "
+        "distributed optimizer updated in shards; expected parallel.distributed_optimizer = true or zero_stage 1 or "
+        "2, got zero_stage = 0 (from --set options.overlap_param_gather=true)");
+  CHECK(error_of({"options.overlap_param_gather=true", "parallel.zero_stage=3"}).find(
+            "(ZeRO-3 gathers unit by unit already)") != std::string::npos);
+  CHECK(load({"options.overlap_param_gather=true", "parallel.distributed_optimizer=true"}).plan.overlap.param_gather);
+
+  CHECK(error_of({"options.tp_comm_overlap=true"}) ==
+        "test.json: options.tp_comm_overlap: overlaps the all-gathers and reduce-scatters of sequence parallelism; "
+        "expected parallel.sequence_parallel = true (from --set options.tp_comm_overlap=true)");
+  CHECK(error_of({"options.tp_comm_overlap=true", "parallel.sequence_parallel=true", "parallel.tp=1",
+                  "parallel.dp=8"}) ==
+        "test.json: options.tp_comm_overlap: there is no tensor-parallel communication to overlap with tp = 1 (from "
+        "--set options.tp_comm_overlap=true)");
+  CHECK(load({"options.tp_comm_overlap=true", "parallel.sequence_parallel=true"}).plan.overlap.tp_comm);
+  CHECK(error_of({"options.tp_comm_overlap=1"}) ==
+        "test.json: options.tp_comm_overlap: expected true or false, got 1 (from --set options.tp_comm_overlap=1)");
+}

@@ -1,0 +1,138 @@
+// HSDP and the overlap keys end to end: what each changes in the timeline.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "driver/whatif.hpp"
+
+using namespace trainsim;
+using lower::TaskKind;
+
+namespace {
+
+// GPT 1.7B on `nodes` DGX A100s with the plan given.
+driver::WhatIf run(int nodes, std::vector<std::string> overrides) {
+  overrides.insert(overrides.begin(), "cluster.nodes=" + std::to_string(nodes));
+  return driver::simulate(config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides));
+}
+
+int count(const driver::WhatIf& w, TaskKind kind) {
+  int n = 0;
+  for (const auto& info : w.sim->info) n += info.kind == kind;
+  return n;
+}
+
+// ZeRO-3's per-unit gradient collectives (not the stage's empty bucket).
+int unit_reductions(const driver::WhatIf& w) {
+  int n = 0;
+  for (const auto& info : w.sim->info) n += info.kind == TaskKind::kGradReduce && info.units > 0;
+  return n;
+}
+
+core::Time makespan(const driver::WhatIf& w) { return w.sim->timeline.makespan; }
+
+}  // namespace
+
+TEST_CASE("HSDP: every unit's scatter is followed by an all-reduce across the groups; both fidelities agree") {
+  // 16 replicas on 2 nodes, each node a shard group.
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=1", "parallel.dp=16",
+                                         "parallel.microbatch_size=1", "parallel.global_batch=16",
+                                         "parallel.zero_stage=3"};
+  std::vector<std::string> hsdp = plan;
+  hsdp.push_back("parallel.fsdp_shard_size=8");
+  const driver::WhatIf fsdp = run(2, plan), sharded = run(2, hsdp);
+  // 24 layer units + embedding + head: 26 reduce-scatters, and 26 all-reduces with HSDP.
+  CHECK(unit_reductions(fsdp) == 26);
+  CHECK(unit_reductions(sharded) == 52);
+  int across = 0;
+  for (const auto& info : sharded.sim->info) across += info.across_shard_groups;
+  CHECK(across == 26);
+  // Sharded over 8, not 16: more model state per GPU.
+  CHECK(sharded.sim->memory.pools()[0].peak() > fsdp.sim->memory.pools()[0].peak());
+  // One representative stands for all 16 GPUs, in both collective modes.
+  for (const char* mode : {"analytic", "flow"}) {
+    CAPTURE(mode);
+    std::vector<std::string> symmetric = hsdp, full = hsdp;
+    symmetric.push_back(std::string("options.collectives=") + mode);
+    full.push_back(std::string("options.collectives=") + mode);
+    full.push_back("options.fidelity=full");
+    const driver::WhatIf one = run(2, symmetric), every = run(2, full);
+    CHECK(every.sim->pipelines == 16);
+    CHECK(makespan(one).to_seconds() == doctest::Approx(makespan(every).to_seconds()).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("overlap_grad_reduce off: no bucket is reduced before the rank's backward has ended") {
+  // 2 pipeline stages x 4 replicas, several buckets a stage.
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=2", "parallel.dp=4",
+                                         "parallel.microbatch_size=1", "parallel.global_batch=16"};
+  std::vector<std::string> off = plan;
+  off.push_back("options.overlap_grad_reduce=false");
+  const driver::WhatIf on = run(1, plan), later = run(1, off);
+  for (const driver::WhatIf* w : {&on, &later}) {
+    const auto& info = w->sim->info;
+    const auto& tl = w->sim->timeline;
+    for (int rank = 0; rank < 2; ++rank) {
+      core::Time backward_end, first_reduce = tl.makespan;
+      for (std::size_t id = 0; id < info.size(); ++id) {
+        if (info[id].rank != rank) continue;
+        if (info[id].kind == TaskKind::kCompute) backward_end = std::max(backward_end, tl.end[id]);
+        if (info[id].kind == TaskKind::kGradReduce) first_reduce = std::min(first_reduce, tl.start[id]);
+      }
+      CAPTURE(rank);
+      if (w == &later) {
+        CHECK(first_reduce >= backward_end);
+      } else {
+        CHECK(first_reduce < backward_end);  // overlapped: the first bucket goes during the last backward
+      }
+    }
+  }
+  CHECK(makespan(later) > makespan(on));
+  // Not overlapped, the last backward is one piece, not one per bucket.
+  CHECK(count(later, TaskKind::kCompute) < count(on, TaskKind::kCompute));
+}
+
+TEST_CASE("overlap_param_gather: the updated parameters are gathered bucket by bucket under the first forward") {
+  const std::vector<std::string> plan = {"parallel.tp=1",         "parallel.pp=2",
+                                         "parallel.dp=4",         "parallel.microbatch_size=1",
+                                         "parallel.global_batch=16", "parallel.distributed_optimizer=true"};
+  std::vector<std::string> overlapped = plan;
+  overlapped.push_back("options.overlap_param_gather=true");
+  const driver::WhatIf after = run(1, plan), under = run(1, overlapped);
+  // Exposed: one gather a stage, after the optimizer step.
+  CHECK(count(after, TaskKind::kParamAllGather) == 2);
+  const auto& info = under.sim->info;
+  const auto& tl = under.sim->timeline;
+  int gathers = 0;
+  for (std::size_t id = 0; id < info.size(); ++id) {
+    if (info[id].kind != TaskKind::kParamAllGather) continue;
+    ++gathers;
+    CHECK(info[id].on_gather_stream());
+    CHECK(info[id].parts > 1);  // 12 layers of 1.7B / 2 stages: more than 25 MiB a stage
+  }
+  // As many gathers as pieces of the stages' first forwards, each piece
+  // after its own gather.
+  int pieces = 0;
+  for (std::size_t id = 0; id < info.size(); ++id) {
+    if (info[id].kind != TaskKind::kCompute || info[id].action.op != schedule::Op::kForward ||
+        info[id].action.microbatch != 0 || info[id].parts == 1) {
+      continue;
+    }
+    ++pieces;
+    for (std::size_t g = 0; g < info.size(); ++g) {
+      if (info[g].kind == TaskKind::kParamAllGather && info[g].rank == info[id].rank &&
+          info[g].part == info[id].part) {
+        CHECK(tl.start[id] >= tl.end[g]);
+      }
+    }
+  }
+  CHECK(gathers == pieces);
+  CHECK(gathers > 2);
+  // Nothing is gathered after the optimizer step any more.
+  for (std::size_t id = 0; id < info.size(); ++id) {
+    if (info[id].kind == TaskKind::kParamAllGather) CHECK(info[id].action.op == schedule::Op::kUnshard);
+  }
+}

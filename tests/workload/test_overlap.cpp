@@ -1,0 +1,139 @@
+// Overlapped tensor-parallel communication and HSDP's groups, as the stage
+// costs see them.
+#include <doctest/doctest.h>
+
+#include "hw/collective.hpp"
+#include "workload/op_cost.hpp"
+#include "workload/stage_costs.hpp"
+#include "workload/tp_overlap.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+
+namespace {
+// Two DGX-A100-like nodes (8 GPUs, NVLink 240 GB/s bus, 8 x 24 GB/s NICs).
+hw::ClusterSpec cluster(int nodes) {
+  hw::ClusterSpec c;
+  c.nodes = nodes;
+  hw::NodeSpec& n = c.node;
+  n.gpus_per_node = 8;
+  n.nvlink_gb_per_s = 300;
+  n.nvlink_bus_gb_per_s = 240;
+  n.nics_per_node = 8;
+  n.nic_gbit_per_s = 200;
+  n.nic_bus_gb_per_s = 24;
+  hw::GpuSpec& g = n.gpu;
+  g.peak_tflops = 312;
+  g.memory_gb = 80;
+  g.hbm_tb_per_s = 2.039;
+  g.hbm_achievable_tb_per_s = 1.6;
+  g.gemm_tflops = {{1024, 100}, {4096, 200}};
+  g.gemm_max_tflops = 150;
+  g.attention_tflops = {{2048, 160}};
+  return c;
+}
+
+TransformerSpec small_gpt() {
+  TransformerSpec m;
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn = 4096;
+  m.seq = 1024;
+  m.vocab = 32000;
+  return m;
+}
+}  // namespace
+
+TEST_CASE("a collective pipelined with its GEMM in tp chunks: what cannot hide stays exposed") {
+  // GEMM-bound: C = 6, G = 8, 4 chunks, GEMM 25% slower while overlapped.
+  // Each of the 3 overlapped steps takes max(6 / 3, 8 x 1.25 / 4) = 2.5, then
+  // the last GEMM chunk alone 8 / 4 = 2: 9.5 in all, 1.5 beyond the GEMM.
+  CHECK(overlapped_seconds(6.0, 8.0, 4, 0.25) == doctest::Approx(9.5));
+  // Communication-bound, no slowdown: steps of max(12 / 3, 4 / 4) = 4, then
+  // 1: 13; exposed 13 - 4 = 9 = C - 3/4 G.
+  CHECK(overlapped_seconds(12.0, 4.0, 4, 0.0) == doctest::Approx(13.0));
+  // Two chunks: one overlapped step and one GEMM half alone.
+  CHECK(overlapped_seconds(1.0, 4.0, 2, 0.0) == doctest::Approx(2.0 + 2.0));
+  CHECK_THROWS_AS(overlapped_seconds(1.0, 1.0, 1), std::invalid_argument);
+  // The default slowdown is the published average.
+  CHECK(kOverlapComputeSlowdown == 0.189);
+}
+
+TEST_CASE("tp_comm_overlap: a layer's exposed tensor-parallel time is what its GEMMs cannot cover") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(1);
+  Plan p;
+  p.tp = 4;
+  p.global_batch = 1;
+  p.sequence_parallel = true;
+  const StageCosts alone = stage_costs(m, p, c);
+  p.overlap.tp_comm = true;
+  const StageCosts overlapped = stage_costs(m, p, c);
+  // By hand from the op list: per block, forward gathers into the
+  // column-parallel GEMM and scatters after the row-parallel one; backward
+  // the other way round.
+  const std::vector<Op> ops = layer_ops(m, 1, 4, true);
+  const hw::CollectiveGroup g = hw::group_of(c, {0, 1, 2, 3});
+  double forward = 0.0, backward = 0.0, forward_alone = 0.0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kTpCollective) continue;
+    REQUIRE(op.column_gemm >= 0);
+    REQUIRE(op.row_gemm >= 0);
+    const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
+    const double rs =
+        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+    auto gemm = [&](int k, Pass pass) { return op_time(ops[static_cast<std::size_t>(k)], pass, c.node, m.seq, g).compute_s; };
+    const double col_f = gemm(op.column_gemm, Pass::kForward), row_f = gemm(op.row_gemm, Pass::kForward);
+    const double col_i = gemm(op.column_gemm, Pass::kInputGrad), row_i = gemm(op.row_gemm, Pass::kInputGrad);
+    forward += overlapped_seconds(ag, col_f, 4) - col_f + overlapped_seconds(rs, row_f, 4) - row_f;
+    backward += overlapped_seconds(ag, row_i, 4) - row_i + overlapped_seconds(rs, col_i, 4) - col_i;
+    forward_alone += ag + rs;
+  }
+  // The stage: 8 layers; the embedding's and head's collectives stay alone.
+  const double ends_forward = alone.stages[0].tp_comm_forward.to_seconds() - 8 * forward_alone;
+  CHECK(overlapped.stages[0].tp_comm_forward.to_seconds() ==
+        doctest::Approx(8 * forward + ends_forward).epsilon(1e-9));
+  CHECK(overlapped.stages[0].tp_comm_forward < alone.stages[0].tp_comm_forward);
+  CHECK(overlapped.stages[0].tp_comm_backward < alone.stages[0].tp_comm_backward);
+  CHECK(backward > 0.0);
+  // F shrinks by exactly what the collectives no longer expose.
+  const double saved = alone.stages[0].tp_comm_forward.to_seconds() - overlapped.stages[0].tp_comm_forward.to_seconds();
+  CHECK(alone.stages[0].forward.to_seconds() - overlapped.stages[0].forward.to_seconds() ==
+        doctest::Approx(saved).epsilon(1e-6));
+}
+
+TEST_CASE("HSDP: shards within a group, gradient shards all-reduced across the groups") {
+  // small_gpt on 2 nodes, tp 1 x dp 16, ZeRO-3 sharded within groups of 8
+  // (one node each) and replicated across the 2.
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster(2);
+  Plan p;
+  p.dp = 16;
+  p.global_batch = 16;
+  p.zero_stage = 3;
+  const StageCosts full = stage_costs(m, p, c);
+  p.fsdp_shard_size = 8;
+  const StageCosts hsdp = stage_costs(m, p, c);
+  const StageCost& s = hsdp.stages[0];
+  // Model state (2 + 2 + 12) / 8 bytes a parameter, not / 16.
+  CHECK(s.model_state_bytes == std::llround(16.0 / 8 * s.params));
+  CHECK(full.stages[0].model_state_bytes == std::llround(16.0 / 16 * full.stages[0].params));
+  std::vector<int> shard_group, replica_group = {0, 8};
+  for (int d = 0; d < 8; ++d) shard_group.push_back(d);
+  for (const ShardUnit& u : s.shard_units) {
+    // Gathers and scatters inside one node...
+    CHECK(u.gather == hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, hw::group_of(c, shard_group), c.node));
+    CHECK(u.grad_scatter ==
+          hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, hw::group_of(c, shard_group), c.node));
+    // ...then the 1/8 shard all-reduced between the two nodes, whose 8 pairs
+    // (one per GPU, each with its NIC) run at once.
+    CHECK(u.grad_replicate ==
+          hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / 8, hw::group_of(c, replica_group), c.node));
+    CHECK(u.grad_replicate > core::Time::zero());
+  }
+  for (const ShardUnit& u : full.stages[0].shard_units) CHECK(u.grad_replicate == core::Time::zero());
+  // Inside NVLink, a shard group gathers faster than one spanning the NICs.
+  CHECK(s.shard_units[1].gather < full.stages[0].shard_units[1].gather);
+}
