@@ -3,6 +3,7 @@
 // network's reach, and a CSV schedule against the plan's shape.
 #include "config/sections.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/checked.hpp"
@@ -148,6 +149,16 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (m.ffn % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
              {"model.ffn"});
+  }
+  if (p.recompute_layers > 0) {
+    int most = 0;
+    for (int st = 0; st < p.stages(); ++st) most = std::max(most, p.layers_of_stage(st, m.layers));
+    if (p.recompute_layers > most) {
+      ctx.fail("parallel.recompute_layers",
+               fmt::format("{} layers, but no stage holds more than {}; expected at most that many a stage",
+                           p.recompute_layers, most),
+               {"parallel.pp", "parallel.vp", "model.layers"});
+    }
   }
   if (p.zero_stage == 3 && p.fsdp_shard_size > 0 && p.dp % p.fsdp_shard_size != 0) {
     ctx.fail("parallel.fsdp_shard_size",

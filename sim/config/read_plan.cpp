@@ -22,6 +22,13 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                {{"none", workload::Recompute::kNone},
                                                 {"selective", workload::Recompute::kSelective},
                                                 {"full", workload::Recompute::kFull}});
+  if (s.has("recompute_layers")) {
+    if (p.recompute != workload::Recompute::kFull) {
+      ctx.fail(s.path("recompute_layers"), "applies only with parallel.recompute = \"full\" (the layers fully recomputed)",
+               {"parallel.recompute"});
+    }
+    p.recompute_layers = s.positive_int("recompute_layers", kMaxModelDim);
+  }
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
   p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
                                                {{"flash", workload::Attention::kFlash},

@@ -24,7 +24,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
         "gemm_max_tflops", "attention_tflops", "kernel_overhead_us", "sources"}},
       {"model", model},
       {"parallel",
-       {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute",
+       {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers",
         "sequence_parallel", "attention", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size", "torch_compile", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
         "stage_layers", "burst"}},

@@ -100,6 +100,17 @@ struct Plan {
   // micro-batch.
   bool twobp_concat = false;
   Recompute recompute = Recompute::kNone;
+  // Full recompute of only this many layers of each stage, its first ones,
+  // the others keeping all their activations: Megatron-LM's
+  // --recompute-method block --recompute-num-layers, fms-fsdp's selective
+  // checkpointing of a fraction of the blocks. 0: every layer. A stage with
+  // fewer layers recomputes them all.
+  int recompute_layers = 0;
+  // Layers of a stage of `layers` that are recomputed.
+  int recomputed_layers(int layers) const {
+    if (recompute == Recompute::kNone) return 0;
+    return recompute_layers > 0 && recompute_layers < layers ? recompute_layers : layers;
+  }
   // Sequence parallelism: the parts of a layer outside the tensor-parallel
   // GEMMs (norms, dropouts) work on 1/tp of the sequence, and each TP
   // all-reduce becomes a reduce-scatter plus an all-gather.

@@ -212,9 +212,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
 
   StageCosts out;
   out.model_flops_per_iteration = model_flops(model, static_cast<double>(plan.global_batch));
+  // The recomputed layers' share of the model's (recompute_flops counts every layer).
+  double recomputed = 0.0;
+  for (int st = 0; st < stages; ++st) recomputed += plan.recomputed_layers(plan.layers_of_stage(st, model.layers));
   out.hardware_flops_per_iteration =
-      out.model_flops_per_iteration +
-      recompute_flops(model, plan.recompute) * static_cast<double>(plan.global_batch);
+      out.model_flops_per_iteration + recompute_flops(model, plan.recompute) * (recomputed / model.layers) *
+                                          static_cast<double>(plan.global_batch);
   for (int st = 0; st < stages; ++st) {
     const bool first = st == 0;
     const bool last = st == stages - 1;
@@ -262,14 +265,15 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                                grad_add_seconds(model.params_per_layer() / t, plan, node));
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
+    const int redone = plan.recomputed_layers(layers_per_stage);  // its first `redone` layers
     PassTimes times = one.times(layers_per_stage);
     PassTimes embedding_times, head_times;
     if (first) embedding_times.add(embedding, 1, timing);
     if (last) head_times.add(head, 1, timing);
     times.plus(embedding_times);
     times.plus(head_times);
-    times.input_grad += layers_per_stage * redo_one.seconds;
-    times.tp_backward += layers_per_stage * redo_one.tp_comm_s;
+    times.input_grad += redone * redo_one.seconds;
+    times.tp_backward += redone * redo_one.tp_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute
@@ -297,8 +301,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.tp_comm_forward = core::Time::seconds(times.tp_forward);
     c.tp_comm_backward = core::Time::seconds(times.tp_backward);
 
-    double activations = layers_per_stage * layer_activation_bytes(model, plan.microbatch_size, plan.tp,
-                                                                   plan.recompute, sp, plan.attention);
+    // The recomputed layers keep what the policy keeps; the rest keep everything.
+    double activations =
+        redone * layer_activation_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention) +
+        (layers_per_stage - redone) *
+            layer_activation_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp, plan.attention);
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
@@ -310,7 +317,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (last) w_operands += weight_grad_operand_bytes(head);
     c.weight_grad_bytes = to_bytes(w_operands);
     c.weight_grad_kept_bytes = to_bytes(
-        layers_per_stage * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp));
+        redone * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp) +
+        (layers_per_stage - redone) *
+            layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp));
     // The lowering subtracts it from both: a formula drifting apart would free more than it took.
     if (c.weight_grad_kept_bytes > std::min(c.activation_bytes, c.weight_grad_bytes)) {
       throw std::logic_error("stage " + std::to_string(st) + ": the GEMM inputs W reads (" +
@@ -398,9 +407,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
-      PassTimes unit_times = one.times(plan.fsdp_unit_layers);
-      unit_times.input_grad += plan.fsdp_unit_layers * redo_one.seconds;
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
+        // Its layers' times, and the redo of those among the stage's first `redone`.
+        PassTimes unit_times = one.times(plan.fsdp_unit_layers);
+        unit_times.input_grad += std::clamp(redone - l, 0, plan.fsdp_unit_layers) * redo_one.seconds;
         parts.push_back({plan.fsdp_unit_layers, plan.fsdp_unit_layers * model.params_per_layer() / t, unit_times});
       }
       if (last) parts.push_back({0, (model.head_params() - tied_share) / t, head_times});

@@ -80,3 +80,14 @@ TEST_CASE("overlap keys: defaults as documented, and the plans they need") {
   CHECK(error_of({"options.tp_comm_overlap=1"}) ==
         "test.json: options.tp_comm_overlap: expected true or false, got 1 (from --set options.tp_comm_overlap=1)");
 }
+
+TEST_CASE("recompute_layers: with full recompute only, no more than a stage holds") {
+  CHECK(error_of({"parallel.recompute_layers=4"}) ==
+        "test.json: parallel.recompute_layers: applies only with parallel.recompute = \"full\" (the layers fully "
+        "recomputed) (from --set parallel.recompute_layers=4)");
+  // gpt-1.7b: 24 layers on one stage.
+  CHECK(error_of({"parallel.recompute=full", "parallel.recompute_layers=25"}) ==
+        "test.json: parallel.recompute_layers: 25 layers, but no stage holds more than 24; expected at most that many "
+        "a stage (from --set parallel.recompute_layers=25)");
+  CHECK(load({"parallel.recompute=full", "parallel.recompute_layers=6"}).plan.recomputed_layers(24) == 6);
+}
