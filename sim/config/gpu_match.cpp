@@ -57,12 +57,29 @@ bool same_gpu(const std::string& device, const std::string& gpu_name) {
 }
 
 std::string gpu_preset_for(const std::string& device) {
-  std::vector<std::string> found;
+  // Among the presets of the device's model, the one sharing the most words
+  // with the device name ("80gb", "hbm3" of "NVIDIA H100 80GB HBM3"), if one
+  // shares more than any other.
+  const std::vector<std::string> device_words = words(lower(device));
+  std::string best;
+  std::size_t best_shared = 0;
+  bool tie = false;
   for (const std::string& preset : preset_names("gpu")) {
     if (same_name(device, preset)) return preset;  // the preset of that very name wins
-    if (same_gpu(device, preset)) found.push_back(preset);
+    if (!same_gpu(device, preset)) continue;
+    std::size_t shared = 0;
+    for (const std::string& w : words(lower(preset))) {
+      shared += std::find(device_words.begin(), device_words.end(), w) != device_words.end();
+    }
+    if (best.empty() || shared > best_shared) {
+      best = preset;
+      best_shared = shared;
+      tie = false;
+    } else if (shared == best_shared) {
+      tie = true;
+    }
   }
-  return found.size() == 1 ? found.front() : std::string();
+  return tie ? std::string() : best;
 }
 
 }  // namespace trainsim::config

@@ -13,7 +13,8 @@ namespace trainsim::config {
 // holding a digit ("H200" of "H200-SXM-141GB"), is a word of the device name.
 bool same_gpu(const std::string& device, const std::string& gpu_name);
 
-// The one GPU preset `device` is, by same_gpu; empty if none or several.
+// The one GPU preset `device` is, by same_gpu; of several, the one sharing
+// the most words with the device name; empty if none, or if several tie.
 std::string gpu_preset_for(const std::string& device);
 
 }  // namespace trainsim::config

@@ -39,6 +39,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.precision != workload::Plan{}.precision) ctx.fail("parallel.precision", why);
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
+  if (p.elementwise != workload::Plan{}.elementwise) ctx.fail("parallel.elementwise", why);
   if (!p.overlap.grad_reduce) ctx.fail("options.overlap_grad_reduce", why + "; each layer's gradients are one all-reduce");
   if (sc.options.comm_slowdown > 0.0) {
     ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
@@ -149,6 +150,12 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (m.ffn % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
              {"model.ffn"});
+  }
+  if (p.elementwise == workload::Elementwise::kEager && m.arch == workload::Arch::kGpt) {
+    ctx.fail("parallel.elementwise",
+             "\"eager\" is modelled for Llama-style models (RMSNorm, rotary embeddings, SwiGLU); a GPT's LayerNorm "
+             "and GeLU are single kernels in eager PyTorch too: expected \"fused\"",
+             {"model.arch"});
   }
   if (p.recompute_layers > 0) {
     int most = 0;

@@ -21,7 +21,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.recompute = s.choice<workload::Recompute>("recompute", workload::Recompute::kNone,
                                                {{"none", workload::Recompute::kNone},
                                                 {"selective", workload::Recompute::kSelective},
-                                                {"full", workload::Recompute::kFull}});
+                                                {"full", workload::Recompute::kFull},
+                                                {"selective-op", workload::Recompute::kSelectiveOp}});
   if (s.has("recompute_layers")) {
     if (p.recompute != workload::Recompute::kFull) {
       ctx.fail(s.path("recompute_layers"), "applies only with parallel.recompute = \"full\" (the layers fully recomputed)",
@@ -33,6 +34,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
                                                {{"flash", workload::Attention::kFlash},
                                                 {"unfused", workload::Attention::kUnfused}});
+  p.elementwise = s.choice<workload::Elementwise>("elementwise", workload::Elementwise::kFused,
+                                                  {{"fused", workload::Elementwise::kFused},
+                                                   {"eager", workload::Elementwise::kEager}});
   if (s.has("zero_stage")) {
     const json& z = s.required("zero_stage", "0, 1, 2 or 3");
     if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {
@@ -53,7 +57,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.zero_stage = 1;
   }
   // ZeRO-3's units: only with zero_stage 3, where they mean something.
-  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size"}) {
+  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size",
+                          "fsdp_prefetch_params", "fsdp_persistence_threshold"}) {
     if (s.has(key) && p.zero_stage != 3) {
       ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
                                         "got zero_stage = {}",
@@ -68,6 +73,18 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
       ctx.fail(s.path("fsdp_prefetch"), "expected a whole number of units from 0 to 64, got " + show(v));
     }
     p.fsdp_prefetch = v.get<int>();
+  }
+  if (s.has("fsdp_prefetch_params")) {
+    if (s.has("fsdp_prefetch")) {
+      ctx.fail(s.path("fsdp_prefetch_params"),
+               "sets the prefetch window in parameters (DeepSpeed's stage3_prefetch_bucket_size), "
+               "parallel.fsdp_prefetch in units (FSDP's); give one of the two",
+               {"parallel.fsdp_prefetch"});
+    }
+    p.fsdp_prefetch_params = s.positive_number("fsdp_prefetch_params", 1.0, 1e15);
+  }
+  if (s.has("fsdp_persistence_threshold")) {
+    p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
   if (s.has("fsdp_shard_size")) {

@@ -125,9 +125,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.hardware_flops_per_iteration = w.costs.hardware_flops_per_iteration;
   info.layer_forward_s = w.costs.layer_forward.to_seconds();
   info.layer_backward_s = w.costs.layer_backward.to_seconds();
-  info.recompute = sc.plan.recompute == workload::Recompute::kFull        ? "full"
-                   : sc.plan.recompute == workload::Recompute::kSelective ? "selective"
-                                                                          : "none";
+  info.recompute = workload::recompute_name(sc.plan.recompute);
   info.sequence_parallel = sc.plan.sequence_parallel;
   info.attention = sc.plan.attention == workload::Attention::kUnfused ? "unfused" : "flash";
   info.zero_stage = sc.plan.zero_stage;

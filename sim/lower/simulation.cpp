@@ -550,7 +550,9 @@ void Lowering::lower_pipeline(int p) {
     // last compute part that used it; the rank's gathers in issue order with
     // the part that first used each. Gather i may start once the first use
     // of gather i - depth - 1 has ended (FSDP's prefetch: unit u + depth
-    // gathered while unit u computes).
+    // gathered while unit u computes), or, with a window of parameters
+    // (DeepSpeed's prefetch bucket), once the first use of the last gather
+    // j with more than the window in gathers j + 1 .. i has.
     struct Held {
       std::optional<core::TaskId> gather;
       std::size_t index = 0;  // into `gathers`
@@ -558,12 +560,41 @@ void Lowering::lower_pipeline(int p) {
     };
     std::map<int, std::vector<Held>> held;
     std::vector<core::TaskId> gathers;
+    std::vector<double> gathered_params;  // per gather
     std::vector<std::optional<core::TaskId>> first_use;
+    std::map<std::size_t, std::vector<std::size_t>> waiting;  // gather j -> gathers waiting for its first use
     const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
+    const double window = plan_.fsdp_prefetch_params;
     int scatters = 0;  // per rank: names each gradient scatter's collective
-    auto prefetch_edge = [&](std::size_t i) {  // gather i after the first use of gather i - depth - 1
-      if (i < depth + 1 || i >= gathers.size()) return;
-      if (const auto& use = first_use[i - depth - 1]) edges_.emplace_back(*use, gathers[i]);
+    auto waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
+      if (window <= 0.0) return i >= depth + 1 ? std::optional<std::size_t>(i - depth - 1) : std::nullopt;
+      double ahead = 0.0;
+      for (std::size_t j = i; j-- > 0;) {
+        ahead += gathered_params[j + 1];
+        if (ahead > window) return j;
+      }
+      return std::nullopt;
+    };
+    auto add_gather = [&](core::TaskId id, double params) {  // gather i, with what it waits for
+      const std::size_t i = gathers.size();
+      gathers.push_back(id);
+      gathered_params.push_back(params);
+      first_use.push_back(std::nullopt);
+      if (const auto j = waits_for(i)) {
+        if (first_use[*j]) {
+          edges_.emplace_back(*first_use[*j], id);
+        } else {
+          waiting[*j].push_back(i);
+        }
+      }
+      return i;
+    };
+    auto used_first = [&](std::size_t j, core::TaskId part) {  // gather j's first use is `part`
+      first_use[j] = part;
+      if (const auto it = waiting.find(j); it != waiting.end()) {
+        for (std::size_t i : it->second) edges_.emplace_back(part, gathers[i]);
+        waiting.erase(it);
+      }
     };
     auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
       std::vector<Held>& h = held[stage];
@@ -645,10 +676,7 @@ void Lowering::lower_pipeline(int p) {
             const core::TaskId id = add_task(t, gather);
             if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
             last_gather_[q] = id;
-            gathers.push_back(id);
-            first_use.push_back(std::nullopt);
-            prefetch_edge(i);
-            pieces.push_back({share, -1, i});
+            pieces.push_back({share, -1, add_gather(id, share * c.params)});
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
@@ -682,10 +710,7 @@ void Lowering::lower_pipeline(int p) {
             Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
             if (unit.gather) {
               edges_.emplace_back(*unit.gather, id);
-              if (!first_use[unit.index]) {
-                first_use[unit.index] = id;
-                prefetch_edge(unit.index + depth + 1);
-              }
+              if (!first_use[unit.index]) used_first(unit.index, id);
             }
             unit.last_use = id;
             unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
@@ -694,8 +719,7 @@ void Lowering::lower_pipeline(int p) {
           }
           if (const auto i = pieces[j].gather) {
             edges_.emplace_back(gathers[*i], id);
-            first_use[*i] = id;
-            prefetch_edge(*i + depth + 1);
+            used_first(*i, id);
           }
           if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
         }
@@ -780,10 +804,7 @@ void Lowering::lower_pipeline(int p) {
           if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
           last_gather_[q] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
-          h[u] = {id, i, std::nullopt};
-          gathers.push_back(id);
-          first_use.push_back(std::nullopt);
-          prefetch_edge(i);
+          h[u] = {id, add_gather(id, units[u].params), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
         // Each unit's last use in the window gives its parameters back.

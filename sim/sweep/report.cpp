@@ -77,7 +77,7 @@ std::string to_csv(const Report& report) {
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        rank ? std::to_string(*rank) : "", status_name(r.status), csv_field(r.cluster),
                        csv_field(r.key), p.tp, p.pp, p.dp, p.vp, p.microbatch_size, p.schedule, p.zero_stage,
-                       p.sequence_parallel ? "true" : "false", recompute_name(p.recompute), r.iteration_time_s,
+                       p.sequence_parallel ? "true" : "false", workload::recompute_name(p.recompute), r.iteration_time_s,
                        r.tokens_per_s, r.mfu, r.peak_memory_bytes, r.bubble_fraction, r.bound_s, csv_field(r.error));
   }
   return out;
@@ -113,7 +113,7 @@ json to_json(const Report& report) {
     e["schedule"] = p.schedule;
     e["zero_stage"] = p.zero_stage;
     e["sequence_parallel"] = p.sequence_parallel;
-    e["recompute"] = recompute_name(p.recompute);
+    e["recompute"] = workload::recompute_name(p.recompute);
     e["iteration_time_s"] = r.iteration_time_s;
     e["tokens_per_s"] = r.tokens_per_s;
     e["mfu"] = r.mfu;
@@ -176,9 +176,7 @@ Report from_json(const json& doc, const std::string& file) {
     p.zero_stage = need(e, path, "zero_stage", json::value_t::number_integer).get<int>();
     p.sequence_parallel = need(e, path, "sequence_parallel", json::value_t::boolean).get<bool>();
     const std::string rc = need(e, path, "recompute", json::value_t::string).get<std::string>();
-    p.recompute = rc == "full"        ? workload::Recompute::kFull
-                  : rc == "selective" ? workload::Recompute::kSelective
-                                      : workload::Recompute::kNone;
+    p.recompute = workload::recompute_named(rc).value_or(workload::Recompute::kNone);
     r.iteration_time_s = need(e, path, "iteration_time_s", json::value_t::number_float).get<double>();
     r.tokens_per_s = need(e, path, "tokens_per_s", json::value_t::number_float).get<double>();
     r.mfu = need(e, path, "mfu", json::value_t::number_float).get<double>();

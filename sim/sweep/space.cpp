@@ -46,7 +46,7 @@ struct Use {
 std::string plan_key(const std::string& cluster_label, const workload::Plan& p) {
   return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}",
                      cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
-                     p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", recompute_name(p.recompute));
+                     p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute));
 }
 
 Space enumerate(const Spec& spec) {

@@ -97,10 +97,6 @@ std::optional<int> positive_int(const json& v, int max, std::string& why) {
 
 }  // namespace
 
-std::string recompute_name(workload::Recompute r) {
-  return r == workload::Recompute::kFull ? "full" : r == workload::Recompute::kSelective ? "selective" : "none";
-}
-
 Spec parse_spec(const json& doc, const std::string& file, const std::string& base_dir) {
   if (!doc.is_object()) fail(file, "(top level)", "expected a JSON object with model, cluster, global_batch and axes");
   check_keys(doc, kTopKeys, file, "");
@@ -197,14 +193,10 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
                                            });
   spec.recompute = read_axis<workload::Recompute>(
       axes, "recompute", file, {workload::Recompute::kNone},
-      {"a recompute mode (\"none\", \"selective\" or \"full\")", "recompute modes"},
+      {"a recompute mode (\"none\", \"selective\", \"full\" or \"selective-op\")", "recompute modes"},
       [](const json& v, std::string&) -> std::optional<workload::Recompute> {
         if (!v.is_string()) return std::nullopt;
-        const std::string s = v.get<std::string>();
-        if (s == "none") return workload::Recompute::kNone;
-        if (s == "selective") return workload::Recompute::kSelective;
-        if (s == "full") return workload::Recompute::kFull;
-        return std::nullopt;
+        return workload::recompute_named(v.get<std::string>());
       });
   spec.fingerprint = fingerprint(canonical_sweep(doc, file, base_dir));
   return spec;

@@ -42,6 +42,4 @@ struct Spec {
 Spec load_spec(const std::string& path);
 Spec parse_spec(const nlohmann::json& doc, const std::string& file, const std::string& base_dir);
 
-std::string recompute_name(workload::Recompute r);
-
 }  // namespace trainsim::sweep

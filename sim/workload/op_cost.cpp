@@ -60,7 +60,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   }
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
-  t.compute_s = std::max(compute, memory) + gpu.kernel_overhead_us * 1e-6;
+  t.compute_s = std::max(compute, memory) + op.kernels * gpu.kernel_overhead_us * 1e-6;
   return t;
 }
 

@@ -11,6 +11,23 @@ schedule::Placement Plan::placement() const {
   return s == nullptr ? schedule::Placement::kLooped : s->placement();
 }
 
+const char* recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+    case Recompute::kSelectiveOp: return "selective-op";
+  }
+  return "none";
+}
+
+std::optional<Recompute> recompute_named(const std::string& name) {
+  for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull, Recompute::kSelectiveOp}) {
+    if (name == recompute_name(r)) return r;
+  }
+  return std::nullopt;
+}
+
 double grad_value_bytes(GradDtype d) { return d == GradDtype::kFp32 ? 4.0 : 2.0; }
 
 double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d) {

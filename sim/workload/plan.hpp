@@ -1,6 +1,7 @@
 // The parallel plan: how the model is split over the GPUs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,18 @@ namespace trainsim::workload {
 //   none       keep every activation;
 //   selective  drop the attention core's (scores, softmax, dropout) and redo
 //              that part of the forward during backward;
-//   full       keep only each layer's input and redo the whole layer forward.
-enum class Recompute { kNone, kSelective, kFull };
+//   full       keep only each layer's input and redo the whole layer forward;
+//   selective-op  TorchTitan's per-op selective checkpointing (activation
+//              checkpoint mode "selective", option "op"; torchtitan
+//              parallelize_llama.py, _save_list and _custom_policy): the
+//              outputs of attention and of every other matmul of the layer
+//              (of wq, wk, wv, wo, w1, w3, w2 in that order: wq, wv, w1, w2)
+//              are kept, everything else is redone before the backward (see
+//              Op::op_sac_redo).
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
+// Its name in configs ("none", "selective", "full", "selective-op"), and back.
+const char* recompute_name(Recompute r);
+std::optional<Recompute> recompute_named(const std::string& name);
 
 // The 16-bit type of the weights and activations. Both run the same GEMMs at
 // the same speed; fp16 adds dynamic loss scaling, whose unscale-and-check pass
@@ -118,6 +129,9 @@ struct Plan {
   // The attention core's kernels (see Attention): FlashAttention by default;
   // "unfused" for Megatron-LM's kernels before it (runs of 2021-2022).
   Attention attention = Attention::kFlash;
+  // The element-wise kernels (see Elementwise): fused by default (Megatron-LM,
+  // Transformer Engine, torch.compile); eager for PyTorch without torch.compile.
+  Elementwise elementwise = Elementwise::kFused;
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and
@@ -130,6 +144,16 @@ struct Plan {
   // Units whose all-gather may run ahead of the compute: unit u+1 (and up
   // to u+depth) is gathered while unit u computes (FSDP2's default: 1).
   int fsdp_prefetch = 1;
+  // DeepSpeed's window instead (stage3_prefetch_bucket_size, 5e7 by default
+  // there): gathers run ahead of the unit computing as long as the
+  // parameters gathered ahead of it (on one GPU) stay within this many. 0:
+  // count units by fsdp_prefetch.
+  double fsdp_prefetch_params = 0.0;
+  // DeepSpeed's stage3_param_persistence_threshold (1e5 by default there;
+  // FSDP has none): a tensor of at most this many parameters (on one tensor
+  // rank) is never sharded, so neither gathered nor freed. 0: every tensor
+  // is sharded.
+  double fsdp_persistence_threshold = 0.0;
   // Free each unit's gathered parameters after its forward (true, FSDP2's
   // default), or keep them until the stage's backward has used them.
   bool reshard_after_forward = true;

@@ -88,15 +88,25 @@ struct Redo {
   double seconds = 0.0;
   double tp_comm_s = 0.0;
 };
+// The share of an op's forward that `recompute` redoes.
+double redone_share(const Op& op, Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return 0.0;
+    case Recompute::kSelective: return op.attention_core ? 1.0 : 0.0;
+    case Recompute::kFull: return 1.0;
+    case Recompute::kSelectiveOp: return op.op_sac_redo;
+  }
+  return 0.0;
+}
+
 Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const Timing& timing) {
   Redo r;
   for (std::size_t k = 0; k < layer.size(); ++k) {
-    const Op& op = layer[k];
-    if (recompute == Recompute::kNone) break;
-    if (recompute == Recompute::kSelective && !op.attention_core) continue;
+    const double share = redone_share(layer[k], recompute);
+    if (share <= 0.0) continue;
     const OpTiming f = timing.of(layer, k, Pass::kForward);
-    r.seconds += f.compute_s + f.tp_comm_s;
-    r.tp_comm_s += f.tp_comm_s;
+    r.seconds += share * (f.compute_s + f.tp_comm_s);
+    r.tp_comm_s += share * f.tp_comm_s;
   }
   return r;
 }
@@ -112,11 +122,7 @@ double grad_add_seconds(double params, const Plan& plan, const hw::NodeSpec& nod
 // FLOPs recomputed per sequence, over the whole model.
 double recompute_flops(const TransformerSpec& model, Recompute recompute) {
   double f = 0.0;
-  for (const Op& op : layer_ops(model, 1, 1)) {
-    if (recompute == Recompute::kFull || (recompute == Recompute::kSelective && op.attention_core)) {
-      f += op.flops_forward;
-    }
-  }
+  for (const Op& op : layer_ops(model, 1, 1)) f += redone_share(op, recompute) * op.flops_forward;
   return f * model.layers;
 }
 
@@ -140,21 +146,29 @@ std::int64_t to_bytes(double b) {
 }  // namespace
 
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
-                              bool sequence_parallel, Attention attention) {
+                              bool sequence_parallel, Attention attention, Elementwise kernels) {
   const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
   if (recompute == Recompute::kFull) return 2.0 * tokens * h;  // the layer's input only (Table 2: 2sbh, with or without SP)
   const bool gpt = model.arch == Arch::kGpt;
   const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim();
+  if (recompute == Recompute::kSelectiveOp) {
+    // The checkpoint's input (2h, 1/tp of it with sequence parallelism) and
+    // the kept outputs: wq's (2h), wv's (2kv), attention's (2h), w1's (2f)
+    // on 1/tp of the columns; w2's (2h), whole before its reduction.
+    const bool split = sequence_parallel && tp > 1;
+    return tokens * ((split ? 2.0 * h / t : 2.0 * h) + (4.0 * h + 2.0 * kv + 2.0 * f) / t + 2.0 * h);
+  }
   // Bytes a token keeps, Table 2's terms with the MLP width and the K/V width
   // as the model has them. On every tensor rank: the two norms' inputs
   // (2h + 2h), the inputs of the QKV and up projections (2h + 2h) and, for
   // GPT, the two dropout masks (h + h).
-  const double replicated = (gpt ? 10.0 : 8.0) * h;
+  const bool eager = kernels == Elementwise::kEager && !gpt;
+  const double replicated = (gpt ? 10.0 : 8.0) * h + (eager ? 8.0 * h : 0.0);
   // On 1/tp of the heads and MLP columns: Q (2h), K and V (2kv + 2kv), the
   // output projection's input (2h); GPT's MLP keeps GeLU's input and the down
   // projection's input (2f + 2f), SwiGLU its gate and up outputs (4f) and its
   // own output (2f).
-  const double split = 4.0 * h + 4.0 * kv + (gpt ? 4.0 : 6.0) * f;
+  const double split = 4.0 * h + 4.0 * kv + (gpt ? 4.0 : 6.0) * f + (eager ? 8.0 * h + 2.0 * f : 0.0);
   // Unfused attention keeps the scores' softmax output, dropout mask and
   // dropout output (2 + 1 + 2 bytes for each of a*s scores a token);
   // FlashAttention and selective recompute keep none of them.
@@ -166,7 +180,7 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
 
 double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
                                    bool sequence_parallel) {
-  if (recompute == Recompute::kFull) return 0.0;  // I recomputes them
+  if (recompute == Recompute::kFull || recompute == Recompute::kSelectiveOp) return 0.0;  // I redoes what it needs
   const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
   const bool sp = sequence_parallel && tp > 1;
   // The QKV and up projections' inputs (2h + 2h a token), whole on every
@@ -201,9 +215,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const int stages = plan.stages();
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
-  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp, plan.attention);
+  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise);
   const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
-  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp);
+  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   const bool tied = model.arch == Arch::kGpt;
   // See PipelineSendSplit. With sequence parallelism each rank already holds
   // its own 1/tp of the sequence: it sends that and gathers nothing.
@@ -303,9 +317,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
 
     // The recomputed layers keep what the policy keeps; the rest keep everything.
     double activations =
-        redone * layer_activation_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention) +
-        (layers_per_stage - redone) *
-            layer_activation_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp, plan.attention);
+        redone * layer_activation_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention,
+                                        plan.elementwise) +
+        (layers_per_stage - redone) * layer_activation_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone,
+                                                             sp, plan.attention, plan.elementwise);
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
@@ -329,9 +344,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
-      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention), layers_per_stage, timing);
+      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention, plan.elementwise), layers_per_stage, timing);
       if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, timing);
-      if (last) whole.add(head_ops(model, all, plan.tp, sp), 1, timing);
+      if (last) whole.add(head_ops(model, all, plan.tp, sp, plan.elementwise), 1, timing);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 
@@ -351,7 +366,21 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.weight_grad += accumulate;
     if (plan.twobp_concat) c.weight_grad_concat += accumulate;
     const double g = grad_value_bytes(plan.grad_dtype);
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params);
+    // ZeRO-3's persistent tensors (Plan::fsdp_persistence_threshold): whole
+    // 16-bit weights on every replica, their gradients and optimizer state
+    // sharded as the rest.
+    double persistent_per_layer = 0.0;
+    if (plan.zero_stage == 3 && plan.fsdp_persistence_threshold > 0.0) {
+      for (double n : model.layer_tensors(plan.tp)) {
+        if (n <= plan.fsdp_persistence_threshold) persistent_per_layer += n;
+      }
+    }
+    // The head's final norm: tensors of h values (counted over tp as head_params is).
+    const double final_norm = model.arch == Arch::kGpt ? 2.0 * h : h;
+    const double persistent_head = plan.zero_stage == 3 && last && h <= plan.fsdp_persistence_threshold ? final_norm / t : 0.0;
+    const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params +
+                                   kActivationBytes * persistent * (1.0 - 1.0 / shard));
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
     // is split (sequence parallelism) or the sends are; all of it otherwise.
@@ -407,13 +436,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
+      const double unit_params = plan.fsdp_unit_layers * (model.params_per_layer() / t - persistent_per_layer);
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
         // Its layers' times, and the redo of those among the stage's first `redone`.
         PassTimes unit_times = one.times(plan.fsdp_unit_layers);
         unit_times.input_grad += std::clamp(redone - l, 0, plan.fsdp_unit_layers) * redo_one.seconds;
-        parts.push_back({plan.fsdp_unit_layers, plan.fsdp_unit_layers * model.params_per_layer() / t, unit_times});
+        parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times});
       }
-      if (last) parts.push_back({0, (model.head_params() - tied_share) / t, head_times});
+      if (last) parts.push_back({0, (model.head_params() - tied_share) / t - persistent_head, head_times});
       // The stage-wide rest (the scatter-gather all-gathers; the gradient
       // accumulation kernel by parameters, below) goes to the unit that runs
       // first in each pass: the first unit forward, the last backward.
@@ -421,6 +451,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       for (const Part& part : parts) {
         ShardUnit u;
         u.layers = part.layers;
+        u.params = part.params;
         u.gather_bytes = part.params * kActivationBytes;
         u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm);
         u.grad_bytes = part.params * g;

@@ -22,7 +22,8 @@ namespace trainsim::workload {
 // norm (last stage).
 struct ShardUnit {
   int layers = 0;             // transformer layers; 0 for the embedding or the head
-  double gather_bytes = 0.0;  // its 16-bit parameters on one GPU (1/tp of them), whole
+  double params = 0.0;        // its parameters on one GPU (1/tp of them), whole; the persistent ones not counted
+  double gather_bytes = 0.0;  // those parameters in 16 bits
   core::Time gather;          // their all-gather across the data-parallel replicas
   double grad_bytes = 0.0;    // its gradients on one GPU, whole
   core::Time grad_scatter;    // their reduce-scatter after its backward
@@ -143,9 +144,13 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision);
 //   full            2*s*b*h                          2*s*b*h
 // The same terms follow the model's MLP width, its K/V width (grouped-query
 // attention) and, for LLaMA, SwiGLU's two up outputs and no dropout.
+// Eager element-wise kernels (Elementwise::kEager, Llama-style models) keep
+// more for autograd: each RMSNorm its FP32 input (4h), the rotary
+// embedding's complex FP32 inputs (4h + 4kv), SDPA the expanded K and V
+// (4h - 4kv more than grouped), SwiGLU's mul the silu output (2f).
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
                               Recompute recompute = Recompute::kNone, bool sequence_parallel = false,
-                              Attention attention = Attention::kUnfused);
+                              Attention attention = Attention::kUnfused, Elementwise kernels = Elementwise::kFused);
 // Of what W reads (each weight GEMM's input X and output gradient dY), the
 // inputs a layer's kept activations already hold: none under full recompute.
 double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp,

@@ -55,6 +55,19 @@ Op residual_block_end(std::string name, double elements, bool bias_and_dropout) 
   return op;
 }
 
+// Eager PyTorch's RMSNorm over `elements` values (see Elementwise): 8
+// kernels, 32 bytes a value forward; backward about 90, plus a 6-byte
+// gradient add for each GEMM beyond the first that reads its output.
+Op eager_rms_norm(std::string name, double elements, int consumers) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_forward = 32.0 * elements;
+  op.bytes_input_grad = (90.0 + 6.0 * (consumers - 1)) * elements;
+  op.kernels = 8;
+  return op;
+}
+
 Op tp_collective(std::string name, double bytes, int forward, int input_grad, bool sequence_parallel) {
   Op op;
   op.name = std::move(name);
@@ -78,6 +91,18 @@ double TransformerSpec::params_per_layer() const {
   return attention + mlp + norms;
 }
 
+std::vector<double> TransformerSpec::layer_tensors(int tp) const {
+  const double h = hidden, t = tp, f = ffn;
+  const double kv = static_cast<double>(kv_heads) * head_dim();
+  if (arch == Arch::kGpt) {
+    // LayerNorm weight and bias twice; QKV weight and bias, output projection
+    // and its bias; MLP up and its bias, down and its bias.
+    return {h, h, h * (h + 2.0 * kv) / t, (h + 2.0 * kv) / t, h * h / t, h, h, h, h * f / t, f / t, f * h / t, h};
+  }
+  // RMSNorm weights; Q, K, V, output projection; gate, up, down.
+  return {h, h * h / t, h * kv / t, h * kv / t, h * h / t, h, h * f / t, h * f / t, f * h / t};
+}
+
 double TransformerSpec::embedding_params() const {
   return static_cast<double>(vocab) * hidden + (arch == Arch::kGpt ? static_cast<double>(seq) * hidden : 0.0);
 }
@@ -93,7 +118,7 @@ double TransformerSpec::total_params() const {
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                          Attention attention) {
+                          Attention attention, Elementwise kernels) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -102,10 +127,30 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   // Norms, dropouts and residual adds run on the full hidden state on every
   // tensor-parallel rank, or on 1/tp of the tokens with sequence parallelism.
   const double replicated = sp ? tokens * h / t : tokens * h;
+  const bool eager = kernels == Elementwise::kEager && !gpt;
   std::vector<Op> ops;
-  ops.push_back(elementwise("input_norm", replicated));
+  // TorchTitan's Q, K and V are three GEMMs reading the norm's output.
+  ops.push_back(eager ? eager_rms_norm("input_norm", replicated, 3) : elementwise("input_norm", replicated));
   const int qkv = static_cast<int>(ops.size());
   ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
+  ops.back().op_sac_redo = kv / (h + 2.0 * kv);  // wk redone; wq, wv kept
+  if (eager) {
+    // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
+    // each way; grouped K and V expanded to every query head by copies
+    // (read kv, write h, each).
+    Op rope = elementwise("rotary_embedding", tokens * (h + kv) / t);
+    rope.bytes_forward = 20.0 * tokens * (h + kv) / t;
+    rope.bytes_input_grad = rope.bytes_forward;
+    rope.kernels = 6;
+    ops.push_back(rope);
+    if (model.kv_heads < model.heads) {
+      Op expand = elementwise("repeat_kv", tokens * (h + kv) / t);
+      expand.bytes_forward = 4.0 * tokens * (h + kv) / t;
+      expand.bytes_input_grad = expand.bytes_forward;
+      expand.kernels = 2;
+      ops.push_back(expand);
+    }
+  }
   if (gpt) {
     // Megatron-LM's column-parallel linear adds the bias after the GEMM
     // (read and write each output, 2 + 2 bytes); backward, splitting the
@@ -129,6 +174,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     att.bytes_forward = 4.0 * tokens * h / t * kActivationBytes;  // read Q, K, V, write O
     att.bytes_input_grad = 2.0 * att.bytes_forward;
     att.attention_core = true;
+    att.op_sac_redo = 0.0;
     ops.push_back(att);
   } else {
     // The same FLOPs as two batched GEMMs over the rank's a/t heads, each
@@ -168,13 +214,17 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   const int out_proj = static_cast<int>(ops.size());
   ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  // Per-op checkpointing keeps reduce-scatter outputs and redoes the
+  // all-gather before the QKV GEMM; an all-reduce's output is redone.
+  ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = qkv;
   ops.back().row_gemm = out_proj;
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
-  ops.push_back(elementwise("mlp_norm", replicated));
+  ops.push_back(eager ? eager_rms_norm("mlp_norm", replicated, 2) : elementwise("mlp_norm", replicated));
   const int up = static_cast<int>(ops.size());
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
+    ops.back().op_sac_redo = 0.0;
     // Megatron-LM's bias_gelu: bias and GeLU in one kernel; the bias
     // gradient sums GeLU's input gradient over tokens (2 bytes, with W).
     Op gelu = elementwise("bias_gelu", tokens * f / t);
@@ -182,11 +232,20 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     ops.push_back(gelu);
   } else {
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
-    ops.push_back(elementwise("swiglu", 2.0 * tokens * f / t));
+    ops.back().op_sac_redo = 0.5;  // w3 redone, w1 kept
+    Op swiglu = elementwise("swiglu", 2.0 * tokens * f / t);
+    if (eager) {  // silu (read and write f), then mul (read 2f, write f); backward 18 bytes a value
+      swiglu.bytes_forward = 10.0 * tokens * f / t;
+      swiglu.bytes_input_grad = 18.0 * tokens * f / t;
+      swiglu.kernels = 2;
+    }
+    ops.push_back(swiglu);
   }
   const int down = static_cast<int>(ops.size());
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
+  ops.back().op_sac_redo = 0.0;  // w2 kept
   ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+  ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;
   ops.back().row_gemm = down;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
@@ -211,11 +270,15 @@ std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int 
   return ops;
 }
 
-std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel) {
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
+                         Elementwise kernels) {
   const double tokens = static_cast<double>(microbatch) * model.seq;
   const double h = model.hidden;
   std::vector<Op> ops;
-  ops.push_back(elementwise("final_norm", sequence_parallel && tp > 1 ? tokens * h / tp : tokens * h));
+  const double normed = sequence_parallel && tp > 1 ? tokens * h / tp : tokens * h;
+  ops.push_back(kernels == Elementwise::kEager && model.arch != Arch::kGpt
+                    ? eager_rms_norm("final_norm", normed, 1)
+                    : elementwise("final_norm", normed));
   ops.push_back(gemm("logits", tokens, h, static_cast<double>(model.vocab) / tp));
   // Softmax cross-entropy over the rank's vocabulary shard, in FP32, pass by
   // pass as Megatron-LM runs it (gpt_model.py's output.float(), then

@@ -32,6 +32,12 @@ struct TransformerSpec {
 
   int head_dim() const { return hidden / heads; }
   double params_per_layer() const;
+  // The layer's parameters tensor by tensor, as one of `tp` tensor ranks
+  // holds them (weights split by tp; biases of column-parallel layers split
+  // too; norms and row-parallel biases whole). They sum to
+  // params_per_layer() when tp = 1. DeepSpeed's ZeRO-3 leaves tensors at or
+  // below its persistence threshold unsharded.
+  std::vector<double> layer_tensors(int tp) const;
   double embedding_params() const;  // input embedding (+ learned positions)
   double head_params() const;       // final norm + output projection
   double total_params() const;      // the model as a whole, counting tied weights once
@@ -47,6 +53,28 @@ enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective };
 //            the scores go through memory and are kept for backward
 //            (Korthikanti et al. 2022's 5as/h activation term).
 enum class Attention { kFlash, kUnfused };
+
+// How the element-wise work between the GEMMs and attention runs:
+//   fused  one kernel per fused op, as Megatron-LM and Transformer Engine
+//          write them, and as torch.compile's Inductor generates them (each
+//          run of element-wise ops between two GEMMs becomes one kernel that
+//          reads its inputs once and writes its outputs once);
+//   eager  PyTorch without torch.compile, one kernel per tensor op. For a
+//          Llama block as TorchTitan's model writes it (torchtitan
+//          models/llama/model.py and models/norms.py, commit 9dec370, with
+//          torch 2.5's composite nn.RMSNorm the same): RMSNorm in 8 kernels
+//          through FP32 (x.float, pow, mean, add, rsqrt, mul, type_as, mul
+//          by the weight: 32 bytes a value forward), rotary embeddings on Q
+//          and K through complex FP32 (float, complex mul, type_as: 20 bytes
+//          a value), grouped K/V expanded by copies (repeat_kv), SwiGLU as
+//          silu then mul (10 bytes a value of the MLP width). Backward is
+//          autograd's: about 90 bytes a value per RMSNorm, 20 per rotary
+//          value, 18 per SwiGLU value, and a 6-byte add wherever a tensor
+//          feeds several GEMMs (Q, K, V from one norm; gate and up from
+//          the other). Counted from the code, not measured.
+// GPT's LayerNorm and GeLU are single kernels in eager PyTorch too, so the
+// difference is modelled for Llama-style models only.
+enum class Elementwise { kFused, kEager };
 
 struct Op {
   std::string name;
@@ -80,6 +108,14 @@ struct Op {
   int column_gemm = -1, row_gemm = -1;
   // Part of the attention core, which selective recompute redoes in backward.
   bool attention_core = false;
+  // Kernels it launches in each pass (each pays the launch overhead).
+  int kernels = 1;
+  // Under per-op selective checkpointing (Recompute::kSelectiveOp), the share
+  // of its forward redone before the backward: all of an element-wise op's;
+  // none of attention's or of a matmul whose output is kept; of a fused
+  // GEMM, the share of its columns that are the recomputed matmul's (wk of
+  // QKV, w3 of gate-and-up).
+  double op_sac_redo = 1.0;
 };
 
 // Bytes of one BF16/FP16 value.
@@ -88,9 +124,10 @@ inline constexpr double kActivationBytes = 2.0;
 // `sequence_parallel`: norms and dropouts on 1/tp of the tokens, TP
 // all-reduces as reduce-scatter + all-gather (Korthikanti et al. §4.2.2).
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
-                          Attention attention = Attention::kFlash);
+                          Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused);
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
-std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
+std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
+                         Elementwise kernels = Elementwise::kFused);
 
 // Model FLOPs of one training step over `samples` sequences, no recompute
 // (forward + both backward halves, every layer, embedding and head).

@@ -361,7 +361,8 @@ TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
   CHECK(s.plan.recompute == trainsim::workload::Recompute::kSelective);
   CHECK(s.plan.sequence_parallel);
   CHECK(error_of(base(), {"parallel.recompute=some"}) ==
-        "test.json: parallel.recompute: expected \"none\", \"selective\" or \"full\", got \"some\" (from --set "
+        "test.json: parallel.recompute: expected \"none\", \"selective\", \"full\" or \"selective-op\", got \"some\" "
+        "(from --set "
         "parallel.recompute=some)");
 }
 

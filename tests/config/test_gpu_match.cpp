@@ -22,6 +22,9 @@ TEST_CASE("a device name is a GPU when the names agree or the GPU's model is one
 TEST_CASE("the GPU preset a device name names, if exactly one") {
   CHECK(gpu_preset_for("NVIDIA A100-SXM4-80GB") == "A100-SXM4-80GB");
   CHECK(gpu_preset_for("NVIDIA H200") == "H200-SXM-141GB");
+  // Two H100 presets: the one sharing "80gb" with the device name.
   CHECK(gpu_preset_for("NVIDIA H100 80GB HBM3") == "H100-SXM5-80GB");
+  CHECK(gpu_preset_for("NVIDIA H100 96GB HBM2e") == "H100-HBM2e-96GB-500W");
+  CHECK(gpu_preset_for("NVIDIA H100").empty());  // either: a tie
   CHECK(gpu_preset_for("NVIDIA GeForce RTX 4090").empty());
 }

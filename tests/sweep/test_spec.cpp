@@ -39,7 +39,7 @@ TEST_CASE("a sweep file's mistakes name the JSON path") {
   CHECK(error(R"({"recompute": []})") == "small.json: axes.recompute: expected \"auto\" or a non-empty list of recompute modes, got []");
   CHECK(error(R"({"tp": []})") == "small.json: axes.tp: expected \"auto\" or a non-empty list of positive integers, got []");
   CHECK(error(R"({"recompute": "sometimes"})") ==
-        "small.json: axes.recompute: expected \"auto\", a recompute mode (\"none\", \"selective\" or \"full\") or a list "
+        "small.json: axes.recompute: expected \"auto\", a recompute mode (\"none\", \"selective\", \"full\" or \"selective-op\") or a list "
         "of recompute modes, got \"sometimes\"");
   CHECK(error("{}", R"(, "allow_cross_node_tp": 1)") == "small.json: allow_cross_node_tp: expected true or false, got 1");
   // A CUDA context larger than the GPU is the options' mistake, not every plan's.
