@@ -91,3 +91,26 @@ TEST_CASE("recompute_layers: with full recompute only, no more than a stage hold
         "a stage (from --set parallel.recompute_layers=25)");
   CHECK(load({"parallel.recompute=full", "parallel.recompute_layers=6"}).plan.recomputed_layers(24) == 6);
 }
+
+TEST_CASE("DeepSpeed's stage-3 knobs: with ZeRO-3, one prefetch rule at a time") {
+  CHECK(error_of({"parallel.fsdp_prefetch_params=5e7"}).find("applies only with parallel.zero_stage = 3") !=
+        std::string::npos);
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_prefetch=2", "parallel.fsdp_prefetch_params=5e7"}) ==
+        "test.json: parallel.fsdp_prefetch_params: sets the prefetch window in parameters (DeepSpeed's "
+        "stage3_prefetch_bucket_size), parallel.fsdp_prefetch in units (FSDP's); give one of the two (from --set "
+        "parallel.fsdp_prefetch_params=5e7)");
+  const Scenario s = load({"parallel.zero_stage=3", "parallel.fsdp_prefetch_params=5e7",
+                           "parallel.fsdp_persistence_threshold=1e5"});
+  CHECK(s.plan.fsdp_prefetch_params == 5e7);
+  CHECK(s.plan.fsdp_persistence_threshold == 1e5);
+}
+
+TEST_CASE("element-wise kernels: fused by default, eager for Llama-style models only") {
+  CHECK(load({}).plan.elementwise == workload::Elementwise::kFused);
+  CHECK(error_of({"parallel.elementwise=eager"}) ==
+        "test.json: parallel.elementwise: \"eager\" is modelled for Llama-style models (RMSNorm, rotary embeddings, "
+        "SwiGLU); a GPT's LayerNorm and GeLU are single kernels in eager PyTorch too: expected \"fused\" (from --set "
+        "parallel.elementwise=eager)");
+  CHECK(load({"model=llama2-7b", "parallel.elementwise=eager"}).plan.elementwise == workload::Elementwise::kEager);
+  CHECK(load({"parallel.recompute=selective-op"}).plan.recompute == workload::Recompute::kSelectiveOp);
+}

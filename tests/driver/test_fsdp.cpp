@@ -51,3 +51,32 @@ TEST_CASE("reshard after forward off keeps the forward's units for the backward:
   CHECK(peak(off) > peak(on));
   CHECK(off.sim->timeline.makespan <= on.sim->timeline.makespan);
 }
+
+TEST_CASE("DeepSpeed's prefetch window in parameters: smaller than a unit prefetches nothing, larger than all everything") {
+  const driver::WhatIf none = run({"parallel.fsdp_prefetch=0"});
+  const driver::WhatIf tiny = run({"parallel.fsdp_prefetch_params=1000"});  // every unit holds more
+  CHECK(tiny.sim->timeline.makespan == none.sim->timeline.makespan);
+  CHECK(peak(tiny) == peak(none));
+  const driver::WhatIf all = run({"parallel.fsdp_prefetch=64"});
+  const driver::WhatIf huge = run({"parallel.fsdp_prefetch_params=1e12"});
+  CHECK(huge.sim->timeline.makespan == all.sim->timeline.makespan);
+  CHECK(peak(huge) == peak(all));
+  CHECK(peak(huge) > peak(tiny));
+}
+
+TEST_CASE("DeepSpeed's persistence threshold: small tensors stay whole, never gathered") {
+  // GPT 1.7B (h 2304): a layer's LayerNorm weights and biases (4h), QKV bias
+  // (3h), output bias (h), MLP biases (4h + h) are all below 1e5: 13h = 29,952
+  // parameters a layer persist; its matrices are 12h^2 = 63.7 M.
+  const driver::WhatIf plain = run({});
+  const driver::WhatIf persist = run({"parallel.fsdp_persistence_threshold=1e5"});
+  const auto& layer_plain = plain.costs.stages[0].shard_units[1];
+  const auto& layer_persist = persist.costs.stages[0].shard_units[1];
+  CHECK(layer_plain.params - layer_persist.params == doctest::Approx(13.0 * 2304));
+  CHECK(layer_plain.gather_bytes - layer_persist.gather_bytes == doctest::Approx(2.0 * 13.0 * 2304));
+  // Their 16-bit weights stay whole on all 8 GPUs: 2 x 7/8 bytes each more
+  // state, over 24 layers and the final LayerNorm (2h).
+  const double persistent = 24 * 13.0 * 2304 + 2.0 * 2304;
+  CHECK(persist.costs.stages[0].model_state_bytes - plain.costs.stages[0].model_state_bytes ==
+        doctest::Approx(2.0 * persistent * 7.0 / 8.0).epsilon(1e-6));
+}

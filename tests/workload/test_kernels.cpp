@@ -1,0 +1,120 @@
+// Eager element-wise kernels and per-op selective checkpointing, op by op.
+#include <doctest/doctest.h>
+
+#include "workload/op_cost.hpp"
+#include "workload/stage_costs.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+
+namespace {
+hw::ClusterSpec cluster() {
+  hw::ClusterSpec c;
+  c.nodes = 1;
+  hw::NodeSpec& n = c.node;
+  n.gpus_per_node = 8;
+  n.nvlink_gb_per_s = 300;
+  n.nvlink_bus_gb_per_s = 240;
+  n.nics_per_node = 8;
+  n.nic_gbit_per_s = 200;
+  n.nic_bus_gb_per_s = 24;
+  hw::GpuSpec& g = n.gpu;
+  g.peak_tflops = 312;
+  g.memory_gb = 80;
+  g.hbm_tb_per_s = 2.039;
+  g.hbm_achievable_tb_per_s = 1.6;
+  g.gemm_tflops = {{1024, 100}, {4096, 200}};
+  g.gemm_max_tflops = 150;
+  g.attention_tflops = {{2048, 160}};
+  g.kernel_overhead_us = 3.0;
+  return c;
+}
+
+// A small Llama: h 1024, 4 K/V heads of 64 (kv 256), ffn 2816.
+TransformerSpec small_llama() {
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 4;
+  m.ffn = 2816;
+  m.seq = 1024;
+  m.vocab = 32000;
+  return m;
+}
+
+const Op& find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return ops.front();
+}
+}  // namespace
+
+TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, SwiGLU in two kernels") {
+  const TransformerSpec m = small_llama();
+  const double tokens = 1024, h = 1024, kv = 256, f = 2816;
+  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager);
+  const std::vector<Op> fused = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
+  // RMSNorm: 32 bytes a value forward in 8 kernels; backward 90, plus 6 for
+  // each of the two GEMMs beyond the first that read the input norm (wk, wv).
+  CHECK(find(eager, "input_norm").bytes_forward == 32 * tokens * h);
+  CHECK(find(eager, "input_norm").bytes_input_grad == (90 + 12) * tokens * h);
+  CHECK(find(eager, "input_norm").kernels == 8);
+  CHECK(find(eager, "mlp_norm").bytes_input_grad == (90 + 6) * tokens * h);
+  CHECK(find(fused, "input_norm").bytes_forward == 4 * tokens * h);  // read and write, 2 bytes each
+  // Rotary embeddings: 20 bytes a value of Q and K; the grouped K and V
+  // copied out to every head: read kv, write h, each, 2 bytes a value.
+  CHECK(find(eager, "rotary_embedding").bytes_forward == 20 * tokens * (h + kv));
+  CHECK(find(eager, "repeat_kv").bytes_forward == 4 * tokens * (h + kv));
+  // SwiGLU: silu (read f, write f) then mul (read 2f, write f), 2 bytes a value.
+  CHECK(find(eager, "swiglu").bytes_forward == 10 * tokens * f);
+  CHECK(eager.size() == fused.size() + 2);
+  // An op's launch overhead is paid per kernel: 8 x 3 us for the norm.
+  const hw::ClusterSpec c = cluster();
+  const auto g = hw::group_of(c, {0});
+  const Op& norm = find(eager, "input_norm");
+  CHECK(op_time(norm, Pass::kForward, c.node, m.seq, g).compute_s ==
+        doctest::Approx(32 * tokens * h / 1.6e12 + 8 * 3e-6));
+  // Activations: each norm's FP32 input (4h twice), the rotary embedding's
+  // complex inputs (4h + 4kv), the expanded K and V (4h - 4kv), silu's output (2f).
+  CHECK(layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash, Elementwise::kEager) -
+            layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash) ==
+        doctest::Approx(tokens * (8 * h + 8 * h + 2 * f)));
+  // GPT's kernels are the same either way.
+  TransformerSpec gpt = m;
+  gpt.arch = Arch::kGpt;
+  gpt.kv_heads = 16;
+  CHECK(layer_ops(gpt, 1, 1, false, Attention::kFlash, Elementwise::kEager).size() ==
+        layer_ops(gpt, 1, 1, false, Attention::kFlash, Elementwise::kFused).size());
+}
+
+TEST_CASE("per-op selective checkpointing keeps every other matmul's output and attention's, redoes the rest") {
+  const TransformerSpec m = small_llama();
+  const hw::ClusterSpec c = cluster();
+  const double tokens = 1024, h = 1024, kv = 256, f = 2816;
+  // Kept: the input (2h), wq (2h), wv (2kv), attention (2h), w1 (2f), w2 (2h).
+  CHECK(layer_activation_bytes(m, 1, 1, Recompute::kSelectiveOp) == tokens * (2 * h + 2 * h + 2 * kv + 2 * h + 2 * f + 2 * h));
+  // Redone: every element-wise op, wk's share of QKV, w3's half of gate-up,
+  // wo; not attention, not w2.
+  const std::vector<Op> ops = layer_ops(m, 1, 1);
+  CHECK(find(ops, "qkv_proj").op_sac_redo == doctest::Approx(kv / (h + 2 * kv)));
+  CHECK(find(ops, "mlp_gate_up").op_sac_redo == 0.5);
+  CHECK(find(ops, "attention_out_proj").op_sac_redo == 1.0);
+  CHECK(find(ops, "attention").op_sac_redo == 0.0);
+  CHECK(find(ops, "mlp_down").op_sac_redo == 0.0);
+  CHECK(find(ops, "swiglu").op_sac_redo == 1.0);
+  // I grows by those shares of their forward times, on every layer.
+  Plan p;
+  p.global_batch = 1;
+  const StageCost none = stage_costs(m, p, c).stages[0];
+  p.recompute = Recompute::kSelectiveOp;
+  const StageCost op = stage_costs(m, p, c).stages[0];
+  const auto g = hw::group_of(c, {0});
+  double redo = 0.0;
+  for (const Op& o : ops) redo += o.op_sac_redo * op_time(o, Pass::kForward, c.node, m.seq, g).compute_s;
+  CHECK(op.input_grad.to_seconds() - none.input_grad.to_seconds() == doctest::Approx(4 * redo).epsilon(1e-9));
+  CHECK(op.forward == none.forward);
+}
