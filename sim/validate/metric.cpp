@@ -21,6 +21,7 @@ constexpr std::array<Entry, kMetricCount> kEntries{{
     {Metric::kHfu, "hfu", MetricKind::kPerformance},
     {Metric::kSamplesPerGpuPerS, "samples_per_gpu_per_s", MetricKind::kPerformance},
     {Metric::kTokensPerS, "tokens_per_s", MetricKind::kPerformance},
+    {Metric::kTokensPerGpuPerS, "tokens_per_gpu_per_s", MetricKind::kPerformance},
     {Metric::kSamplesPerS, "samples_per_s", MetricKind::kPerformance},
     {Metric::kPeakMemoryGib, "peak_memory_gib", MetricKind::kMemory},
     {Metric::kPeakMemoryGb, "peak_memory_gb", MetricKind::kMemory},
@@ -97,6 +98,7 @@ MetricValues metric_values(const report::Summary& s) {
   set(Metric::kHfu, s.hfu);
   set(Metric::kSamplesPerGpuPerS, s.info.gpus > 0 ? s.samples_per_s / s.info.gpus : 0.0);
   set(Metric::kTokensPerS, s.tokens_per_s);
+  set(Metric::kTokensPerGpuPerS, s.info.gpus > 0 ? s.tokens_per_s / s.info.gpus : 0.0);
   set(Metric::kSamplesPerS, s.samples_per_s);
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   set(Metric::kPeakMemoryGib, static_cast<double>(s.peak_memory_bytes) / kGiB);

@@ -23,6 +23,7 @@ enum class Metric {
   kHfu,
   kSamplesPerGpuPerS,
   kTokensPerS,
+  kTokensPerGpuPerS,
   kSamplesPerS,
   kPeakMemoryGib,
   kPeakMemoryGb,
@@ -32,7 +33,7 @@ enum class Metric {
   kLayerForwardMs,      // one transformer layer, one micro-batch (workload::StageCosts)
   kLayerBackwardMs,
 };
-inline constexpr std::size_t kMetricCount = 15;
+inline constexpr std::size_t kMetricCount = 16;
 
 // Performance: an iteration's time or throughput. Layer time: one layer's
 // forward or backward, a profile's figure rather than a run's.

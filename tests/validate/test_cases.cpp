@@ -130,7 +130,8 @@ TEST_CASE("case file errors name the file, the JSON path and the case") {
   CHECK(error_of(file_of(c)) ==
         "x.json: cases[0].measured.model_tflops: unknown metric \"model_tflops\" (did you mean "
         "\"model_tflops_per_gpu\"?); supported metrics: iteration_time_s, model_tflops_per_gpu, "
-        "hardware_tflops_per_gpu, mfu, hfu, samples_per_gpu_per_s, tokens_per_s, samples_per_s, peak_memory_gib, "
+        "hardware_tflops_per_gpu, mfu, hfu, samples_per_gpu_per_s, tokens_per_s, tokens_per_gpu_per_s, samples_per_s, "
+        "peak_memory_gib, "
         "peak_memory_gb, model_state_gib, activation_memory_gib, device_memory_used_gb, layer_forward_ms, "
               "layer_backward_ms "
         "(case \"a\")");
