@@ -148,7 +148,10 @@ std::int64_t to_bytes(double b) {
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
                               bool sequence_parallel, Attention attention, Elementwise kernels) {
   const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
-  if (recompute == Recompute::kFull) return 2.0 * tokens * h;  // the layer's input only (Table 2: 2sbh, with or without SP)
+  // Full recompute keeps the layer's input only: Table 2's 2sbh, which
+  // sequence parallelism leaves split over the tensor ranks (a layer's input
+  // is [s/t, b, h] there, in Megatron-LM and in TorchTitan's SequenceParallel).
+  if (recompute == Recompute::kFull) return sequence_parallel && tp > 1 ? 2.0 * tokens * h / t : 2.0 * tokens * h;
   const bool gpt = model.arch == Arch::kGpt;
   const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim();
   if (recompute == Recompute::kSelectiveOp) {
