@@ -239,13 +239,14 @@ TEST_CASE("activation memory per layer for each recompute and sequence-parallel 
   // none + SP:         sbh/2 (34 + 5*16*1024/1024) = 57 sbh
   // selective:         sbh (10 + 12) = 22 sbh
   // selective + SP:    34 sbh / 2 = 17 sbh
-  // full:              2 sbh, with or without SP (Table 2's full-recompute row)
+  // full:              2 sbh (Table 2's full-recompute row); with SP the kept
+  //                    input is split over the 2 tensor ranks: sbh
   CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, false) == doctest::Approx(62 * sbh).scale(0));
   CHECK(layer_activation_bytes(m, 2, 2, Recompute::kNone, true) == doctest::Approx(57 * sbh).scale(0));
   CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, false) == doctest::Approx(22 * sbh).scale(0));
   CHECK(layer_activation_bytes(m, 2, 2, Recompute::kSelective, true) == doctest::Approx(17 * sbh).scale(0));
   CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, false) == doctest::Approx(2 * sbh).scale(0));
-  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, true) == doctest::Approx(2 * sbh).scale(0));
+  CHECK(layer_activation_bytes(m, 2, 2, Recompute::kFull, true) == doctest::Approx(sbh).scale(0));
   // Sequence parallelism needs tp > 1 to split anything: with t = 1 both columns agree.
   CHECK(layer_activation_bytes(m, 2, 1, Recompute::kSelective, true) ==
         doctest::Approx(layer_activation_bytes(m, 2, 1, Recompute::kSelective, false)).scale(0));
