@@ -24,7 +24,7 @@
 // simulates every GPU: every replica and tensor rank runs its own pipeline,
 // collectives wait for all their members, and tensor peers meet after every
 // compute action (they all-reduce inside it). When the placement is not
-// uniform (see placement_is_uniform in the .cpp), or the network is a custom
+// uniform (see placement_is_uniform in lowering.hpp), or the network is a custom
 // one (no structure says that the copies' paths look alike), symmetric falls
 // back to full.
 #pragma once

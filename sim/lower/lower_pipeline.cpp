@@ -1,0 +1,457 @@
+// Each rank's actions into tasks: compute on the compute stream (cut into
+// pieces by ZeRO-3 unit, gradient bucket or parameter bucket), transfers,
+// collectives, ZeRO-3's gathers and frees, the optimizer step.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "lower/lowering.hpp"
+#include "schedule/check.hpp"
+
+namespace trainsim::lower::detail {
+
+namespace {
+
+core::Time compute_duration(const Action& a, const workload::StageCost& c) {
+  switch (a.op) {
+    case Op::kForward: return c.forward;
+    case Op::kBackward: return c.backward();
+    case Op::kInputGrad: return c.input_grad;
+    case Op::kWeightGrad: return c.weight_grad;
+    default: return core::Time::zero();
+  }
+}
+
+// The tensor-parallel collectives inside a compute action: a forward's in F,
+// the input gradient's in B and I.
+core::Time tp_comm_inside(const Action& a, const workload::StageCost& c) {
+  switch (a.op) {
+    case Op::kForward: return c.tp_comm_forward;
+    case Op::kBackward:
+    case Op::kInputGrad: return c.tp_comm_backward;
+    default: return core::Time::zero();
+  }
+}
+
+// Whether actions[k] ends a run of backward-ending actions (B or W) of its
+// stage: the next compute action on the rank is not another of them.
+bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
+  if (!schedule::is_backward_end(actions[k].op)) return false;
+  for (std::size_t j = k + 1; j < actions.size(); ++j) {
+    if (!schedule::is_compute(actions[j].op)) continue;
+    return !(schedule::is_backward_end(actions[j].op) && actions[j].stage == actions[k].stage);
+  }
+  return true;
+}
+
+}  // namespace
+
+void Lowering::lower_pipeline(int p) {
+  const Pipeline& pipe = pipelines_[p];
+  const int R = shape_.ranks;
+  const bool full = !symmetric();
+  const int dp_participants = full ? plan_.dp : 1;
+  const int shard_participants = full ? sharding_size(Sharding::kShard) : 1;
+  const int replica_participants = full ? sharding_size(Sharding::kReplicate) : 1;
+  // Names a ZeRO-3 collective instance: the group's index in full fidelity.
+  const int shard_key = full ? sharding_index(pipe.replica, Sharding::kShard) : pipe.replica;
+  const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate };
+
+  for (int r = 0; r < R; ++r) {
+    const int q = p * R + r;
+    const auto& actions = program_.ranks[r];
+    first_[q].resize(actions.size());
+    last_[q].resize(actions.size());
+    std::map<int, std::size_t> last_backward;  // stage -> index of its last backward-ending action
+    std::map<int, std::size_t> first_forward;  // stage -> index of its first forward
+    std::optional<std::size_t> last_compute;   // the rank's last compute action
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
+      if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
+      if (schedule::is_compute(actions[k].op)) last_compute = k;
+    }
+    // Overlap::grad_reduce off: the reductions wait for the rank's whole backward.
+    std::vector<core::TaskId> after_backward;
+    std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
+    const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
+    const std::vector<int> group = dp_group(r, pipe.tensor);
+    const std::vector<int> shard_group = sharding_group(r, pipe.tensor, pipe.replica, Sharding::kShard);
+    const std::vector<std::vector<int>> shard_copies = sharding_copies(r, Sharding::kShard);
+    const bool replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1;
+    const std::vector<int> replica_group =
+        replicated ? sharding_group(r, pipe.tensor, pipe.replica, Sharding::kReplicate) : std::vector<int>{};
+    const std::vector<std::vector<int>> replica_copies =
+        replicated ? sharding_copies(r, Sharding::kReplicate) : std::vector<std::vector<int>>{};
+    std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
+    std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
+    // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
+    // its gather while the unit is held (from UNSHARD to RESHARD) and the
+    // last compute part that used it; the rank's gathers in issue order with
+    // the part that first used each. Gather i may start once the first use
+    // of gather i - depth - 1 has ended (FSDP's prefetch: unit u + depth
+    // gathered while unit u computes), or, with a window of parameters
+    // (DeepSpeed's prefetch bucket), once the first use of the last gather
+    // j with more than the window in gathers j + 1 .. i has.
+    struct Held {
+      std::optional<core::TaskId> gather;
+      std::size_t index = 0;  // into `gathers`
+      std::optional<core::TaskId> last_use;
+    };
+    std::map<int, std::vector<Held>> held;
+    std::vector<core::TaskId> gathers;
+    std::vector<double> gathered_params;  // per gather
+    std::vector<std::optional<core::TaskId>> first_use;
+    std::map<std::size_t, std::vector<std::size_t>> waiting;  // gather j -> gathers waiting for its first use
+    const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
+    const double window = plan_.fsdp_prefetch_params;
+    int scatters = 0;  // per rank: names each gradient scatter's collective
+    auto waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
+      if (window <= 0.0) return i >= depth + 1 ? std::optional<std::size_t>(i - depth - 1) : std::nullopt;
+      double ahead = 0.0;
+      for (std::size_t j = i; j-- > 0;) {
+        ahead += gathered_params[j + 1];
+        if (ahead > window) return j;
+      }
+      return std::nullopt;
+    };
+    auto add_gather = [&](core::TaskId id, double params) {  // gather i, with what it waits for
+      const std::size_t i = gathers.size();
+      gathers.push_back(id);
+      gathered_params.push_back(params);
+      first_use.push_back(std::nullopt);
+      if (const auto j = waits_for(i)) {
+        if (first_use[*j]) {
+          edges_.emplace_back(*first_use[*j], id);
+        } else {
+          waiting[*j].push_back(i);
+        }
+      }
+      return i;
+    };
+    auto used_first = [&](std::size_t j, core::TaskId part) {  // gather j's first use is `part`
+      first_use[j] = part;
+      if (const auto it = waiting.find(j); it != waiting.end()) {
+        for (std::size_t i : it->second) edges_.emplace_back(part, gathers[i]);
+        waiting.erase(it);
+      }
+    };
+    auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
+      std::vector<Held>& h = held[stage];
+      if (h.size() != units) h.resize(units);
+      return h;
+    };
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      const Action& a = actions[k];
+      const TaskInfo info{TaskKind::kCompute, a, q, -1};
+      if (schedule::is_compute(a.op)) {
+        // The last backward of a stage is cut by gradient bucket; parts share
+        // the duration by bucket size, the last taking the rounding.
+        const workload::StageCost& c = costs_.stages[a.stage];
+        // parallel.twobp_concat: a rank's W's of one stage over every
+        // micro-batch run as one op; it is timed on the run's last W, the
+        // others take no time.
+        core::Time duration = compute_duration(a, c);
+        if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
+        if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
+        const bool split =
+            plan_.overlap.grad_reduce && schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
+        // Overlap::param_gather: the stage's first forward runs bucket by
+        // bucket, each after its own gather of the updated parameters.
+        const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
+                                      first_forward.at(a.stage) == k;
+        const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
+        const core::Time tp = tp_comm_inside(a, c);
+        // The parts this action's gradients are ready after, unit by unit
+        // (for ZeRO-3's scatters): every unit's after the whole action when
+        // it is not cut by unit (a W).
+        std::vector<core::TaskId> unit_part(c.shard_units.size());
+        // The pieces the action runs as, each a share of its time: under
+        // ZeRO-3 one per unit (forward in order, backward in reverse), each
+        // after its unit's gather; a stage's last backward one per gradient
+        // bucket; else the whole action. The last piece takes the rounding.
+        struct Piece {
+          double share;
+          int unit;  // -1 for a bucket's part or the whole action
+          std::optional<std::size_t> gather = std::nullopt;  // the parameter gather it waits for (into `gathers`)
+        };
+        std::vector<Piece> pieces;
+        const bool by_unit = c.sharded() && needs_params;
+        if (by_unit) {
+          const std::size_t U = c.shard_units.size();
+          const double i_s = c.input_grad.to_seconds(), w_s = c.weight_grad.to_seconds();
+          for (std::size_t n = 0; n < U; ++n) {
+            const std::size_t u = a.op == Op::kForward ? n : U - 1 - n;
+            const workload::ShardUnit& unit = c.shard_units[u];
+            const double share = a.op == Op::kForward     ? unit.forward_share
+                                 : a.op == Op::kInputGrad ? unit.input_grad_share
+                                 : i_s + w_s > 0.0 ? (i_s * unit.input_grad_share + w_s * unit.weight_grad_share) /
+                                                         (i_s + w_s)
+                                                   : 0.0;
+            pieces.push_back({share, static_cast<int>(u)});
+          }
+        } else if (split) {
+          for (double share : c.grad_bucket_share) pieces.push_back({share, -1});
+        } else if (by_bucket_gather) {
+          // Buckets in the order the forward uses them; each piece's share of
+          // the time is its bucket's share of the parameters.
+          const std::size_t B = c.param_bucket_gather.size();
+          for (std::size_t j = 0; j < B; ++j) {
+            const std::size_t i = gathers.size();
+            core::Task t;
+            t.resource = runner_id_;
+            const double share = c.grad_bucket_share[B - 1 - j];
+            const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor,
+                                             full ? 0 : pipe.replica);
+            const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                        ? std::optional<core::Time>(c.param_bucket_gather[j])
+                                                        : std::nullopt;
+            t.route = instance(key, dp_participants, [&] {
+              return sim_->collectives->add(hw::CollectiveKind::kAllGather, share * c.param_bytes, group,
+                                            dp_participants, fixed, peers_groups);
+            });
+            TaskInfo gather{TaskKind::kParamAllGather, {Op::kUnshard, a.stage, 0}, q, -1};
+            gather.part = static_cast<int>(j);
+            gather.parts = static_cast<int>(B);
+            const core::TaskId id = add_task(t, gather);
+            if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
+            last_gather_[q] = id;
+            pieces.push_back({share, -1, add_gather(id, share * c.params)});
+          }
+        }
+        if (pieces.empty()) pieces.push_back({1.0, -1});
+        std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
+        core::Time done, tp_done;
+        for (std::size_t j = 0; j < pieces.size(); ++j) {
+          const bool last = j + 1 == pieces.size();
+          const double share = pieces[j].share;
+          const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
+          const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
+          done += d;
+          tp_done += tp_part;
+          TaskInfo part = info;
+          if (by_unit) {
+            part.unit = pieces[j].unit;
+            part.units = static_cast<int>(c.shard_units.size());
+          } else {
+            part.part = static_cast<int>(j);
+            part.parts = static_cast<int>(pieces.size());
+          }
+          part.tp_comm_s = tp_part.to_seconds();
+          const core::TaskId id = compute_task(q, d, part);
+          if (j == 0) {
+            first_[q][k] = id;
+            if (barrier) edges_.emplace_back(*barrier, id);
+            for (core::TaskId send : unsent) edges_.emplace_back(send, id);
+            unsent.clear();
+          }
+          last_[q][k] = id;
+          if (by_unit) {
+            Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
+            if (unit.gather) {
+              edges_.emplace_back(*unit.gather, id);
+              if (!first_use[unit.index]) used_first(unit.index, id);
+            }
+            unit.last_use = id;
+            unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
+          } else {
+            for (core::TaskId& ready : unit_part) ready = id;  // a W: every unit's gradients after it
+          }
+          if (const auto i = pieces[j].gather) {
+            edges_.emplace_back(gathers[*i], id);
+            used_first(*i, id);
+          }
+          if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
+        }
+        if (c.sharded() && ends_backward_run(actions, k)) {
+          // ZeRO-3: each unit's gradients of this run of backwards go to
+          // their owners once its part has ended, on the communication stream.
+          const std::size_t U = c.shard_units.size();
+          for (std::size_t n = 0; n < U; ++n) {
+            const std::size_t u = U - 1 - n;  // in the order the backward ends them
+            const workload::ShardUnit& unit = c.shard_units[u];
+            TaskInfo scatter{TaskKind::kGradReduce, a, q, -1};
+            scatter.unit = static_cast<int>(u);
+            scatter.units = static_cast<int>(U);
+            collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
+                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard_group, shard_participants,
+                            unit.grad_scatter, scatter, shard_copies);
+            edges_.emplace_back(unit_part[u], last_collective_[q].value());
+            if (replicated) {
+              // HSDP: the shard it now holds, all-reduced with the other groups' copies.
+              scatter.across_shard_groups = true;
+              collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
+                              hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
+                              replica_group, replica_participants, unit.grad_replicate, scatter, replica_copies);
+            }
+            ++scatters;
+          }
+        }
+        if (full && plan_.tp > 1) {
+          // Tensor peers all-reduce inside every compute action: none runs ahead.
+          std::vector<int> peers;
+          for (int t = 0; t < plan_.tp; ++t) peers.push_back(plan_.gpu_of(r, pipe.replica, t));
+          core::Task t;
+          t.resource = runner_id_;
+          auto it = instances_.find({kBarrier, r, static_cast<int>(k), pipe.replica, 0});
+          if (it == instances_.end()) {
+            it = instances_
+                     .emplace(std::make_tuple(static_cast<int>(kBarrier), r, static_cast<int>(k), pipe.replica, 0),
+                              sim_->collectives->add(hw::CollectiveKind::kAllReduce, 0.0, peers, plan_.tp,
+                                                     core::Time::zero()))
+                     .first;
+          }
+          t.route = it->second;
+          const core::TaskId id = add_task(t, {TaskKind::kTpBarrier, a, q, -1});
+          edges_.emplace_back(*last_[q][k], id);
+          barrier = id;
+        }
+      } else if (a.op == Op::kUnshard) {
+        // ZeRO-3: gather the window's units that are not held, on a stream
+        // of their own, in the order the window's first action uses them.
+        const workload::StageCost& c = costs_.stages[a.stage];
+        const auto& units = c.shard_units;
+        const std::size_t U = units.size();
+        std::vector<Held>& h = units_held(a.stage, U);
+        bool forward = true;
+        for (std::size_t j = k + 1; j < actions.size(); ++j) {
+          const Op op = actions[j].op;
+          if (actions[j].stage != a.stage || !(op == Op::kForward || op == Op::kBackward || op == Op::kInputGrad)) continue;
+          forward = op == Op::kForward;
+          break;
+        }
+        for (std::size_t n = 0; n < U; ++n) {
+          const std::size_t u = forward ? n : U - 1 - n;
+          if (h[u].gather) continue;  // still held (parallel.reshard_after_forward = false)
+          const std::size_t i = gathers.size();
+          core::Task t;
+          t.resource = runner_id_;
+          const auto key =
+              std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor, shard_key);
+          const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
+                                                      ? std::optional<core::Time>(units[u].gather)
+                                                      : std::nullopt;
+          t.route = instance(key, shard_participants, [&] {
+            return sim_->collectives->add(hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard_group,
+                                          shard_participants, fixed, shard_copies);
+          });
+          TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
+          gather.unit = static_cast<int>(u);
+          gather.units = static_cast<int>(U);
+          const core::TaskId id = add_task(t, gather);
+          if (!first_[q][k]) first_[q][k] = id;
+          last_[q][k] = id;
+          if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
+          last_gather_[q] = id;
+          effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
+          h[u] = {id, add_gather(id, units[u].params), std::nullopt};
+        }
+      } else if (a.op == Op::kReshard) {
+        // Each unit's last use in the window gives its parameters back.
+        const workload::StageCost& c = costs_.stages[a.stage];
+        std::vector<Held>& h = units_held(a.stage, c.shard_units.size());
+        for (std::size_t u = 0; u < h.size(); ++u) {
+          if (!h[u].gather) continue;
+          if (!h[u].last_use) throw std::logic_error("RESHARD of a unit no action used");
+          effect_of(*h[u].last_use).release_at_end += static_cast<std::int64_t>(c.shard_units[u].gather_bytes);
+          h[u] = {};
+        }
+      } else if (a.op == Op::kSendF || a.op == Op::kSendB) {
+        const workload::StageCost& c = costs_.stages[a.stage];
+        const double bytes = a.op == Op::kSendF ? c.send_forward_bytes : c.send_backward_bytes;
+        if (bytes <= 0.0) continue;  // nothing to move: the consumer waits on the producer directly
+        const int peer = p * R + shape_.stage_rank[a.op == Op::kSendF ? a.stage + 1 : a.stage - 1];
+        core::Task t;
+        t.resource = network_id_;
+        t.amount = bytes;
+        const int from = sim_->gpu_of_rank[q], to = sim_->gpu_of_rank[peer];
+        if (auto cached = route_of_pair_.find({q, peer}); cached != route_of_pair_.end()) {
+          t.route = cached->second;
+        } else if (symmetric()) {
+          // The representative's transfer stands for every replica's and
+          // tensor rank's: they share the links their paths have in common.
+          std::vector<std::pair<int, int>> copies;
+          for (int d = 0; d < plan_.dp; ++d) {
+            for (int tt = 0; tt < plan_.tp; ++tt) {
+              copies.emplace_back(plan_.gpu_of(r, d, tt), plan_.gpu_of(peer % R, d, tt));
+            }
+          }
+          t.route = sim_->topology->shared_route(from, to, copies);
+        } else {
+          t.route = sim_->topology->route(from, to);
+        }
+        route_of_pair_[{q, peer}] = t.route;
+        const core::TaskId id = add_task(t, {TaskKind::kTransfer, a, q, peer});
+        first_[q][k] = last_[q][k] = id;
+        if (auto it = last_transfer_.find({q, peer}); it != last_transfer_.end()) edges_.emplace_back(it->second, id);
+        last_transfer_[{q, peer}] = id;
+        if (options_.blocking_sends) unsent.push_back(id);
+      } else if (a.op == Op::kReduceGrad) {
+        const workload::StageCost& c = costs_.stages[a.stage];
+        const std::size_t buckets = std::max<std::size_t>(1, c.grad_bucket_reduce.size());
+        for (std::size_t j = 0; j < buckets; ++j) {
+          TaskInfo bucket{TaskKind::kGradReduce, a, q, -1};
+          bucket.part = static_cast<int>(j);
+          bucket.parts = static_cast<int>(buckets);
+          const double share = j < c.grad_bucket_share.size() ? c.grad_bucket_share[j] : 1.0;
+          const core::Time time = j < c.grad_bucket_reduce.size() ? c.grad_bucket_reduce[j] : core::Time::zero();
+          const double bytes = plan_.dp > 1 ? share * c.grad_bytes : 0.0;
+          const core::TaskId id =
+              collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
+                              c.grad_reduce_kind, bytes, group, dp_participants, time, bucket, peers_groups);
+          if (j == 0) first_[q][k] = id;
+          last_[q][k] = id;
+          // Bucket j is ready when part j of the stage's last backward ends
+          // (or, not overlapped, when the rank's backward has).
+          if (j < backward_parts[a.stage].size()) edges_.emplace_back(backward_parts[a.stage][j], id);
+          if (!plan_.overlap.grad_reduce) after_backward.push_back(id);
+        }
+        if (c.embedding_grad_all_reduce > core::Time::zero()) {
+          // The first and last stages hold the tied embedding; both take part.
+          const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
+          std::vector<std::vector<int>> copies;
+          if (symmetric()) {
+            for (int d = 0; d < plan_.dp; ++d) {
+              for (int tt = 0; tt < plan_.tp; ++tt) {
+                if (d || tt) copies.push_back({plan_.gpu_of(first_rank, d, tt), plan_.gpu_of(last_rank, d, tt)});
+              }
+            }
+          }
+          const core::TaskId id = collective_task(
+              q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
+              {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
+              {TaskKind::kEmbeddingAllReduce, a, q, -1}, copies);
+          last_[q][k] = id;
+        }
+      } else if (a.op == Op::kOptimizer) {
+        core::Time step;
+        for (int s : stages_of_rank_[r]) step += costs_.stages[s].optimizer_step;
+        const core::TaskId id = compute_task(q, step, {TaskKind::kOptimizer, a, q, -1});
+        first_[q][k] = last_[q][k] = id;
+        if (barrier) edges_.emplace_back(*barrier, id);
+        // ZeRO-1/2: each replica updated its shard; gather the full parameters.
+        for (int s : stages_of_rank_[r]) {
+          const workload::StageCost& c = costs_.stages[s];
+          // Overlapped, the gather runs under the next forward (above).
+          if (c.param_all_gather <= core::Time::zero() || !c.param_bucket_gather.empty()) continue;
+          const core::TaskId gather = collective_task(
+              q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.param_bytes,
+              group, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1},
+              peers_groups);
+          edges_.emplace_back(id, gather);
+        }
+      }
+    }
+    if (last_compute) {
+      for (core::TaskId reduce : after_backward) edges_.emplace_back(*last_[q][*last_compute], reduce);
+    }
+  }
+}
+
+}  // namespace trainsim::lower::detail

@@ -1,0 +1,228 @@
+// The lowering's internal state, shared by the files that build it:
+// simulation.cpp (setup, resources, memory), lower_pipeline.cpp (each rank's
+// actions into tasks) and wiring.cpp (dependencies between ranks, 2BP's
+// concatenated W's). Not part of the library's interface.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "lower/simulation.hpp"
+#include "lower/work_limits.hpp"
+
+namespace trainsim::lower::detail {
+
+using schedule::Action;
+using schedule::Op;
+
+// Slows a GPU's compute stream while collectives of that GPU run.
+class Interference final : public hw::CollectiveListener {
+ public:
+  Interference(Simulation& sim, double slowdown) : sim_(sim), speed_(1.0 / (1.0 + slowdown)) {
+    for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_of_gpu_[sim.gpu_of_rank[q]].push_back(q);
+    running_.assign(sim.gpu_of_rank.size(), 0);
+  }
+  void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) override {
+    for (int gpu : members) {
+      const auto it = streams_of_gpu_.find(gpu);
+      if (it == streams_of_gpu_.end()) continue;  // a GPU this simulation stands in for
+      for (std::size_t q : it->second) {
+        running_[q] += running ? 1 : -1;
+        sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
+      }
+    }
+  }
+
+ private:
+  Simulation& sim_;
+  double speed_;
+  std::map<int, std::vector<std::size_t>> streams_of_gpu_;
+  std::vector<int> running_;
+};
+
+// Builds the graph of one lowering; kept in one place so the passes can share state.
+class Lowering {
+ public:
+  Lowering(const schedule::Program& program, const schedule::Shape& shape,
+           const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
+           const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options)
+      : program_(program), shape_(shape), deps_(deps), costs_(costs), cluster_(cluster), plan_(plan),
+        options_(options) {}
+
+  std::unique_ptr<Simulation> build();
+
+ private:
+  struct Pipeline {
+    int replica = 0;
+    int tensor = 0;
+  };
+
+  int gpu(int rank, const Pipeline& p) const { return plan_.gpu_of(rank, p.replica, p.tensor); }
+  std::vector<int> dp_group(int rank, int tensor) const {
+    std::vector<int> g;
+    for (int d = 0; d < plan_.dp; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
+    return g;
+  }
+  // ZeRO-3's data-parallel groups (see workload::Plan::fsdp_shard_size): the
+  // shard group of `replica` (consecutive replicas) and its replicate group
+  // (the same place in every shard group). Without HSDP the shard group is
+  // the whole data-parallel group and there is no replicate group.
+  enum class Sharding { kShard, kReplicate };
+  std::vector<int> sharding_group(int rank, int tensor, int replica, Sharding kind) const {
+    const int shard = plan_.shard_group_size();
+    std::vector<int> g;
+    if (kind == Sharding::kShard) {
+      for (int d = replica / shard * shard; d < (replica / shard + 1) * shard; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
+    } else {
+      for (int d = replica % shard; d < plan_.dp; d += shard) g.push_back(plan_.gpu_of(rank, d, tensor));
+    }
+    return g;
+  }
+  // Which group of its kind `replica` is in: names a shared collective instance.
+  int sharding_index(int replica, Sharding kind) const {
+    const int shard = plan_.shard_group_size();
+    return kind == Sharding::kShard ? replica / shard : replica % shard;
+  }
+  int sharding_size(Sharding kind) const {
+    return kind == Sharding::kShard ? plan_.shard_group_size() : plan_.shard_replicas();
+  }
+  // Symmetric fidelity with flow collectives: every other group of the kind
+  // (each tensor rank's, each shard's) beside the representative's.
+  std::vector<std::vector<int>> sharding_copies(int rank, Sharding kind) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
+    const int groups = kind == Sharding::kShard ? plan_.shard_replicas() : plan_.shard_group_size();
+    const int step = kind == Sharding::kShard ? plan_.shard_group_size() : 1;
+    for (int t = 0; t < plan_.tp; ++t) {
+      for (int g = 0; g < groups; ++g) {
+        if (t || g) copies.push_back(sharding_group(rank, t, g * step, kind));
+      }
+    }
+    return copies;
+  }
+  core::TaskId add_task(const core::Task& task, const TaskInfo& info) {
+    const core::TaskId id = sim_->graph.add(task);
+    sim_->info.push_back(info);
+    return id;
+  }
+  core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info) {
+    core::Task t;
+    t.resource = static_cast<core::ResourceId>(q);
+    t.duration = slowdown_[q] == 1.0 ? duration : core::Time::seconds(duration.to_seconds() * slowdown_[q]);
+    const core::TaskId id = add_task(t, info);
+    compute_order_[q].push_back(id);
+    return id;
+  }
+  // A collective task of simulated GPU q, joining the shared instance `key`.
+  core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
+                               double bytes, std::vector<int> members, int participants, core::Time analytic,
+                               const TaskInfo& info, const std::vector<std::vector<int>>& copies = {});
+  bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
+  // One pipeline stands for all only if every copy sees the same hardware:
+  // each stage's GPUs (tp x dp of them) fill whole nodes, or each stage fits
+  // in one node with a NIC per GPU (no NIC shared between stages); and, when
+  // up-links are oversubscribed, a stage's nodes line up with the leaves.
+  bool placement_is_uniform() const {
+    const int per_stage = plan_.tp * plan_.dp;
+    const int per_node = cluster_.node.gpus_per_node;
+    const bool whole_nodes = per_stage % per_node == 0;
+    const bool within_node = per_node % per_stage == 0 && cluster_.node.nics_per_node == per_node;
+    if (!whole_nodes && !within_node) return false;
+    // Leaves matter only when their up-links can be a bottleneck.
+    if (cluster_.network.kind == hw::NetworkKind::kFlat || cluster_.network.oversubscription <= 1.0 || !whole_nodes) {
+      return true;
+    }
+    const int stage_nodes = per_stage / per_node;
+    const int leaf = cluster_.network.nodes_per_leaf;
+    return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
+  }
+  // Symmetric fidelity with flow collectives: the other tensor ranks' copies
+  // of a data-parallel group (they only matter to flows).
+  std::vector<std::vector<int>> dp_copies(int rank) const {
+    std::vector<std::vector<int>> copies;
+    if (symmetric() && options_.collectives == CollectiveModel::kFlow) {
+      for (int t = 1; t < plan_.tp; ++t) copies.push_back(dp_group(rank, t));
+    }
+    return copies;
+  }
+  // The tasks lowering makes for one copy of the pipeline: a task per action
+  // that becomes one, a compute action's gradient-bucket parts, its tensor
+  // peers' meeting (full fidelity) and its ZeRO-3 gradient scatter, a
+  // reduction per bucket; and, with flow collectives, the flow steps of the
+  // data-parallel collectives of all copies. Counted from the program alone,
+  // before anything is built, so that work too large is refused at once.
+  PipelineWork work_per_pipeline() const;
+  void find_concatenated_weight_grads();
+  void lower_pipeline(int p);
+  void wire_dependencies(int p);
+
+  const schedule::Program& program_;
+  const schedule::Shape& shape_;
+  const std::vector<schedule::Dependency>& deps_;
+  const workload::StageCosts& costs_;
+  const hw::ClusterSpec& cluster_;
+  const workload::Plan& plan_;
+  const Options& options_;
+  Fidelity fidelity_ = options_.fidelity;
+
+  std::unique_ptr<Simulation> sim_;
+  std::vector<Pipeline> pipelines_;
+  std::vector<std::vector<int>> stages_of_rank_;
+  core::ResourceId network_id_ = 0, runner_id_ = 0;
+  // Per pipeline rank and action: with parallel.twobp_concat, the index of the
+  // W that ends the concatenated run this W belongs to (-1 for none), and
+  // whether this W ends such a run.
+  std::vector<std::vector<int>> merged_into_;
+  std::vector<std::vector<char>> concat_end_;
+  std::vector<std::vector<core::TaskId>> compute_order_;  // per simulated GPU
+  std::vector<double> slowdown_;                          // per simulated GPU: 1 / speed factor
+  // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
+  std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
+  std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
+  std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
+  // Memory taken and given back, by task id (a flat table: a sweep lowers
+  // thousands of plans); has_effect_ marks the tasks that have one.
+  std::vector<hw::MemoryEffect> effects_;
+  std::vector<char> has_effect_;
+  hw::MemoryEffect& effect_of(core::TaskId task) {
+    if (effects_.size() <= task) {
+      effects_.resize(task + 1);
+      has_effect_.resize(task + 1, 0);
+    }
+    has_effect_[task] = 1;
+    return effects_[task];
+  }
+  std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
+  struct KeyHash {
+    std::size_t operator()(const std::tuple<int, int, int, int, int>& k) const {
+      const auto [a, b, cc, d, e] = k;
+      std::size_t h = static_cast<std::size_t>(a);
+      for (int x : {b, cc, d, e}) h = h * 1000003u ^ static_cast<std::size_t>(x);
+      return h;
+    }
+  };
+  // Looked up only, never iterated: the order of instances follows creation.
+  std::unordered_map<std::tuple<int, int, int, int, int>, std::uint32_t, KeyHash> instances_;
+  // The collective instance `key` names, made by `make` on first use. An
+  // instance a single task joins (every data-parallel one in symmetric
+  // fidelity) is never looked up again, so it skips the table.
+  template <typename Make>
+  std::uint32_t instance(const std::tuple<int, int, int, int, int>& key, int participants, Make&& make) {
+    if (participants == 1) return make();
+    auto it = instances_.find(key);
+    if (it == instances_.end()) it = instances_.emplace(key, make()).first;
+    return it->second;
+  }
+  std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
+  std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
+};
+
+}  // namespace trainsim::lower::detail
