@@ -36,7 +36,8 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.grad_accumulation),
                 static_cast<int>(plan.grad_dtype),
                 static_cast<int>(plan.send_split),
-                static_cast<int>(plan.placement())};
+                static_cast<int>(plan.placement()),
+                plan.overlap.tp_comm};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

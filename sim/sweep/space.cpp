@@ -44,9 +44,15 @@ struct Use {
 }  // namespace
 
 std::string plan_key(const std::string& cluster_label, const workload::Plan& p) {
-  return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}",
+  // The ZeRO-3 and overlap settings only when they differ from the defaults.
+  std::string extra;
+  if (p.zero_stage == 3 && p.fsdp_shard_size > 0) extra += fmt::format(" shard={}", p.fsdp_shard_size);
+  if (p.zero_stage == 3 && !p.reshard_after_forward) extra += " reshard=off";
+  if (p.overlap.tp_comm) extra += " tpoverlap=on";
+  return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}{}",
                      cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
-                     p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute));
+                     p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute),
+                     extra);
 }
 
 Space enumerate(const Spec& spec) {
@@ -74,6 +80,9 @@ Space enumerate(const Spec& spec) {
   track("zero_stage", spec.zero_stage);
   track("sequence_parallel", spec.sequence_parallel);
   track("recompute", spec.recompute);
+  track("fsdp_shard_size", spec.fsdp_shard_size);
+  track("reshard_after_forward", spec.reshard_after_forward);
+  track("tp_comm_overlap", spec.tp_comm_overlap);
 
   // A schedule's consent depends only on (schedule, pp, vp, micro-batches).
   std::map<std::tuple<std::string, int, int, int>, std::optional<std::string>> consent;
@@ -124,6 +133,12 @@ Space enumerate(const Spec& spec) {
     const auto sps = values_or(spec.sequence_parallel, {false, true});
     const auto rcs = values_or(spec.recompute,
                                {workload::Recompute::kNone, workload::Recompute::kSelective, workload::Recompute::kFull});
+    const auto shards = values_or(spec.fsdp_shard_size, {0, kNodeShardGroup});
+    const auto reshards = values_or(spec.reshard_after_forward, {true, false});
+    // Left out, the sweep's options.tp_comm_overlap holds for every plan.
+    const auto overlaps = spec.tp_comm_overlap.listed || spec.tp_comm_overlap.automatic
+                              ? values_or(spec.tp_comm_overlap, {false, true})
+                              : std::vector<bool>{setting.plan.overlap.tp_comm};
     // Every count below is a product of these sizes: checked once here, so
     // that none of them wraps, and so that an enumeration stays in seconds.
     const std::size_t dps_most = spec.dp.automatic ? 1 : spec.dp.values.size();
@@ -132,7 +147,8 @@ Space enumerate(const Spec& spec) {
         static_cast<long long>(dps_most),     static_cast<long long>(vps.size()),
         static_cast<long long>(mbss.size()),  static_cast<long long>(scheds.size()),
         static_cast<long long>(zeros.size()), static_cast<long long>(sps.size()),
-        static_cast<long long>(rcs.size())};
+        static_cast<long long>(rcs.size()),   static_cast<long long>(shards.size()),
+        static_cast<long long>(reshards.size()), static_cast<long long>(overlaps.size())};
     const auto combinations = core::checked_product(sizes);
     if (!combinations || *combinations > kMaxCombinations - space.combinations) {
       throw config::ConfigError(fmt::format("{}: axes: {} combinations of plan values{}, more than the {} a sweep "
@@ -140,7 +156,10 @@ Space enumerate(const Spec& spec) {
                                             spec.file, core::product_text(sizes),
                                             labelled ? " on " + spec.cluster_labels[c] : "", kMaxCombinations));
     }
-    const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size();
+    const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size() *
+                           shards.size() * reshards.size() * overlaps.size();
+    // The settings below a schedule, each checked as the config loader does.
+    const long long per_plan = static_cast<long long>(shards.size()) * reshards.size() * overlaps.size();
 
     // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
     using At = std::vector<std::pair<const char*, std::size_t>>;
@@ -274,24 +293,62 @@ Space enumerate(const Spec& spec) {
                       plan.zero_stage = zeros[zi];
                       plan.sequence_parallel = sps[qi];
                       plan.recompute = rcs[ri];
-                      if (space.plans.size() >= kMaxPlans) {
+                      if (space.plans.size() + static_cast<std::size_t>(per_plan) > kMaxPlans) {
                         throw config::ConfigError(fmt::format("{}: axes: more than {} valid plans, more than a sweep "
                                                               "takes; list fewer values",
                                                               spec.file, kMaxPlans));
                       }
-                      Candidate cand;
-                      cand.index = space.plans.size();
-                      cand.cluster = static_cast<int>(c);
-                      cand.plan = plan;
-                      cand.key = plan_key(label, plan);
-                      space.plans.push_back(std::move(cand));
-                      ++space.combinations;
-                      const std::pair<const char*, std::size_t> at[] = {
-                          {"tp", ti},         {"pp", pi},         {"dp", di},
-                          {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
-                          {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri}};
-                      for (const auto& [axis, i] : at) {
-                        if (auto* list = find_use(axis)) (*list)[i].used = true;
+                      for (std::size_t hi = 0; hi < shards.size(); ++hi) {
+                        for (std::size_t fi = 0; fi < reshards.size(); ++fi) {
+                          for (std::size_t oi = 0; oi < overlaps.size(); ++oi) {
+                            int shard = shards[hi];
+                            if (shard == kNodeShardGroup) {
+                              // One node's replicas a group (its GPUs / tp), if that makes HSDP.
+                              shard = per_node / tp;
+                              if (plan.zero_stage != 3 || shard < 2 || shard >= dp || dp % shard != 0) {
+                                refuse(1, "no HSDP group of one node's replicas", {{"fsdp_shard_size", hi}});
+                                continue;
+                              }
+                            }
+                            if (shard > 0 && plan.zero_stage != 3) {
+                              refuse(1, "fsdp_shard_size applies only with zero_stage 3",
+                                     {{"fsdp_shard_size", hi}, {"zero_stage", zi}});
+                              continue;
+                            }
+                            if (shard > 0 && dp % shard != 0) {
+                              refuse(1, "fsdp_shard_size does not divide dp", {{"fsdp_shard_size", hi}, {"dp", di}});
+                              continue;
+                            }
+                            if (!reshards[fi] && plan.zero_stage != 3) {
+                              refuse(1, "reshard_after_forward applies only with zero_stage 3",
+                                     {{"reshard_after_forward", fi}, {"zero_stage", zi}});
+                              continue;
+                            }
+                            if (overlaps[oi] && (tp == 1 || !plan.sequence_parallel)) {
+                              refuse(1, "tp_comm_overlap needs tp > 1 and sequence parallelism",
+                                     {{"tp_comm_overlap", oi}, {"tp", ti}, {"sequence_parallel", qi}});
+                              continue;
+                            }
+                            plan.fsdp_shard_size = shard;
+                            plan.reshard_after_forward = reshards[fi];
+                            plan.overlap.tp_comm = overlaps[oi];
+                            Candidate cand;
+                            cand.index = space.plans.size();
+                            cand.cluster = static_cast<int>(c);
+                            cand.plan = plan;
+                            cand.key = plan_key(label, plan);
+                            space.plans.push_back(std::move(cand));
+                            ++space.combinations;
+                            const std::pair<const char*, std::size_t> at[] = {
+                                {"tp", ti},         {"pp", pi},         {"dp", di},
+                                {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
+                                {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri},
+                                {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi}};
+                            for (const auto& [axis, i] : at) {
+                              if (auto* list = find_use(axis)) (*list)[i].used = true;
+                            }
+                          }
+                        }
                       }
                     }
                   }
@@ -310,13 +367,17 @@ Space enumerate(const Spec& spec) {
       if (!u.used && u.why.empty()) u.why = kDpDiffers;
     }
   }
-  // A listed value no valid plan uses is most likely a mistake.
-  for (const auto& [axis, list] : uses) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (list[i].used) continue;
-      const std::string where = scalar[axis] ? "axes." + axis : fmt::format("axes.{}[{}]", axis, i);
-      throw config::ConfigError(fmt::format("{}: {}: no valid plan uses this value{}", spec.file, where,
-                                            list[i].why.empty() ? "" : " (" + list[i].why + ")"));
+  // A listed value no valid plan uses is most likely a mistake: named with
+  // its reason, one with a reason first (a value refused only because another
+  // axis's was has none of its own).
+  for (const bool with_reason : {true, false}) {
+    for (const auto& [axis, list] : uses) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (list[i].used || (with_reason && list[i].why.empty())) continue;
+        const std::string where = scalar[axis] ? "axes." + axis : fmt::format("axes.{}[{}]", axis, i);
+        throw config::ConfigError(fmt::format("{}: {}: no valid plan uses this value{}", spec.file, where,
+                                              list[i].why.empty() ? "" : " (" + list[i].why + ")"));
+      }
     }
   }
   if (space.plans.empty()) {

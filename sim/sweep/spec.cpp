@@ -28,7 +28,8 @@ const std::vector<std::string> kTopKeys = {"description", "model",         "clus
                                            "options",     "allow_cross_node_tp", "axes"};
 const std::vector<std::string> kAxisKeys = {"tp",          "pp",         "dp",
                                             "vp",          "microbatch_size", "schedule",
-                                            "zero_stage",  "sequence_parallel", "recompute"};
+                                            "zero_stage",  "sequence_parallel", "recompute",
+                                            "fsdp_shard_size", "reshard_after_forward", "tp_comm_overlap"};
 
 void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& file,
                 const std::string& path) {
@@ -198,6 +199,14 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
         if (!v.is_string()) return std::nullopt;
         return workload::recompute_named(v.get<std::string>());
       });
+  spec.fsdp_shard_size = read_axis<int>(axes, "fsdp_shard_size", file, {0}, pos, positive);
+  const Expected boolean{"a boolean (true or false)", "booleans"};
+  auto read_bool = [](const json& v, std::string&) -> std::optional<bool> {
+    if (!v.is_boolean()) return std::nullopt;
+    return v.get<bool>();
+  };
+  spec.reshard_after_forward = read_axis<bool>(axes, "reshard_after_forward", file, {true}, boolean, read_bool);
+  spec.tp_comm_overlap = read_axis<bool>(axes, "tp_comm_overlap", file, {false}, boolean, read_bool);
   spec.fingerprint = fingerprint(canonical_sweep(doc, file, base_dir));
   return spec;
 }

@@ -35,7 +35,14 @@ struct Spec {
   Axis<std::string> schedule;
   Axis<bool> sequence_parallel;
   Axis<workload::Recompute> recompute;
+  // ZeRO-3 and overlap settings. fsdp_shard_size's values: 0 for one group of
+  // all the replicas, kNodeShardGroup ("auto" only) for the replicas of one node.
+  Axis<int> fsdp_shard_size;
+  Axis<bool> reshard_after_forward, tp_comm_overlap;
 };
+
+// fsdp_shard_size = "auto" tries plain FSDP and HSDP with a node's replicas a group.
+inline constexpr int kNodeShardGroup = -1;
 
 // Reads and checks a sweep file; any problem is a config::ConfigError whose
 // message names the file and the JSON path.

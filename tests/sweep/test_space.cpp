@@ -105,3 +105,49 @@ TEST_CASE("an empty plan space is an error that counts the reasons") {
                        "microbatch_size: 1; model.heads, kv_heads or ffn does not divide by tp: 3)",
                        config::ConfigError);
 }
+
+TEST_CASE("the ZeRO-3 and overlap axes: each value checked as the config loader checks it") {
+  // tp 1 x pp 1 x dp 8 under ZeRO-3; fsdp_shard_size 2, 4 or 3 (3 divides no
+  // 8: refused); reshard after forward on or off.
+  const sweep::Space space = sweep::enumerate(small_spec(
+      R"({"tp": 1, "pp": 1, "zero_stage": 3, "fsdp_shard_size": [2, 4], "reshard_after_forward": [true, false]})"));
+  REQUIRE(space.plans.size() == 4);
+  CHECK(space.plans[0].key == "tp=1 pp=1 dp=8 vp=1 mbs=1 1f1b zero=3 sp=off rc=none shard=2");
+  CHECK(space.plans[1].key == "tp=1 pp=1 dp=8 vp=1 mbs=1 1f1b zero=3 sp=off rc=none shard=2 reshard=off");
+  CHECK(space.plans[3].plan.fsdp_shard_size == 4);
+  CHECK(!space.plans[3].plan.reshard_after_forward);
+  CHECK_THROWS_WITH_AS(sweep::enumerate(small_spec(R"({"tp": 1, "pp": 1, "zero_stage": 3, "fsdp_shard_size": [2, 3]})")),
+                       "small.json: axes.fsdp_shard_size[1]: no valid plan uses this value (fsdp_shard_size does not "
+                       "divide dp)",
+                       config::ConfigError);
+  // Without ZeRO-3 a shard size means nothing: the first listed value with
+  // that reason is named.
+  CHECK_THROWS_WITH_AS(sweep::enumerate(small_spec(R"({"tp": 1, "pp": 1, "zero_stage": 1, "fsdp_shard_size": 2})")),
+                       "small.json: axes.zero_stage: no valid plan uses this value (fsdp_shard_size applies only "
+                       "with zero_stage 3)",
+                       config::ConfigError);
+  // "auto": plain FSDP, and one node's replicas a group where that is HSDP
+  // (dp 8 on one node: the whole of dp, so not).
+  const sweep::Space automatic =
+      sweep::enumerate(small_spec(R"({"tp": 1, "pp": 1, "zero_stage": 3, "fsdp_shard_size": "auto"})"));
+  CHECK(automatic.plans.size() == 1);
+  CHECK(automatic.invalid.at("no HSDP group of one node's replicas") == 1);
+}
+
+TEST_CASE("tp_comm_overlap: only with tp > 1 and sequence parallelism") {
+  // tp 2 or 4, pp 4 (dp derived), sequence parallelism on or off, overlap
+  // "auto" (off, on): the 2 x 2 plans without overlap, and the 2 with it and
+  // sequence parallelism.
+  const sweep::Space space = sweep::enumerate(
+      small_spec(R"({"tp": [2, 4], "pp": 1, "sequence_parallel": [false, true], "tp_comm_overlap": "auto"})"));
+  CHECK(space.plans.size() == 6);
+  CHECK(space.invalid.at("tp_comm_overlap needs tp > 1 and sequence parallelism") == 2);
+  int overlapped = 0;
+  for (const auto& c : space.plans) {
+    if (!c.plan.overlap.tp_comm) continue;
+    ++overlapped;
+    CHECK(c.plan.sequence_parallel);
+    CHECK(c.key.ends_with(" tpoverlap=on"));
+  }
+  CHECK(overlapped == 2);
+}
