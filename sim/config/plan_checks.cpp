@@ -157,6 +157,30 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              "and GeLU are single kernels in eager PyTorch too: expected \"fused\"",
              {"model.arch"});
   }
+  if (p.offload != workload::Offload::kNone) {
+    const bool params = p.offload == workload::Offload::kOptimizerAndParams;
+    if (params ? p.zero_stage != 3 : p.zero_stage == 0) {
+      ctx.fail("parallel.offload",
+               fmt::format("\"{}\" offloads {}; expected parallel.zero_stage {}, got {}",
+                           params ? "optimizer+params" : "optimizer",
+                           params ? "each replica's parameter shard, which only ZeRO-3 keeps"
+                                  : "each replica's shard of the optimizer state, which ZeRO keeps",
+                           params ? "3" : "1, 2 or 3", p.zero_stage),
+               {"parallel.zero_stage"});
+    }
+    const hw::NodeSpec& node = sc.cluster.node;
+    std::vector<std::string> missing;
+    if (node.host_memory_gb <= 0.0) missing.emplace_back("host_memory_gb");
+    if (node.host_memory_tb_per_s <= 0.0) missing.emplace_back("host_memory_tb_per_s");
+    if (node.pcie_gb_per_s <= 0.0) missing.emplace_back("pcie_gb_per_s");
+    if (!missing.empty()) {
+      ctx.fail("parallel.offload",
+               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see README, "
+                           "Hardware presets)",
+                           node.name, join(missing, ", "), missing.front()),
+               {"cluster.node"});
+    }
+  }
   if (p.recompute_layers > 0) {
     int most = 0;
     for (int st = 0; st < p.stages(); ++st) most = std::max(most, p.layers_of_stage(st, m.layers));

@@ -169,6 +169,10 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
   node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
   node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
+  // The host's figures are needed only to offload to it.
+  if (n.has("host_memory_gb")) node.host_memory_gb = n.positive_number("host_memory_gb", 1.0, 1e9);
+  if (n.has("host_memory_tb_per_s")) node.host_memory_tb_per_s = n.positive_number("host_memory_tb_per_s", 1e-3, 1e3);
+  if (n.has("pcie_gb_per_s")) node.pcie_gb_per_s = n.positive_number("pcie_gb_per_s", kMinRate, kMaxBandwidth);
   n.free_text("sources");
   const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;
   if (gpus > kMaxGpus) {

@@ -87,6 +87,10 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
+  p.offload = s.choice<workload::Offload>("offload", workload::Offload::kNone,
+                                          {{"none", workload::Offload::kNone},
+                                           {"optimizer", workload::Offload::kOptimizer},
+                                           {"optimizer+params", workload::Offload::kOptimizerAndParams}});
   if (s.has("fsdp_shard_size")) {
     p.fsdp_shard_size = s.positive_int("fsdp_shard_size", kMaxCount);
   }

@@ -130,6 +130,24 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.attention = sc.plan.attention == workload::Attention::kUnfused ? "unfused" : "flash";
   info.zero_stage = sc.plan.zero_stage;
   info.sim_wall_s = w.wall_s;
+  if (sc.plan.offload != workload::Offload::kNone) {
+    // GPU g runs pipeline rank g / (dp x tp); a node holds GPUs n x G .. (n + 1) x G - 1.
+    std::vector<double> per_rank(static_cast<std::size_t>(sc.plan.pp), 0.0);
+    for (int s = 0; s < sc.plan.stages(); ++s) {
+      per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
+    }
+    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.dp) * sc.plan.tp;
+    for (long long n = 0; n < sc.cluster.nodes; ++n) {
+      double bytes = 0.0;
+      for (long long g = n * per_node; g < (n + 1) * per_node;) {
+        const long long rank = g / per_rank_gpus, end = std::min((rank + 1) * per_rank_gpus, (n + 1) * per_node);
+        bytes += static_cast<double>(end - g) * per_rank[static_cast<std::size_t>(rank)];
+        g = end;
+      }
+      info.host_memory_per_node_bytes = std::max(info.host_memory_per_node_bytes, bytes);
+    }
+    info.host_memory_capacity_bytes = sc.cluster.node.host_memory_gb * 1e9;
+  }
   return report::summarize(*w.sim, info);
 }
 

@@ -25,6 +25,11 @@ struct NodeSpec {
   double nic_gbit_per_s = 0.0;       // line rate of one NIC (spec)
   double nic_bus_gb_per_s = 0.0;     // bandwidth NCCL achieves through one NIC (measured)
   double nic_latency_us = 0.0;       // NIC to NIC, end to end
+  // The host, for offloading to it (workload::Offload); 0 where the node
+  // does not say, which refuses offloading.
+  double host_memory_gb = 0.0;        // the node's DRAM
+  double host_memory_tb_per_s = 0.0;  // DRAM bandwidth the CPUs reach, all sockets together
+  double pcie_gb_per_s = 0.0;         // between the host and one GPU, each way, achievable
 };
 
 // How the nodes' NICs are wired together.

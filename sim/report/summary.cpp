@@ -206,6 +206,9 @@ nlohmann::json to_json(const Summary& s) {
     j["layer_backward_s"] = s.info.layer_backward_s;
   }
   j["bubble_fraction"] = s.bubble_fraction;
+  // Offloading only: the most host memory a node holds, and its DRAM.
+  j["host_memory_per_node_bytes"] = s.info.host_memory_per_node_bytes;
+  j["host_memory_capacity_bytes"] = s.info.host_memory_capacity_bytes;
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
   j["param_all_gather_s"] = s.param_all_gather_s;
   auto exposed = [](const ExposedComm& e) { return nlohmann::json{{"tp", e.tp}, {"pp", e.pp}, {"dp", e.dp}}; };
@@ -308,6 +311,13 @@ std::string to_text(const Summary& s) {
   line("peak memory per GPU", fmt::format("{:.2f} GiB + {:.2f} GiB CUDA context, of {:.2f} GiB{}", gib(s.peak_memory_bytes),
                                           gib(s.cuda_context_bytes), gib(s.memory_capacity_bytes),
                                           s.oom ? "  -> OUT OF MEMORY" : "  (fits)"));
+  if (s.info.host_memory_capacity_bytes > 0.0) {
+    const bool over = s.info.host_memory_per_node_bytes > s.info.host_memory_capacity_bytes;
+    line("host memory per node", fmt::format("{:.2f} GiB offloaded, of {:.2f} GiB{}",
+                                             gib(static_cast<std::int64_t>(s.info.host_memory_per_node_bytes)),
+                                             gib(static_cast<std::int64_t>(s.info.host_memory_capacity_bytes)),
+                                             over ? "  -> OUT OF HOST MEMORY" : "  (fits)"));
+  }
   out += s.burst ? "  per GPU:\n" : "  per pipeline rank:\n";
   out += fmt::format("    {:>4} {:>6} {:>8} {:>12} {:>16}\n", "rank", "GPU", "bubble", "peak GiB", "model state GiB");
   for (const StageSummary& st : s.stages) {

@@ -40,6 +40,10 @@ struct RunInfo {
   bool sequence_parallel = false;
   std::string attention = "flash";
   double sim_wall_s = 0.0;
+  // Offloading (workload::Offload): the most host memory any node's GPUs put
+  // there, and the node's DRAM; both 0 without offloading.
+  double host_memory_per_node_bytes = 0.0;
+  double host_memory_capacity_bytes = 0.0;
   // The calibration profile the run used ("FILE (GPU, DATE)"); empty for the presets alone.
   std::string calibration;
 };

@@ -54,6 +54,21 @@ double grad_value_bytes(GradDtype d);
 enum class GradAccumulation { kFused, kAdd, kCastAdd };
 double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d);
 
+// What lives in host memory instead of the GPU's (ZeRO-Offload, FSDP's CPU
+// offload):
+//   optimizer         the FP32 master weights and Adam's moments, and the
+//                     FP32 gradients they are stepped with: each reduced
+//                     gradient shard is copied to the host over PCIe as soon
+//                     as its reduction ends, the CPUs run Adam over the
+//                     rank's shard at the host's memory bandwidth (shared by
+//                     the node's GPUs), and the updated 16-bit shard is
+//                     copied back (DeepSpeed's offload_optimizer, with its
+//                     CPU Adam);
+//   optimizer+params  ZeRO-3 only: the 16-bit parameter shard too, copied to
+//                     the GPU before each of its unit's gathers
+//                     (offload_param; FSDP's CPUOffload(offload_params=True)).
+enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
+
 // How a stage's output crosses to the next pipeline stage (and its gradient
 // back) when tensor parallelism replicates it on every tensor rank (no
 // sequence parallelism; with it each rank holds 1/tp of the sequence and
@@ -184,6 +199,7 @@ struct Plan {
   GradDtype grad_dtype = GradDtype::kBf16;  // bf16 or fp32 under bf16, fp16 or fp32 under fp16
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   Overlap overlap;
+  Offload offload = Offload::kNone;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;

@@ -384,6 +384,19 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params +
                                    kActivationBytes * persistent * (1.0 - 1.0 / shard));
+    // Offloading (Plan::offload) moves the shard's optimizer state, with the
+    // FP32 gradients it is stepped with (4 bytes), to the host; under ZeRO-2/3
+    // the GPU then keeps no gradient shard, and with the parameters offloaded
+    // no parameter shard either.
+    const bool offload = plan.offload != Offload::kNone;
+    const bool offload_params = plan.offload == Offload::kOptimizerAndParams;
+    if (offload) {
+      const double gone = 12.0 / shard + (plan.zero_stage >= 2 ? g / shard : 0.0) + (offload_params ? 2.0 / shard : 0.0);
+      c.model_state_bytes -= to_bytes(gone * c.params);
+      c.host_state_bytes = to_bytes((12.0 + 4.0 + (offload_params ? 2.0 : 0.0)) / shard * c.params);
+    }
+    // Host <-> GPU copies over PCIe, each way.
+    auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
     // is split (sequence parallelism) or the sends are; all of it otherwise.
@@ -413,7 +426,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       if (bytes != costed_bytes) {
-        costed = hw::collective_time(reduce, bytes, dp_group, node, algorithm);
+        // Offloaded, the bucket's reduced shard then goes to the host.
+        costed = hw::collective_time(reduce, bytes, dp_group, node, algorithm) +
+                 core::Time::seconds(pcie_seconds(bytes / plan.dp));
         costed_bytes = bytes;
       }
       c.grad_bucket_reduce.push_back(costed);
@@ -456,10 +471,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         u.layers = part.layers;
         u.params = part.params;
         u.gather_bytes = part.params * kActivationBytes;
-        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm);
+        // Offloaded parameters: the shard comes from the host first.
+        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm) +
+                   core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
         u.grad_bytes = part.params * g;
+        // Offloaded, the reduced gradient shard goes to the host.
         u.grad_scatter =
-            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm);
+            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm) +
+            core::Time::seconds(pcie_seconds(u.grad_bytes / shard));
         if (copies > 1) {
           u.grad_replicate =
               hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm);
@@ -500,10 +519,24 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
     const double updated = plan.zero_stage >= 1 ? c.params / shard : c.params;
     const double held_grads = plan.zero_stage >= 2 ? c.params / shard : c.params;
-    c.optimizer_step =
-        core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /
-                                (node.gpu.hbm_achievable_tb_per_s * 1e12) +
-                            node.gpu.kernel_overhead_us * 1e-6);
+    if (!offload) {
+      c.optimizer_step =
+          core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /
+                                  (node.gpu.hbm_achievable_tb_per_s * 1e12) +
+                              node.gpu.kernel_overhead_us * 1e-6);
+    } else {
+      // On the host: the same passes over the shard with FP32 gradients, at
+      // the DRAM bandwidth the node's GPUs' processes share, all stepping at
+      // once; then the updated 16-bit shard back to the GPU (unless the
+      // parameters live on the host), and the GPU's gradient buffer zeroed
+      // where it keeps one (ZeRO-1).
+      const double host_share = node.host_memory_tb_per_s * 1e12 / node.gpus_per_node;
+      const double gpu_grads = plan.zero_stage == 1 ? c.params * g : 0.0;
+      c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(4.0, plan.precision) / host_share +
+                                             (offload_params ? 0.0 : pcie_seconds(updated * kActivationBytes)) +
+                                             gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
+                                             node.gpu.kernel_overhead_us * 1e-6);
+    }
     out.stages.push_back(c);
   }
   return out;

@@ -56,6 +56,7 @@ struct StageCost {
   // (GEMMs m times taller, hence more efficient). Zero otherwise.
   core::Time weight_grad_concat;
   std::int64_t model_state_bytes = 0;  // weights, gradients, optimizer state
+  std::int64_t host_state_bytes = 0;   // what Plan::offload moves to the host, per GPU
   double params = 0.0;                 // parameters held per GPU
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU

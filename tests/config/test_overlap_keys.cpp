@@ -114,3 +114,21 @@ TEST_CASE("element-wise kernels: fused by default, eager for Llama-style models 
   CHECK(load({"model=llama2-7b", "parallel.elementwise=eager"}).plan.elementwise == workload::Elementwise::kEager);
   CHECK(load({"parallel.recompute=selective-op"}).plan.recompute == workload::Recompute::kSelectiveOp);
 }
+
+TEST_CASE("offload: with ZeRO, on a node whose host is known") {
+  CHECK(error_of({"parallel.offload=optimizer"}) ==
+        "test.json: parallel.offload: \"optimizer\" offloads each replica's shard of the optimizer state, which ZeRO "
+        "keeps; expected parallel.zero_stage 1, 2 or 3, got 0 (from --set parallel.offload=optimizer)");
+  CHECK(error_of({"parallel.offload=optimizer+params", "parallel.zero_stage=2"}).find(
+            "\"optimizer+params\" offloads each replica's parameter shard, which only ZeRO-3 keeps; expected "
+            "parallel.zero_stage 3, got 2") != std::string::npos);
+  CHECK(load({"parallel.offload=optimizer", "parallel.zero_stage=1"}).plan.offload == workload::Offload::kOptimizer);
+  // A node that does not give its host.
+  json doc = base();
+  doc["cluster"]["node"] = "jean-zay-a100";
+  doc["parallel"]["zero_stage"] = 3;
+  doc["parallel"]["offload"] = "optimizer";
+  CHECK(testing::load_error(doc) ==
+        "test.json: parallel.offload: the node \"jean-zay-a100\" does not give its host's host_memory_gb, "
+        "host_memory_tb_per_s, pcie_gb_per_s; set cluster.node.host_memory_gb (see README, Hardware presets)");
+}

@@ -1,0 +1,105 @@
+// Offloading the optimizer (and the parameters) to the host: what leaves the
+// GPU, what the host holds, and what the copies and the CPU step cost.
+#include <doctest/doctest.h>
+
+#include "hw/collective.hpp"
+#include "workload/stage_costs.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+
+namespace {
+// One DGX-A100-like node with a host: 1024 GB of DRAM at 0.4 TB/s, PCIe 25 GB/s.
+hw::ClusterSpec cluster() {
+  hw::ClusterSpec c;
+  c.nodes = 1;
+  hw::NodeSpec& n = c.node;
+  n.gpus_per_node = 8;
+  n.nvlink_gb_per_s = 300;
+  n.nvlink_bus_gb_per_s = 240;
+  n.nics_per_node = 8;
+  n.nic_gbit_per_s = 200;
+  n.nic_bus_gb_per_s = 24;
+  n.host_memory_gb = 1024;
+  n.host_memory_tb_per_s = 0.4;
+  n.pcie_gb_per_s = 25;
+  hw::GpuSpec& g = n.gpu;
+  g.peak_tflops = 312;
+  g.memory_gb = 80;
+  g.hbm_tb_per_s = 2.039;
+  g.hbm_achievable_tb_per_s = 1.6;
+  g.gemm_tflops = {{1024, 100}, {4096, 200}};
+  g.gemm_max_tflops = 150;
+  g.attention_tflops = {{2048, 160}};
+  g.kernel_overhead_us = 3.0;
+  return c;
+}
+
+TransformerSpec small_gpt() {
+  TransformerSpec m;
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn = 4096;
+  m.seq = 1024;
+  m.vocab = 32000;
+  return m;
+}
+
+// dp 8 on the node, one micro-batch of one each.
+Plan plan(int zero_stage, Offload offload) {
+  Plan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.zero_stage = zero_stage;
+  p.offload = offload;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("offloading the optimizer: its state and the FP32 gradients leave the GPU for the host") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster();
+  for (int zero : {1, 2, 3}) {
+    CAPTURE(zero);
+    const StageCost on = stage_costs(m, plan(zero, Offload::kNone), c).stages[0];
+    const StageCost off = stage_costs(m, plan(zero, Offload::kOptimizer), c).stages[0];
+    // The GPU sheds 12/8 bytes a parameter of optimizer state, and under
+    // ZeRO-2/3 its 2/8 of gradients; the host takes (12 + 4)/8.
+    const double shed = 12.0 / 8 + (zero >= 2 ? 2.0 / 8 : 0.0);
+    CHECK(static_cast<double>(on.model_state_bytes - off.model_state_bytes) == doctest::Approx(shed * on.params).epsilon(1e-9));
+    CHECK(static_cast<double>(off.host_state_bytes) == doctest::Approx(16.0 / 8 * on.params).epsilon(1e-9));
+    CHECK(on.host_state_bytes == 0);
+    // The step: the shard's passes with FP32 gradients (38 bytes a parameter
+    // under bf16) at 0.4 TB/s / 8 GPUs, the 16-bit shard back over PCIe, the
+    // launch; ZeRO-1 also zeroes its whole gradient buffer on the GPU.
+    const double shard = on.params / 8;
+    const double expected = shard * 38.0 / (0.4e12 / 8) + shard * 2.0 / 25e9 +
+                            (zero == 1 ? on.params * 2.0 / 1.6e12 : 0.0) + 3e-6;
+    CHECK(off.optimizer_step.to_seconds() == doctest::Approx(expected).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded parameters before each gather") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster();
+  const StageCost base = stage_costs(m, plan(3, Offload::kNone), c).stages[0];
+  const StageCost opt = stage_costs(m, plan(3, Offload::kOptimizer), c).stages[0];
+  const StageCost all = stage_costs(m, plan(3, Offload::kOptimizerAndParams), c).stages[0];
+  REQUIRE(base.shard_units.size() == opt.shard_units.size());
+  for (std::size_t u = 0; u < base.shard_units.size(); ++u) {
+    const ShardUnit& b = base.shard_units[u];
+    // The unit's reduced gradient shard, 1/8 of its bytes, at 25 GB/s.
+    CHECK((opt.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
+          doctest::Approx(b.grad_bytes / 8 / 25e9).epsilon(1e-6));
+    CHECK(opt.shard_units[u].gather == b.gather);
+    // With the parameters on the host, their shard comes over first.
+    CHECK((all.shard_units[u].gather - b.gather).to_seconds() == doctest::Approx(b.gather_bytes / 8 / 25e9).epsilon(1e-6));
+  }
+  // The parameter shard leaves the GPU too: 2/8 bytes a parameter more.
+  CHECK(static_cast<double>(opt.model_state_bytes - all.model_state_bytes) ==
+        doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
+  CHECK(static_cast<double>(all.host_state_bytes - opt.host_state_bytes) ==
+        doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
+}
