@@ -934,8 +934,8 @@ SKIPPED = {
     "zb_t5_": "theoretical bubble rates computed from profiled times (Table 5), not measurements",
     "moe_": "mixtures of experts (expert parallelism and token dispatch are not modelled yet)",
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
-    "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for the largest "
-                              "models; not converted until offloading is modelled",
+    "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
+                              "models: what was offloaded, if anything, is unknown",
     "torchtitan_t2_": "context parallelism and FP8 (not modelled yet)",
     "torchtitan_t4_": "FP8 (Float8 linear layers, not modelled yet)",
     "torchtitan_t5_": "FP8 (not modelled yet)",
