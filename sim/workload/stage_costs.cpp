@@ -250,24 +250,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
-    // HSDP: ZeRO-3's gathers and scatters run in groups of fsdp_shard_size
-    // consecutive replicas, the shards' all-reduce across the groups (one
-    // replica of each); every tensor rank's groups at once.
     const int shard = plan.shard_group_size(), copies = plan.shard_replicas();
-    std::vector<std::vector<int>> shard_groups, replica_groups;
-    for (int k = 0; k < plan.tp; ++k) {
-      for (int g = 0; g < copies; ++g) {
-        shard_groups.emplace_back(dp_groups[k].begin() + g * shard, dp_groups[k].begin() + (g + 1) * shard);
-      }
-      for (int j = 0; j < shard; ++j) {
-        replica_groups.emplace_back();
-        for (int g = 0; g < copies; ++g) replica_groups.back().push_back(dp_groups[k][g * shard + j]);
-      }
-    }
-    hw::CollectiveGroup shard_group = hw::group_of(cluster, shard_groups.front());
-    shard_group.nic_share *= hw::concurrent_nic_share(cluster, shard_groups);
-    hw::CollectiveGroup replica_group = hw::group_of(cluster, replica_groups.front());
-    replica_group.nic_share *= hw::concurrent_nic_share(cluster, replica_groups);
 
     // One layer, then the stage: its layers, the embedding on the first and
     // the output head on the last. Recomputation runs just before the
@@ -445,6 +428,26 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       }
     }
     if (plan.zero_stage == 3 && plan.dp > 1) {
+      // HSDP: gathers and scatters run in groups of fsdp_shard_size
+      // consecutive replicas, the shards' all-reduce across the groups (one
+      // replica of each); every tensor rank's groups at once.
+      hw::CollectiveGroup shard_group = dp_group, replica_group = dp_group;
+      if (copies > 1) {
+        std::vector<std::vector<int>> shard_groups, replica_groups;
+        for (int k = 0; k < plan.tp; ++k) {
+          for (int g = 0; g < copies; ++g) {
+            shard_groups.emplace_back(dp_groups[k].begin() + g * shard, dp_groups[k].begin() + (g + 1) * shard);
+          }
+          for (int j = 0; j < shard; ++j) {
+            replica_groups.emplace_back();
+            for (int g = 0; g < copies; ++g) replica_groups.back().push_back(dp_groups[k][g * shard + j]);
+          }
+        }
+        shard_group = hw::group_of(cluster, shard_groups.front());
+        shard_group.nic_share *= hw::concurrent_nic_share(cluster, shard_groups);
+        replica_group = hw::group_of(cluster, replica_groups.front());
+        replica_group.nic_share *= hw::concurrent_nic_share(cluster, replica_groups);
+      }
       // The units in forward order, each with its own parameters and times.
       struct Part {
         int layers;

@@ -30,4 +30,9 @@ BENCHMARK_CAPTURE(BM_WhatIf, gpt3_175b_1024xa100, "configs/examples/gpt3-175b-10
 BENCHMARK_CAPTURE(BM_WhatIf, llama3_405b_16384xh100, "configs/examples/llama3-405b-16384xh100.json")
     ->Unit(benchmark::kMillisecond);
 
+// ZeRO-3 unit by unit: every block gathered, used, freed and its gradients
+// reduce-scattered on its own.
+BENCHMARK_CAPTURE(BM_WhatIf, llama31_70b_256xh100_fsdp, "configs/examples/llama3.1-70b-256xh100-fsdp.json")
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();
