@@ -41,6 +41,9 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (p.elementwise != workload::Plan{}.elementwise) ctx.fail("parallel.elementwise", why);
   if (!p.overlap.grad_reduce) ctx.fail("options.overlap_grad_reduce", why + "; each layer's gradients are one all-reduce");
+  if (p.overlap.param_gather) ctx.fail("options.overlap_param_gather", why);
+  if (p.overlap.tp_comm) ctx.fail("options.tp_comm_overlap", why);
+  if (p.offload != workload::Offload::kNone) ctx.fail("parallel.offload", why);
   if (sc.options.comm_slowdown > 0.0) {
     ctx.fail("options.comm_slowdown", "not modelled for a layer-table model (parallel.burst.interference slows the "
                                       "foreground for a background job)");
@@ -150,6 +153,18 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (m.ffn % p.tp != 0) {
     ctx.fail("parallel.tp", fmt::format("model.ffn = {} does not divide across tp = {} ranks", m.ffn, p.tp),
              {"model.ffn"});
+  }
+  if (!p.overlap.grad_reduce && p.zero_stage == 3) {
+    ctx.fail("options.overlap_grad_reduce",
+             "ZeRO-3 (FSDP, DeepSpeed stage 3) reduce-scatters each unit's gradients as soon as its backward ends; "
+             "expected true with zero_stage 3",
+             {"parallel.zero_stage"});
+  }
+  if (p.recompute == workload::Recompute::kSelectiveOp && m.arch == workload::Arch::kGpt) {
+    ctx.fail("parallel.recompute",
+             "\"selective-op\" is TorchTitan's per-op checkpointing of a Llama block (its matmuls wq, wk, wv, wo, "
+             "w1, w3, w2); expected a Llama-style model, or \"selective\" or \"full\" for a GPT",
+             {"model.arch"});
   }
   if (p.elementwise == workload::Elementwise::kEager && m.arch == workload::Arch::kGpt) {
     ctx.fail("parallel.elementwise",

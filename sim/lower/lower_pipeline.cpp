@@ -97,8 +97,10 @@ void Lowering::lower_pipeline(int p) {
     // the part that first used each. Gather i may start once the first use
     // of gather i - depth - 1 has ended (FSDP's prefetch: unit u + depth
     // gathered while unit u computes), or, with a window of parameters
-    // (DeepSpeed's prefetch bucket), once the first use of the last gather
-    // j with more than the window in gathers j + 1 .. i has.
+    // (DeepSpeed's prefetch bucket, which queues gathers while fewer
+    // parameters than the window are queued ahead of the next), once the
+    // first use of the last gather j whose successors j + 1 .. i - 1 hold
+    // the window or more has: the next unit is always prefetched.
     struct Held {
       std::optional<core::TaskId> gather;
       std::size_t index = 0;  // into `gathers`
@@ -112,14 +114,33 @@ void Lowering::lower_pipeline(int p) {
     const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
     const double window = plan_.fsdp_prefetch_params;
     int scatters = 0;  // per rank: names each gradient scatter's collective
-    auto waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
+    const double live_limit = plan_.fsdp_max_live_params;
+    auto prefetch_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
       if (window <= 0.0) return i >= depth + 1 ? std::optional<std::size_t>(i - depth - 1) : std::nullopt;
+      // Gathers j + 1 .. i - 1 queued before i; i runs once they fall below the window.
       double ahead = 0.0;
-      for (std::size_t j = i; j-- > 0;) {
-        ahead += gathered_params[j + 1];
-        if (ahead > window) return j;
+      for (std::size_t j = i; j-- > 1;) {
+        ahead += gathered_params[j];
+        if (ahead >= window) return j - 1;
       }
       return std::nullopt;
+    };
+    // DeepSpeed's live limit: units j + 1 .. i held at once must fit, unit j
+    // given back (its first use over, as a pass frees it) before i starts.
+    auto live_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
+      if (live_limit <= 0.0) return std::nullopt;
+      double live = 0.0;
+      for (std::size_t j = i + 1; j-- > 0;) {
+        live += gathered_params[j];
+        if (live > live_limit) return j == i ? (i > 0 ? std::optional<std::size_t>(i - 1) : std::nullopt) : j;
+      }
+      return std::nullopt;
+    };
+    auto waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
+      const auto a = prefetch_waits_for(i), b = live_waits_for(i);
+      if (!a) return b;
+      if (!b) return a;
+      return std::max(*a, *b);
     };
     auto add_gather = [&](core::TaskId id, double params) {  // gather i, with what it waits for
       const std::size_t i = gathers.size();

@@ -158,8 +158,6 @@ Space enumerate(const Spec& spec) {
     }
     const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size() *
                            shards.size() * reshards.size() * overlaps.size();
-    // The settings below a schedule, each checked as the config loader does.
-    const long long per_plan = static_cast<long long>(shards.size()) * reshards.size() * overlaps.size();
 
     // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
     using At = std::vector<std::pair<const char*, std::size_t>>;
@@ -246,6 +244,10 @@ Space enumerate(const Spec& spec) {
                 probe.model = setting.model;
                 probe.options = setting.options;
                 probe.plan = setting.plan;
+                // The overlap settings depend on the zero stage and sequence
+                // parallelism chosen below: checked there, plan by plan.
+                probe.plan.overlap.tp_comm = false;
+                probe.plan.overlap.param_gather = false;
                 probe.plan.tp = tp;
                 probe.plan.pp = pp;
                 probe.plan.dp = dp;
@@ -293,11 +295,6 @@ Space enumerate(const Spec& spec) {
                       plan.zero_stage = zeros[zi];
                       plan.sequence_parallel = sps[qi];
                       plan.recompute = rcs[ri];
-                      if (space.plans.size() + static_cast<std::size_t>(per_plan) > kMaxPlans) {
-                        throw config::ConfigError(fmt::format("{}: axes: more than {} valid plans, more than a sweep "
-                                                              "takes; list fewer values",
-                                                              spec.file, kMaxPlans));
-                      }
                       for (std::size_t hi = 0; hi < shards.size(); ++hi) {
                         for (std::size_t fi = 0; fi < reshards.size(); ++fi) {
                           for (std::size_t oi = 0; oi < overlaps.size(); ++oi) {
@@ -305,7 +302,8 @@ Space enumerate(const Spec& spec) {
                             if (shard == kNodeShardGroup) {
                               // One node's replicas a group (its GPUs / tp), if that makes HSDP.
                               shard = per_node / tp;
-                              if (plan.zero_stage != 3 || shard < 2 || shard >= dp || dp % shard != 0) {
+                              if (plan.zero_stage != 3 || per_node % tp != 0 || shard < 2 || shard >= dp ||
+                                  dp % shard != 0) {
                                 refuse(1, "no HSDP group of one node's replicas", {{"fsdp_shard_size", hi}});
                                 continue;
                               }
@@ -324,10 +322,19 @@ Space enumerate(const Spec& spec) {
                                      {{"reshard_after_forward", fi}, {"zero_stage", zi}});
                               continue;
                             }
+                            if (plan.overlap.param_gather && plan.zero_stage != 1 && plan.zero_stage != 2) {
+                              refuse(1, "options.overlap_param_gather needs zero_stage 1 or 2", {{"zero_stage", zi}});
+                              continue;
+                            }
                             if (overlaps[oi] && (tp == 1 || !plan.sequence_parallel)) {
                               refuse(1, "tp_comm_overlap needs tp > 1 and sequence parallelism",
                                      {{"tp_comm_overlap", oi}, {"tp", ti}, {"sequence_parallel", qi}});
                               continue;
+                            }
+                            if (space.plans.size() >= kMaxPlans) {
+                              throw config::ConfigError(fmt::format("{}: axes: more than {} valid plans, more than a "
+                                                                    "sweep takes; list fewer values",
+                                                                    spec.file, kMaxPlans));
                             }
                             plan.fsdp_shard_size = shard;
                             plan.reshard_after_forward = reshards[fi];

@@ -164,6 +164,11 @@ struct Plan {
   // parameters gathered ahead of it (on one GPU) stay within this many. 0:
   // count units by fsdp_prefetch.
   double fsdp_prefetch_params = 0.0;
+  // DeepSpeed's stage3_max_live_parameters (1e9 by default there): a gather
+  // waits until the units still held and its own hold at most this many
+  // parameters (on one GPU); one unit larger than it is gathered alone, with
+  // nothing ahead. 0: no limit.
+  double fsdp_max_live_params = 0.0;
   // DeepSpeed's stage3_param_persistence_threshold (1e5 by default there;
   // FSDP has none): a tensor of at most this many parameters (on one tensor
   // rank) is never sharded, so neither gathered nor freed. 0: every tensor

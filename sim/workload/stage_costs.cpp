@@ -355,10 +355,15 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // ZeRO-3's persistent tensors (Plan::fsdp_persistence_threshold): whole
     // 16-bit weights on every replica, their gradients and optimizer state
     // sharded as the rest.
+    // A layer's sharded parameters on one GPU: with a threshold, its tensors
+    // above it as a tensor rank holds them (norms and row-parallel biases
+    // whole); without, the layer's 1/tp as everywhere else.
     double persistent_per_layer = 0.0;
+    double sharded_per_layer = model.params_per_layer() / t;
     if (plan.zero_stage == 3 && plan.fsdp_persistence_threshold > 0.0) {
+      sharded_per_layer = 0.0;
       for (double n : model.layer_tensors(plan.tp)) {
-        if (n <= plan.fsdp_persistence_threshold) persistent_per_layer += n;
+        (n <= plan.fsdp_persistence_threshold ? persistent_per_layer : sharded_per_layer) += n;
       }
     }
     // The head's final norm: tensors of h values (counted over tp as head_params is).
@@ -457,7 +462,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
-      const double unit_params = plan.fsdp_unit_layers * (model.params_per_layer() / t - persistent_per_layer);
+      const double unit_params = plan.fsdp_unit_layers * sharded_per_layer;
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
         // Its layers' times, and the redo of those among the stage's first `redone`.
         PassTimes unit_times = one.times(plan.fsdp_unit_layers);
@@ -478,13 +483,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
         u.grad_bytes = part.params * g;
-        // Offloaded, the reduced gradient shard goes to the host.
+        // Offloaded, the reduced gradient shard goes to the host once fully
+        // reduced: after the scatter, or after HSDP's all-reduce.
+        const core::Time to_host = core::Time::seconds(pcie_seconds(u.grad_bytes / shard));
         u.grad_scatter =
-            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm) +
-            core::Time::seconds(pcie_seconds(u.grad_bytes / shard));
+            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm);
         if (copies > 1) {
           u.grad_replicate =
-              hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm);
+              hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm) +
+              to_host;
+        } else {
+          u.grad_scatter += to_host;
         }
         const double params_share = c.params > 0.0 ? part.params / c.params : 0.0;
         u.forward_share = c.forward > core::Time::zero() ? part.times.forward / c.forward.to_seconds() : 0.0;

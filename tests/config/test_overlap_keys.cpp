@@ -112,7 +112,13 @@ TEST_CASE("element-wise kernels: fused by default, eager for Llama-style models 
         "SwiGLU); a GPT's LayerNorm and GeLU are single kernels in eager PyTorch too: expected \"fused\" (from --set "
         "parallel.elementwise=eager)");
   CHECK(load({"model=llama2-7b", "parallel.elementwise=eager"}).plan.elementwise == workload::Elementwise::kEager);
-  CHECK(load({"parallel.recompute=selective-op"}).plan.recompute == workload::Recompute::kSelectiveOp);
+  CHECK(load({"model=llama2-7b", "parallel.recompute=selective-op"}).plan.recompute == workload::Recompute::kSelectiveOp);
+  CHECK(error_of({"parallel.recompute=selective-op"}).find("\"selective-op\" is TorchTitan's per-op checkpointing") !=
+        std::string::npos);
+  CHECK(error_of({"parallel.zero_stage=3", "options.overlap_grad_reduce=false"}) ==
+        "test.json: options.overlap_grad_reduce: ZeRO-3 (FSDP, DeepSpeed stage 3) reduce-scatters each unit's "
+        "gradients as soon as its backward ends; expected true with zero_stage 3 (from --set "
+        "options.overlap_grad_reduce=false)");
 }
 
 TEST_CASE("offload: with ZeRO, on a node whose host is known") {

@@ -52,16 +52,43 @@ TEST_CASE("reshard after forward off keeps the forward's units for the backward:
   CHECK(off.sim->timeline.makespan <= on.sim->timeline.makespan);
 }
 
-TEST_CASE("DeepSpeed's prefetch window in parameters: smaller than a unit prefetches nothing, larger than all everything") {
-  const driver::WhatIf none = run({"parallel.fsdp_prefetch=0"});
+TEST_CASE("DeepSpeed's prefetch window in parameters: smaller than a unit prefetches one, larger than all everything") {
+  // DeepSpeed queues gathers while fewer parameters than the window are
+  // queued ahead: the next unit always goes, the one after only if the next
+  // holds fewer parameters than the window.
+  const driver::WhatIf one = run({});  // fsdp_prefetch 1
   const driver::WhatIf tiny = run({"parallel.fsdp_prefetch_params=1000"});  // every unit holds more
-  CHECK(tiny.sim->timeline.makespan == none.sim->timeline.makespan);
-  CHECK(peak(tiny) == peak(none));
+  CHECK(tiny.sim->timeline.makespan == one.sim->timeline.makespan);
+  CHECK(peak(tiny) == peak(one));
+  // A window of one layer unit and a bit (GPT 1.7B: 12h^2 + 13h = 63.7 M a
+  // layer): two units ahead while layer units compute, as fsdp_prefetch 2.
+  const driver::WhatIf two = run({"parallel.fsdp_prefetch=2"});
+  const driver::WhatIf window = run({"parallel.fsdp_prefetch_params=64e6"});
+  CHECK(peak(window) == peak(two));
   const driver::WhatIf all = run({"parallel.fsdp_prefetch=64"});
   const driver::WhatIf huge = run({"parallel.fsdp_prefetch_params=1e12"});
   CHECK(huge.sim->timeline.makespan == all.sim->timeline.makespan);
   CHECK(peak(huge) == peak(all));
   CHECK(peak(huge) > peak(tiny));
+}
+
+TEST_CASE("DeepSpeed's live limit: a unit larger than it is gathered alone, nothing ahead") {
+  // GPT 1.7B's layer units hold 63.7 M parameters, its embedding 122 M: a
+  // limit of 1 M lets no second of them be held, so none is gathered ahead
+  // of its compute, as with fsdp_prefetch 0, whatever the window would allow.
+  // (The output head's unit, the final LayerNorm of a tied GPT, 2h = 4,608
+  // parameters, fits beside another: the makespans differ by microseconds.)
+  const driver::WhatIf none = run({"parallel.fsdp_prefetch=0"});
+  const driver::WhatIf live = run({"parallel.fsdp_prefetch_params=1e12", "parallel.fsdp_max_live_params=1e6"});
+  CHECK(live.sim->timeline.makespan.to_seconds() ==
+        doctest::Approx(none.sim->timeline.makespan.to_seconds()).epsilon(1e-4));
+  CHECK(peak(live) == peak(none));
+  // A limit of two layer units and a bit: a layer unit ahead of a layer
+  // unit, none beside the embedding: more than nothing ahead, at most one.
+  const driver::WhatIf one = run({});
+  const driver::WhatIf two_live = run({"parallel.fsdp_prefetch_params=1e12", "parallel.fsdp_max_live_params=130e6"});
+  CHECK(peak(two_live) > peak(none));
+  CHECK(peak(two_live) <= peak(one));
 }
 
 TEST_CASE("DeepSpeed's persistence threshold: small tensors stay whole, never gathered") {

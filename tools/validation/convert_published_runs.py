@@ -716,8 +716,8 @@ def fms_case(rec: dict) -> dict:
         # backward 2 of every block's FLOPs).
         p = 3.0 * (meas["hfu"] / meas["mfu"] - 1.0)
         n = max(0, min(layers, round(p * layers)))
-        parallel["recompute"] = "full"
-        if n < layers:
+        parallel["recompute"] = "full" if n > 0 else "none"
+        if 0 < n < layers:
             parallel["recompute_layers"] = n
         assumptions["parallel.recompute"] = (
             f"full on {n} of {layers} blocks: fms-fsdp checkpoints every k-th block and does not publish k; the "
@@ -822,7 +822,7 @@ def dsazure_case(rec: dict) -> dict:
             "parallel": {
                 "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"],
                 "global_batch": par["global_batch"], "recompute": "full", "zero_stage": 3,
-                "fsdp_prefetch_params": 5e7, "fsdp_persistence_threshold": 1e5,
+                "fsdp_prefetch_params": 5e7, "fsdp_max_live_params": 1e9, "fsdp_persistence_threshold": 1e5,
                 "precision": "fp16", "grad_dtype": "fp16", "attention": "unfused",
             },
         },
@@ -833,6 +833,9 @@ def dsazure_case(rec: dict) -> dict:
                                               "DeepSpeed's default"),
             "parallel.fsdp_persistence_threshold": ("1e5: DeepSpeed's default stage3_param_persistence_threshold "
                                                     "(deepspeed/runtime/zero/config.py); the recipe sets none"),
+            "parallel.fsdp_max_live_params": ("1e9: DeepSpeed's default stage3_max_live_parameters (the same file); "
+                                              "the recipe sets none. A layer of these models holds more, so no "
+                                              "layer is gathered ahead of the one computing"),
             "parallel.precision": "fp16: DeepSpeed's fp16 with loss scaling (record precision)",
             "parallel.grad_dtype": "fp16: ZeRO-3 under fp16 reduce-scatters the fp16 gradients",
             "parallel.attention": "unfused: Megatron-DeepSpeed of 2022, before FlashAttention",
