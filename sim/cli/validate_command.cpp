@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "cli/progress_line.hpp"
@@ -48,6 +50,14 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& args) {
   cmd->add_option("--max-case-error", args.max_case_error,
                   "Exit with status 7 when any one performance measurement is off by more than this many percent")
       ->check(percentage);
+  cmd->add_option("--max-case-error-for", args.max_case_error_for,
+                  "GROUP=PCT: hold that group's performance rows to PCT percent instead of --max-case-error "
+                  "(repeatable)")
+      ->check([percentage](const std::string& text) {
+        const auto eq = text.rfind('=');
+        if (eq == std::string::npos || eq == 0) return "expected GROUP=PCT, e.g. \"Zero bubble Table 4=10\", got \"" + text + "\"";
+        return percentage(text.substr(eq + 1));
+      });
   cmd->add_option("--only", args.only, "Run only the cases whose id matches this glob, e.g. 'megatron_*'");
   cmd->add_flag("--verbose", args.verbose, "Also print each case's source, assumptions and notes");
   cmd->footer(
@@ -86,6 +96,38 @@ int validate_command(const ValidateArgs& args) {
   }
   const validate::Result result = validate::compare(file, selected, predictions);
 
+  // --max-case-error-for: groups held to limits of their own; --max-case-error
+  // then covers the performance rows of the other groups.
+  std::map<std::string, double> group_limit;
+  for (const std::string& spec : args.max_case_error_for) {
+    const auto eq = spec.rfind('=');
+    group_limit[spec.substr(0, eq)] = std::strtod(spec.c_str() + eq + 1, nullptr);
+  }
+  struct GroupWorst {
+    std::optional<validate::Row> worst;
+    std::size_t rows = 0;
+  };
+  std::map<std::string, GroupWorst> group_worst;
+  validate::Mape outside = result.performance;
+  outside.rows = 0;
+  outside.worst.reset();
+  for (const validate::Row& row : result.rows) {
+    if (validate::kind(row.metric) != validate::MetricKind::kPerformance) continue;
+    const bool own = group_limit.count(row.group) > 0;
+    GroupWorst& g = group_worst[row.group];
+    std::optional<validate::Row>& worst = own ? g.worst : outside.worst;
+    (own ? g.rows : outside.rows) += 1;
+    if (!worst || std::abs(row.error_pct) > std::abs(worst->error_pct)) worst = row;
+  }
+  for (const auto& [group, pct] : group_limit) {
+    if (group_worst[group].rows == 0) {
+      fmt::print(stderr, "error: {}: --max-case-error-for \"{}={:g}\": no performance row of group \"{}\" among the "
+                         "cases run\n",
+                 file.path, group, pct, group);
+      return kBadConfig;
+    }
+  }
+
   // One limit per figure checked: a kind's overall MAPE, or its worst row's
   // |error|. A limit with no row of its kind is not met.
   struct Limit {
@@ -107,7 +149,8 @@ int validate_command(const ValidateArgs& args) {
       {"--max-mape", "max_mape", args.max_mape, result.performance},
       {"--max-memory-mape", "max_memory_mape", args.max_memory_mape, result.memory},
       {"--max-layer-mape", "max_layer_mape", args.max_layer_mape, result.layer_time},
-      {"--max-case-error", "max_case_error", args.max_case_error, result.performance, true},
+      {"--max-case-error", "max_case_error", args.max_case_error, group_limit.empty() ? result.performance : outside,
+       true},
   };
   if (args.json) {
     nlohmann::json j = validate::to_json(result);
@@ -115,6 +158,16 @@ int validate_command(const ValidateArgs& args) {
       if (!l.given()) continue;
       j[fmt::format("{}_pct", l.json_key)] = l.pct;
       j[fmt::format("within_{}", l.json_key)] = !l.exceeded();
+    }
+    if (!group_limit.empty()) {
+      nlohmann::json groups = nlohmann::json::object();
+      for (const auto& [group, pct] : group_limit) {
+        const double err = std::abs(group_worst[group].worst->error_pct);
+        groups[group] = {{"max_case_error_pct", pct},
+                         {"worst_error_pct", err},
+                         {"within", std::round(err * 100.0) / 100.0 <= pct}};
+      }
+      j["max_case_error_for"] = std::move(groups);
     }
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
@@ -142,6 +195,19 @@ int validate_command(const ValidateArgs& args) {
                                             : std::string();
       fmt::print(stderr, "error: {}: {} {:.2f}%{} exceeds {} {:g}%\n", file.path, l.figure(), l.value(), which,
                  l.option, l.pct);
+    }
+  }
+  for (const auto& [group, pct] : group_limit) {
+    const validate::Row& w = *group_worst[group].worst;
+    const double err = std::abs(w.error_pct);
+    if (std::round(err * 100.0) / 100.0 > pct) {
+      failed = true;
+      fmt::print(stderr, "error: {}: worst performance error in group \"{}\" {:.2f}% ({} {}) exceeds "
+                         "--max-case-error-for {:g}%\n",
+                 file.path, group, err, w.case_id, validate::name(w.metric), pct);
+    } else if (!args.json) {
+      fmt::print("worst performance error in group \"{}\" {:.2f}% is within --max-case-error-for {:g}%\n", group, err,
+                 pct);
     }
   }
   if (failed) return kMapeExceeded;
