@@ -40,6 +40,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (p.elementwise != workload::Plan{}.elementwise) ctx.fail("parallel.elementwise", why);
+  if (p.loss != workload::Plan{}.loss) ctx.fail("parallel.loss", why);
   if (!p.overlap.grad_reduce) ctx.fail("options.overlap_grad_reduce", why + "; each layer's gradients are one all-reduce");
   if (p.overlap.param_gather) ctx.fail("options.overlap_param_gather", why);
   if (p.overlap.tp_comm) ctx.fail("options.tp_comm_overlap", why);

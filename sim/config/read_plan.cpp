@@ -88,6 +88,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
+  p.loss = s.choice<workload::LossKernel>("loss", workload::LossKernel::kVocabParallel,
+                                         {{"vocab-parallel", workload::LossKernel::kVocabParallel},
+                                          {"pytorch", workload::LossKernel::kPyTorch}});
   p.offload = s.choice<workload::Offload>("offload", workload::Offload::kNone,
                                           {{"none", workload::Offload::kNone},
                                            {"optimizer", workload::Offload::kOptimizer},

@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
        {"tp", "pp", "dp", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers",
         "sequence_parallel", "attention", "elementwise", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params", "fsdp_persistence_threshold", "reshard_after_forward",
-        "fsdp_shard_size", "offload", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
+        "fsdp_shard_size", "offload", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
         "stage_layers", "burst"}},
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},

@@ -141,6 +141,11 @@ std::unique_ptr<Simulation> Lowering::build() {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
+      // The loss's passing copies, from the action's first piece to its last.
+      if (c.loss_transient_bytes > 0 && a.op != Op::kWeightGrad) {
+        effect_of(*first_[q][k]).allocate_at_start += c.loss_transient_bytes;
+        effect_of(*last_[q][k]).release_at_end += c.loss_transient_bytes;
+      }
       switch (a.op) {
         case Op::kForward: effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes; break;
         case Op::kBackward: effect_of(*last_[q][k]).release_at_end += c.activation_bytes; break;

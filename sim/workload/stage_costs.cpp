@@ -312,6 +312,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
     if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
     if (last) activations += 4.0 * s * b * h / t * (1.0 + static_cast<double>(model.vocab) / h);
+    if (last) {
+      const double logits = s * b * static_cast<double>(model.vocab) / t;
+      c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
+    }
     c.activation_bytes = to_bytes(activations);
     double w_operands = layers_per_stage * weight_grad_operand_bytes(layer);
     if (first) w_operands += weight_grad_operand_bytes(embedding);

@@ -57,6 +57,9 @@ struct StageCost {
   core::Time weight_grad_concat;
   std::int64_t model_state_bytes = 0;  // weights, gradients, optimizer state
   std::int64_t host_state_bytes = 0;   // what Plan::offload moves to the host, per GPU
+  // The last stage's loss holds this much more while its forward runs, and
+  // again while its backward does (see LossKernel). 0 on other stages.
+  std::int64_t loss_transient_bytes = 0;
   double params = 0.0;                 // parameters held per GPU
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU

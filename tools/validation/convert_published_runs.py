@@ -634,8 +634,11 @@ def torchtitan_case(rec: dict) -> dict:
         "microbatch_size": par["local_batch"], "global_batch": par["global_batch"],
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
-        "precision": "bf16", "grad_dtype": "fp32",
+        "precision": "bf16", "grad_dtype": "fp32", "loss": "pytorch",
     }
+    assumptions["parallel.loss"] = ("pytorch: TorchTitan's loss_fn is torch.nn.functional.cross_entropy on "
+                                    "pred.flatten(0, 1).float() (torchtitan train.py of these runs; later "
+                                    "components/loss.py); whether torch.compile fused it is not stated")
     assumptions["parallel.elementwise"] = (
         "fused: torch.compile (record torch_compile true) fuses each run of element-wise ops between the matmuls "
         "into one kernel" if par["torch_compile"] else
