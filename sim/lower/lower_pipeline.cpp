@@ -224,25 +224,14 @@ void Lowering::lower_pipeline(int p) {
           // the time is its bucket's share of the parameters.
           const std::size_t B = c.param_bucket_gather.size();
           for (std::size_t j = 0; j < B; ++j) {
-            const std::size_t i = gathers.size();
-            core::Task t;
-            t.resource = runner_id_;
             const double share = c.grad_bucket_share[B - 1 - j];
-            const auto key = std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor,
-                                             full ? 0 : pipe.replica);
-            const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
-                                                        ? std::optional<core::Time>(c.param_bucket_gather[j])
-                                                        : std::nullopt;
-            t.route = instance(key, dp_participants, [&] {
-              return sim_->collectives->add(hw::CollectiveKind::kAllGather, share * c.param_bytes, group,
-                                            dp_participants, fixed, peers_groups);
-            });
             TaskInfo gather{TaskKind::kParamAllGather, {Op::kUnshard, a.stage, 0}, q, -1};
             gather.part = static_cast<int>(j);
             gather.parts = static_cast<int>(B);
-            const core::TaskId id = add_task(t, gather);
-            if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
-            last_gather_[q] = id;
+            const core::TaskId id = collective_task(
+                q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, full ? 0 : pipe.replica},
+                hw::CollectiveKind::kAllGather, share * c.param_bytes, group, dp_participants, c.param_bucket_gather[j],
+                gather, peers_groups, CommStream::kGathers);
             pieces.push_back({share, -1, add_gather(id, share * c.params)});
           }
         }
@@ -350,26 +339,15 @@ void Lowering::lower_pipeline(int p) {
         for (std::size_t n = 0; n < U; ++n) {
           const std::size_t u = forward ? n : U - 1 - n;
           if (h[u].gather) continue;  // still held (parallel.reshard_after_forward = false)
-          const std::size_t i = gathers.size();
-          core::Task t;
-          t.resource = runner_id_;
-          const auto key =
-              std::make_tuple(static_cast<int>(kParamGather), a.stage, static_cast<int>(i), pipe.tensor, shard_key);
-          const std::optional<core::Time> fixed = options_.collectives == CollectiveModel::kAnalytic
-                                                      ? std::optional<core::Time>(units[u].gather)
-                                                      : std::nullopt;
-          t.route = instance(key, shard_participants, [&] {
-            return sim_->collectives->add(hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard_group,
-                                          shard_participants, fixed, shard_copies);
-          });
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
           gather.units = static_cast<int>(U);
-          const core::TaskId id = add_task(t, gather);
+          const core::TaskId id = collective_task(
+              q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
+              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard_group, shard_participants, units[u].gather,
+              gather, shard_copies, CommStream::kGathers);
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = id;
-          if (last_gather_[q]) edges_.emplace_back(*last_gather_[q], id);
-          last_gather_[q] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
           h[u] = {id, add_gather(id, units[u].params), std::nullopt};
         }

@@ -121,10 +121,14 @@ class Lowering {
     compute_order_[q].push_back(id);
     return id;
   }
-  // A collective task of simulated GPU q, joining the shared instance `key`.
+  // A collective task of simulated GPU q, joining the shared instance `key`,
+  // after the GPU's previous one on the same stream: its communication
+  // stream, or the stream its parameter gathers run on.
+  enum class CommStream { kCollectives, kGathers };
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
-                               double bytes, std::vector<int> members, int participants, core::Time analytic,
-                               const TaskInfo& info, const std::vector<std::vector<int>>& copies = {});
+                               double bytes, const std::vector<int>& members, int participants, core::Time analytic,
+                               const TaskInfo& info, const std::vector<std::vector<int>>& copies = {},
+                               CommStream stream = CommStream::kCollectives);
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // One pipeline stands for all only if every copy sees the same hardware:
   // each stage's GPUs (tp x dp of them) fill whole nodes, or each stage fits

@@ -18,18 +18,20 @@ namespace trainsim::lower {
 namespace detail {
 
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
-                                       double bytes, std::vector<int> members, int participants, core::Time analytic,
-                                       const TaskInfo& info, const std::vector<std::vector<int>>& copies) {
+                                       double bytes, const std::vector<int>& members, int participants, core::Time analytic,
+                                       const TaskInfo& info, const std::vector<std::vector<int>>& copies,
+                                       CommStream stream) {
   const std::optional<core::Time> fixed =
       options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
   core::Task t;
   t.resource = runner_id_;
   t.route = instance(key, participants, [&] {
-    return sim_->collectives->add(kind, bytes, std::move(members), participants, fixed, copies);
+    return sim_->collectives->add(kind, bytes, members, participants, fixed, copies);  // copied only when new
   });
   const core::TaskId id = add_task(t, info);
-  if (last_collective_[q]) edges_.emplace_back(*last_collective_[q], id);
-  last_collective_[q] = id;
+  std::optional<core::TaskId>& previous = (stream == CommStream::kGathers ? last_gather_ : last_collective_)[q];
+  if (previous) edges_.emplace_back(*previous, id);
+  previous = id;
   return id;
 }
 

@@ -3,30 +3,17 @@
 
 #include "workload/op_cost.hpp"
 #include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
 
 namespace {
+// small_cluster with 3 us a kernel launch.
 hw::ClusterSpec cluster() {
-  hw::ClusterSpec c;
-  c.nodes = 1;
-  hw::NodeSpec& n = c.node;
-  n.gpus_per_node = 8;
-  n.nvlink_gb_per_s = 300;
-  n.nvlink_bus_gb_per_s = 240;
-  n.nics_per_node = 8;
-  n.nic_gbit_per_s = 200;
-  n.nic_bus_gb_per_s = 24;
-  hw::GpuSpec& g = n.gpu;
-  g.peak_tflops = 312;
-  g.memory_gb = 80;
-  g.hbm_tb_per_s = 2.039;
-  g.hbm_achievable_tb_per_s = 1.6;
-  g.gemm_tflops = {{1024, 100}, {4096, 200}};
-  g.gemm_max_tflops = 150;
-  g.attention_tflops = {{2048, 160}};
-  g.kernel_overhead_us = 3.0;
+  hw::ClusterSpec c = small_cluster();
+  c.node.gpu.kernel_overhead_us = 3.0;
   return c;
 }
 

@@ -4,47 +4,23 @@
 
 #include "hw/collective.hpp"
 #include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_gpt;
 
 namespace {
-// One DGX-A100-like node with a host: 1024 GB of DRAM at 0.4 TB/s, PCIe 25 GB/s.
+// small_cluster's node with a host: 1024 GB of DRAM at 0.4 TB/s, PCIe 25 GB/s,
+// and 3 us a kernel launch.
 hw::ClusterSpec cluster() {
-  hw::ClusterSpec c;
-  c.nodes = 1;
-  hw::NodeSpec& n = c.node;
-  n.gpus_per_node = 8;
-  n.nvlink_gb_per_s = 300;
-  n.nvlink_bus_gb_per_s = 240;
-  n.nics_per_node = 8;
-  n.nic_gbit_per_s = 200;
-  n.nic_bus_gb_per_s = 24;
-  n.host_memory_gb = 1024;
-  n.host_memory_tb_per_s = 0.4;
-  n.pcie_gb_per_s = 25;
-  hw::GpuSpec& g = n.gpu;
-  g.peak_tflops = 312;
-  g.memory_gb = 80;
-  g.hbm_tb_per_s = 2.039;
-  g.hbm_achievable_tb_per_s = 1.6;
-  g.gemm_tflops = {{1024, 100}, {4096, 200}};
-  g.gemm_max_tflops = 150;
-  g.attention_tflops = {{2048, 160}};
-  g.kernel_overhead_us = 3.0;
+  hw::ClusterSpec c = small_cluster();
+  c.node.host_memory_gb = 1024;
+  c.node.host_memory_tb_per_s = 0.4;
+  c.node.pcie_gb_per_s = 25;
+  c.node.gpu.kernel_overhead_us = 3.0;
   return c;
-}
-
-TransformerSpec small_gpt() {
-  TransformerSpec m;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn = 4096;
-  m.seq = 1024;
-  m.vocab = 32000;
-  return m;
 }
 
 // dp 8 on the node, one micro-batch of one each.

@@ -6,45 +6,13 @@
 #include "workload/op_cost.hpp"
 #include "workload/stage_costs.hpp"
 #include "workload/tp_overlap.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_gpt;
 
-namespace {
-// Two DGX-A100-like nodes (8 GPUs, NVLink 240 GB/s bus, 8 x 24 GB/s NICs).
-hw::ClusterSpec cluster(int nodes) {
-  hw::ClusterSpec c;
-  c.nodes = nodes;
-  hw::NodeSpec& n = c.node;
-  n.gpus_per_node = 8;
-  n.nvlink_gb_per_s = 300;
-  n.nvlink_bus_gb_per_s = 240;
-  n.nics_per_node = 8;
-  n.nic_gbit_per_s = 200;
-  n.nic_bus_gb_per_s = 24;
-  hw::GpuSpec& g = n.gpu;
-  g.peak_tflops = 312;
-  g.memory_gb = 80;
-  g.hbm_tb_per_s = 2.039;
-  g.hbm_achievable_tb_per_s = 1.6;
-  g.gemm_tflops = {{1024, 100}, {4096, 200}};
-  g.gemm_max_tflops = 150;
-  g.attention_tflops = {{2048, 160}};
-  return c;
-}
-
-TransformerSpec small_gpt() {
-  TransformerSpec m;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn = 4096;
-  m.seq = 1024;
-  m.vocab = 32000;
-  return m;
-}
-}  // namespace
 
 TEST_CASE("a collective pipelined with its GEMM in tp chunks: what cannot hide stays exposed") {
   // GEMM-bound: C = 6, G = 8, 4 chunks, GEMM 25% slower while overlapped.
@@ -63,7 +31,7 @@ TEST_CASE("a collective pipelined with its GEMM in tp chunks: what cannot hide s
 
 TEST_CASE("tp_comm_overlap: a layer's exposed tensor-parallel time is what its GEMMs cannot cover") {
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   Plan p;
   p.tp = 4;
   p.global_batch = 1;
@@ -108,7 +76,7 @@ TEST_CASE("HSDP: shards within a group, gradient shards all-reduced across the g
   // small_gpt on 2 nodes, tp 1 x dp 16, ZeRO-3 sharded within groups of 8
   // (one node each) and replicated across the 2.
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(2);
+  const hw::ClusterSpec c = small_cluster(2);
   Plan p;
   p.dp = 16;
   p.global_batch = 16;

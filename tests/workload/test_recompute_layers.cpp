@@ -2,48 +2,17 @@
 #include <doctest/doctest.h>
 
 #include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_gpt;
 
-namespace {
-hw::ClusterSpec cluster() {
-  hw::ClusterSpec c;
-  c.nodes = 1;
-  hw::NodeSpec& n = c.node;
-  n.gpus_per_node = 8;
-  n.nvlink_gb_per_s = 300;
-  n.nvlink_bus_gb_per_s = 240;
-  n.nics_per_node = 8;
-  n.nic_gbit_per_s = 200;
-  n.nic_bus_gb_per_s = 24;
-  hw::GpuSpec& g = n.gpu;
-  g.peak_tflops = 312;
-  g.memory_gb = 80;
-  g.hbm_tb_per_s = 2.039;
-  g.hbm_achievable_tb_per_s = 1.6;
-  g.gemm_tflops = {{1024, 100}, {4096, 200}};
-  g.gemm_max_tflops = 150;
-  g.attention_tflops = {{2048, 160}};
-  return c;
-}
-
-TransformerSpec small_gpt() {
-  TransformerSpec m;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn = 4096;
-  m.seq = 1024;
-  m.vocab = 32000;
-  return m;
-}
-}  // namespace
 
 TEST_CASE("recompute_layers: the first n layers of a stage are recomputed, the others keep everything") {
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster();
+  const hw::ClusterSpec c = small_cluster();
   Plan p;  // one GPU, 8 layers, one micro-batch of one
   p.global_batch = 1;
   p.recompute = Recompute::kNone;
@@ -75,7 +44,7 @@ TEST_CASE("recompute_layers: the first n layers of a stage are recomputed, the o
 
 TEST_CASE("recompute_layers under ZeRO-3: the redo goes to the units that hold the recomputed layers") {
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster();
+  const hw::ClusterSpec c = small_cluster();
   Plan p;
   p.dp = 2;
   p.global_batch = 2;

@@ -6,44 +6,15 @@
 #include "hw/gpu_spec.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_gpt;
 using trainsim::core::Time;
 
 namespace {
-hw::ClusterSpec cluster(int nodes) {
-  hw::ClusterSpec c;
-  c.nodes = nodes;
-  hw::NodeSpec& n = c.node;
-  n.gpus_per_node = 8;
-  n.nvlink_gb_per_s = 300;
-  n.nvlink_bus_gb_per_s = 240;
-  n.nics_per_node = 8;
-  n.nic_gbit_per_s = 200;
-  n.nic_bus_gb_per_s = 24;
-  hw::GpuSpec& g = n.gpu;
-  g.peak_tflops = 312;
-  g.memory_gb = 80;
-  g.hbm_tb_per_s = 2.039;
-  g.hbm_achievable_tb_per_s = 1.6;
-  g.gemm_tflops = {{1024, 100}, {4096, 200}};
-  g.gemm_max_tflops = 150;
-  g.attention_tflops = {{2048, 160}};
-  return c;
-}
-
-TransformerSpec small_gpt() {
-  TransformerSpec m;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn = 4096;
-  m.seq = 1024;
-  m.vocab = 32000;
-  return m;
-}
 // The scatter-gather receiver's all-gather of small_gpt's activation for a
 // micro-batch of one (1 x 1024 x 1024 x 2 bytes) in tensor group {0, 1}.
 double activation_gather_s(const hw::ClusterSpec& c) {
@@ -70,7 +41,7 @@ TEST_CASE("throughput curves interpolate in log size and clamp at the ends") {
 }
 
 TEST_CASE("a GEMM is placed on the curve at the cube root of its volume, capped") {
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   // 1024 x 1024 x 1024: 100 TFLOP/s; 4096^3 would be 200 but the cap is 150.
   CHECK(gemm_flops_per_s(c.node.gpu, 1024, 1024, 1024) == doctest::Approx(100e12).scale(0));
   CHECK(gemm_flops_per_s(c.node.gpu, 4096, 4096, 4096) == doctest::Approx(150e12).scale(0));
@@ -79,7 +50,7 @@ TEST_CASE("a GEMM is placed on the curve at the cube root of its volume, capped"
 }
 
 TEST_CASE("an element-wise op is bound by HBM bandwidth") {
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   Op op;
   op.kind = OpKind::kElementwise;
   op.bytes_forward = 1.6e9;  // 1.6e9 B / 1.6e12 B/s = 1 ms
@@ -95,7 +66,7 @@ TEST_CASE("model state is 16 bytes per parameter, split over tp and pp") {
   p.pp = 2;
   p.dp = 2;
   p.global_batch = 8;
-  const StageCosts costs = stage_costs(m, p, cluster(1));
+  const StageCosts costs = stage_costs(m, p, small_cluster(1));
   REQUIRE(costs.stages.size() == 2);
   const double stage0 = (4 * m.params_per_layer() + m.embedding_params()) / 2;
   CHECK(costs.stages[0].params == doctest::Approx(stage0).scale(0));
@@ -113,7 +84,7 @@ TEST_CASE("pipeline sends: scatter-gather sends 1/tp and gathers, full sends it 
   p.tp = 2;
   p.pp = 2;
   p.global_batch = 8;
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const double activation = 1024.0 * 1024.0 * 2.0;
   // The gather: an all-gather of the whole activation in the stage's tensor group.
   const hw::CollectiveGroup tp_group = hw::group_of(c, {0, 1});
@@ -173,7 +144,7 @@ TEST_CASE("no gather between neighbouring stages on one rank: the bend of zb-v's
   // but stage 0 and stage 4, whose input comes from stage 3 on its own rank)
   // and in I when stage s + 1 is (all but stage 7 and stage 3).
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const double gather = activation_gather_s(c);
   Plan p;
   p.tp = 2;
@@ -222,9 +193,9 @@ TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
 TEST_CASE("costs grow with the work") {
   const TransformerSpec m = small_gpt();
   Plan p = two_stages(4);
-  const auto one = stage_costs(m, p, cluster(1));
+  const auto one = stage_costs(m, p, small_cluster(1));
   p.microbatch_size = 2;
-  const auto two = stage_costs(m, p, cluster(1));
+  const auto two = stage_costs(m, p, small_cluster(1));
   CHECK(two.stages[0].forward > one.stages[0].forward);
   // B = I + W, and W is non-zero for a stage of GEMMs.
   CHECK(one.stages[0].weight_grad.ps() > 0);
@@ -298,18 +269,18 @@ TEST_CASE("full recompute adds the layers' forward to I; selective adds the atte
   p.tp = 2;
   p.dp = 1;
   p.global_batch = 4;
-  const StageCosts none = stage_costs(m, p, cluster(1));
+  const StageCosts none = stage_costs(m, p, small_cluster(1));
   p.recompute = Recompute::kFull;
-  const StageCosts full = stage_costs(m, p, cluster(1));
+  const StageCosts full = stage_costs(m, p, small_cluster(1));
   p.recompute = Recompute::kSelective;
-  const StageCosts selective = stage_costs(m, p, cluster(1));
+  const StageCosts selective = stage_costs(m, p, small_cluster(1));
   // Stage 1 (last) holds 4 layers + the head; the head's forward is not redone,
   // so the extra I is 4 x (stage 1's F - head F) = F(stage 1) - F(head) ... computed
   // here from the op list directly.
   double layer_forward = 0.0, attention_forward = 0.0, layer_tp = 0.0;
-  const auto tp_group = hw::group_of(cluster(1), {2, 3});  // stage 1's tensor group (GPUs 2, 3)
+  const auto tp_group = hw::group_of(small_cluster(1), {2, 3});  // stage 1's tensor group (GPUs 2, 3)
   for (const Op& op : layer_ops(m, 1, 2)) {
-    const OpTiming t = op_time(op, Pass::kForward, cluster(1).node, m.seq, tp_group);
+    const OpTiming t = op_time(op, Pass::kForward, small_cluster(1).node, m.seq, tp_group);
     layer_forward += t.compute_s + t.tp_comm_s;
     layer_tp += t.tp_comm_s;
     if (op.kind == OpKind::kAttention) attention_forward += t.compute_s;
@@ -335,7 +306,7 @@ TEST_CASE("hardware FLOPs count the recomputed forward; model FLOPs do not") {
   Plan p;
   p.global_batch = 3;
   p.recompute = Recompute::kFull;
-  const StageCosts c = stage_costs(m, p, cluster(1));
+  const StageCosts c = stage_costs(m, p, small_cluster(1));
   const double s = m.seq, h = m.hidden;
   const double layer_forward = 24 * s * h * h * (1 + s / (6 * h));
   CHECK(c.hardware_flops_per_iteration - c.model_flops_per_iteration ==
@@ -344,7 +315,7 @@ TEST_CASE("hardware FLOPs count the recomputed forward; model FLOPs do not") {
 
 TEST_CASE("sequence parallelism turns each TP all-reduce into a reduce-scatter and an all-gather") {
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const auto tp_group = hw::group_of(c, {0, 1, 2, 3});
   const double bytes = 1.0 * m.seq * m.hidden * kActivationBytes;
   const double expected =
@@ -380,7 +351,7 @@ TEST_CASE("gradients are reduced in buckets in backward order") {
   Plan p;
   p.dp = 2;
   p.global_batch = 2;
-  const hw::ClusterSpec c = cluster(1);  // 8 GPUs: tp 1 x pp 1 x dp 2 leaves 6 idle; costs do not mind
+  const hw::ClusterSpec c = small_cluster(1);  // 8 GPUs: tp 1 x pp 1 x dp 2 leaves 6 idle; costs do not mind
   const StageCosts costs = stage_costs(m, p, c);
   const StageCost& s = costs.stages[0];
   const double grad_bytes = 2 * s.params;
@@ -409,7 +380,7 @@ TEST_CASE("one replica needs no gradient reduction") {
   const TransformerSpec m = small_gpt();
   Plan p;
   p.global_batch = 1;
-  const StageCost s = stage_costs(m, p, cluster(1)).stages[0];
+  const StageCost s = stage_costs(m, p, small_cluster(1)).stages[0];
   REQUIRE(s.grad_bucket_reduce.size() == 1);
   CHECK(s.grad_bucket_reduce[0] == Time::zero());
 }
@@ -424,7 +395,7 @@ TEST_CASE("the collective algorithm reaches every collective a stage is costed w
   p.tp = 2;
   p.dp = 8;
   p.global_batch = 8;
-  const hw::ClusterSpec c = cluster(2);
+  const hw::ClusterSpec c = small_cluster(2);
   const auto dp_group = hw::group_of(c, {0, 2, 4, 6, 8, 10, 12, 14});
   const auto tp_group = hw::group_of(c, {0, 1});
   using A = hw::CollectiveAlgorithm;
@@ -460,7 +431,7 @@ TEST_CASE("what W holds after I is each weight GEMM's X and dY, plus the embeddi
   //   stage 1: 4 · 16 · s·h · 2 = 128 · 1024 · 1024 bytes plus the output
   //   head's GEMM (X s·h and dY s·V).
   const TransformerSpec m = small_gpt();
-  const auto costs = stage_costs(m, two_stages(2), cluster(1));
+  const auto costs = stage_costs(m, two_stages(2), small_cluster(1));
   const double sh = 1024.0 * 1024.0;
   CHECK(costs.stages[0].weight_grad_bytes == doctest::Approx(130 * sh).scale(0));
   CHECK(costs.stages[1].weight_grad_bytes == doctest::Approx(128 * sh + 2.0 * (sh + 1024.0 * 32000)).scale(0));
@@ -472,12 +443,12 @@ TEST_CASE("a first or last stage without layers runs only the embedding or the o
   const TransformerSpec m = small_gpt();
   Plan p = two_stages(2);
   p.stage_layers = {0, 8};
-  const auto first_empty = stage_costs(m, p, cluster(1));
+  const auto first_empty = stage_costs(m, p, small_cluster(1));
   CHECK(first_empty.stages[0].params == doctest::Approx(m.embedding_params()).scale(0));
   CHECK(first_empty.stages[0].forward.ps() > 0);
   CHECK(first_empty.stages[0].forward < first_empty.stages[1].forward);
   p.stage_layers = {8, 0};
-  const auto last_empty = stage_costs(m, p, cluster(1));
+  const auto last_empty = stage_costs(m, p, small_cluster(1));
   // The head's weight is the tied embedding's copy plus the final LayerNorm.
   CHECK(last_empty.stages[1].params == doctest::Approx(m.head_params()).scale(0));
   CHECK(last_empty.stages[1].forward.ps() > 0);
@@ -496,7 +467,7 @@ TEST_CASE("tensor ranks reducing their shards at once share the node's NICs") {
   p.tp = 8;
   p.dp = 2;
   p.global_batch = 2;
-  hw::ClusterSpec c = cluster(2);
+  hw::ClusterSpec c = small_cluster(2);
   CHECK(stage_costs(m, p, c).stages[0].grad_bucket_reduce[0].to_seconds() ==
         doctest::Approx(1.1287e-3).scale(0).epsilon(1e-3));
   c.node.nics_per_node = 4;
@@ -514,7 +485,7 @@ TEST_CASE("a separate gradient-accumulation kernel adds its bytes to W") {
   const TransformerSpec m = small_gpt();
   Plan p;
   p.global_batch = 1;
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const StageCost fused = stage_costs(m, p, c).stages[0];
   using A = GradAccumulation;
   using D = GradDtype;
@@ -553,7 +524,7 @@ TEST_CASE("fp32 gradients double what is reduced and add two bytes of state a pa
   p.dp = 2;
   p.global_batch = 2;
   p.zero_stage = 1;
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const StageCost half = stage_costs(m, p, c).stages[0];
   p.grad_dtype = GradDtype::kFp32;
   const StageCost full = stage_costs(m, p, c).stages[0];
@@ -589,7 +560,7 @@ TEST_CASE("the optimizer step moves what each pass of a mixed-precision Adam ste
   p.global_batch = 2;
   p.precision = Precision::kFp16;
   p.grad_dtype = GradDtype::kFp16;
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   const double launch = c.node.gpu.kernel_overhead_us * 1e-6;
   const double hbm = c.node.gpu.hbm_achievable_tb_per_s * 1e12;
   p.zero_stage = 1;
@@ -606,7 +577,7 @@ TEST_CASE("fp32 gradients double the tied embedding's all-reduce; a concatenated
   // gradient's type: 2 or 4 bytes a value.
   const TransformerSpec m = small_gpt();
   Plan p = two_stages(4);
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   CHECK(stage_costs(m, p, c).stages[0].embedding_grad_bytes == doctest::Approx(32000.0 * 1024 * 2).scale(0));
   p.grad_dtype = GradDtype::kFp32;
   CHECK(stage_costs(m, p, c).stages[0].embedding_grad_bytes == doctest::Approx(32000.0 * 1024 * 4).scale(0));
@@ -631,7 +602,7 @@ TEST_CASE("one layer's forward and backward: its ops, what recompute redoes, and
   // forward again (full recompute), and the add over the layer's
   // P / tp parameters.
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   Plan p;
   p.tp = 2;
   p.global_batch = 1;
@@ -681,7 +652,7 @@ TEST_CASE("ZeRO-3 cuts a stage into units: the embedding, its layers n at a time
   // embedding and layers 0-3, stage 1 layers 4-7 and its copy of the output
   // layer (its own: the ends are on different ranks).
   const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = cluster(1);
+  const hw::ClusterSpec c = small_cluster(1);
   Plan p = two_stages(2);
   p.dp = 2;
   p.zero_stage = 3;
