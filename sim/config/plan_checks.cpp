@@ -30,6 +30,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.twobp_concat) ctx.fail("parallel.twobp_concat", why);
   if (p.recompute != workload::Recompute::kNone) ctx.fail("parallel.recompute", why);
   if (p.sequence_parallel) ctx.fail("parallel.sequence_parallel", why);
+  if (p.distributed_optimizer) ctx.fail("parallel.distributed_optimizer", why);
   if (p.zero_stage != 0) ctx.fail("parallel.zero_stage", why);
   if (!p.stage_layers.empty()) ctx.fail("parallel.stage_layers", why);
   if (p.grad_bucket_mib != workload::Plan{}.grad_bucket_mib) {

@@ -174,3 +174,16 @@ TEST_CASE("a layer-table model refuses the transformer's gradient settings") {
   CHECK(error_of(burst(), {"parallel.pipeline_send_split=full"}) ==
         "burst.json: parallel.pipeline_send_split: " + why + " (from --set parallel.pipeline_send_split=full)");
 }
+
+TEST_CASE("a layer-table model refuses the keys of kernels, losses and overlapped communication") {
+  const std::string why =
+      "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
+  for (const std::string key : {"parallel.elementwise=eager", "parallel.loss=pytorch",
+                                "options.overlap_grad_reduce=false"}) {
+    CAPTURE(key);
+    const std::string path = key.substr(0, key.find('='));
+    CHECK(error_of(burst(), {key}).starts_with("burst.json: " + path + ": " + why));
+  }
+  CHECK(error_of(burst(), {"parallel.distributed_optimizer=true"}) ==
+        "burst.json: parallel.distributed_optimizer: " + why + " (from --set parallel.distributed_optimizer=true)");
+}
