@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/run_command.hpp"
@@ -85,7 +86,11 @@ int calibration_report_command(const CalibrationReportArgs& args) {
           b.node_preset, node.value("gpu", "?"), b.gpu_preset, b.how_matched, b.gpu_preset,
           fitting.empty() ? "none has it" : joined(fitting), node.value("gpu", "?")));
     }
-    const nlohmann::json doc = {{"cluster", {{"node", node}, {"nodes", 1}}},
+    // One NVLink domain: a node preset whose domain spans trays needs all of them.
+    const int domain_nodes = node.contains("nvlink_domain_nodes") && node["nvlink_domain_nodes"].is_number_integer()
+                          ? std::max(1, node["nvlink_domain_nodes"].get<int>())
+                          : 1;
+    const nlohmann::json doc = {{"cluster", {{"node", node}, {"nodes", domain_nodes}}},
                                 {"model", "gpt-1.7b"},
                                 {"parallel", {{"global_batch", 1}}}};
     b.node = config::load_setting(doc, "node preset " + b.node_preset, ".").cluster.node;

@@ -26,6 +26,10 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   g.gemm_max_tflops = s.positive_number("gemm_max_tflops", kMinRate, kMaxTflops);
   g.attention_tflops = s.curve("attention_tflops");
   g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us", kMaxMicroseconds);
+  // Spec figures that nothing times yet; a lower-precision peak below the BF16 one is a typo.
+  if (s.has("peak_fp8_tflops")) g.peak_fp8_tflops = s.positive_number("peak_fp8_tflops", g.peak_tflops, 2 * kMaxTflops);
+  if (s.has("peak_fp4_tflops")) g.peak_fp4_tflops = s.positive_number("peak_fp4_tflops", g.peak_tflops, 4 * kMaxTflops);
+  if (s.has("power_w")) g.power_w = s.positive_number("power_w", 1.0, 1e5);
   s.free_text("sources");
   if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
     ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");
@@ -142,6 +146,65 @@ hw::CustomNetwork read_custom_network(const Section& w, const hw::ClusterSpec& c
   return net;
 }
 
+// A network preset may name the NICs its rails are built of (ConnectX-7,
+// ConnectX-8); they replace the node's. Both figures or neither.
+void read_network_nics(const json& doc, hw::NodeSpec& node, const Context& ctx) {
+  const Section w(doc, "cluster.network", ctx);
+  const bool line = w.has("nic_gbit_per_s"), bus = w.has("nic_bus_gb_per_s");
+  if (line != bus) {
+    ctx.fail(w.path(line ? "nic_bus_gb_per_s" : "nic_gbit_per_s"),
+             "missing: a network that names its NICs gives both nic_gbit_per_s (line rate) and nic_bus_gb_per_s "
+             "(what NCCL reaches through one)");
+  }
+  if (!line) return;
+  node.nic_gbit_per_s = w.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
+  node.nic_bus_gb_per_s = w.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
+  if (node.nic_bus_gb_per_s * 8.0 > node.nic_gbit_per_s * 1.0000001) {
+    ctx.fail(w.path("nic_bus_gb_per_s"), fmt::format("{} GB/s is above the line rate nic_gbit_per_s = {} Gb/s ({} GB/s)",
+                                                     node.nic_bus_gb_per_s, node.nic_gbit_per_s, node.nic_gbit_per_s / 8.0));
+  }
+}
+
+// cluster.node.nvlink_domain_nodes = k: every k consecutive nodes share one
+// NVLink switch domain, so their GPUs reach each other over NVLink. The
+// simulator's node is the unit inside which traffic stays on NVLink, so the
+// k nodes become one: k times the GPUs, NICs and host memory (the host share
+// of a GPU, host memory over GPUs, is unchanged). Summaries then count domains.
+void fold_nvlink_domains(const json& doc, hw::ClusterSpec& cluster, const Context& ctx) {
+  const Section n(doc, "cluster.node", ctx);
+  if (!n.has("nvlink_domain_nodes")) return;
+  const int k = n.positive_int("nvlink_domain_nodes", 1024);
+  if (k == 1) return;
+  hw::NodeSpec& node = cluster.node;
+  if (cluster.nodes % k != 0) {
+    ctx.fail("cluster.nodes",
+             fmt::format("{} nodes do not make whole NVLink domains of {} nodes (cluster.node.nvlink_domain_nodes); "
+                         "expected a multiple of {}",
+                         cluster.nodes, k, k),
+             {"cluster.node.nvlink_domain_nodes"});
+  }
+  if (cluster.network.kind == hw::NetworkKind::kCustom) {
+    ctx.fail("cluster.node.nvlink_domain_nodes",
+             "an NVLink domain over several nodes is not supported with a custom network (its vertex names count "
+             "nodes); expected nvlink_domain_nodes 1, or a built-in network kind",
+             {"cluster.network.kind"});
+  }
+  if (cluster.network.kind != hw::NetworkKind::kFlat && cluster.network.nodes_per_leaf % k != 0) {
+    ctx.fail("cluster.network.nodes_per_leaf",
+             fmt::format("{} nodes per leaf split the NVLink domains of {} nodes (cluster.node.nvlink_domain_nodes); "
+                         "expected a multiple of {}",
+                         cluster.network.nodes_per_leaf, k, k),
+             {"cluster.node.nvlink_domain_nodes"});
+  }
+  if (cluster.network.kind != hw::NetworkKind::kFlat) cluster.network.nodes_per_leaf /= k;
+  node.gpus_per_node *= k;
+  node.nics_per_node *= k;
+  node.host_memory_gb *= k;
+  node.host_memory_tb_per_s *= k;
+  node.nodes_per_nvlink_domain = k;
+  cluster.nodes /= k;
+}
+
 }  // namespace
 
 hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
@@ -206,6 +269,8 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
     w.string_or("name", "");
     w.free_text("sources");
   }
+  if (doc["cluster"].contains("network")) read_network_nics(doc, cluster.node, ctx);
+  fold_nvlink_domains(doc, cluster, ctx);
   if (c.has("calibration")) {
     // A profile tools/calibrate wrote, relative to the config's folder; its
     // own errors name the profile's file and JSON path.

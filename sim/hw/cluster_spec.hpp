@@ -30,6 +30,11 @@ struct NodeSpec {
   double host_memory_gb = 0.0;        // the node's DRAM
   double host_memory_tb_per_s = 0.0;  // DRAM bandwidth the CPUs reach, all sockets together
   double pcie_gb_per_s = 0.0;         // between the host and one GPU, each way, achievable
+  // How many of the config's nodes share one NVLink switch domain (a GB200
+  // NVL72 rack: 18 trays of 4 GPUs). The loader folds them into one node of
+  // the domain's GPUs, NICs and hosts, so from then on a node is an NVLink
+  // domain and this records how many config nodes each one stands for.
+  int nodes_per_nvlink_domain = 1;
 };
 
 // How the nodes' NICs are wired together.

@@ -28,6 +28,11 @@ struct GpuSpec {
   // Fused attention (forward + backward) throughput by sequence length; ascending.
   std::vector<ThroughputPoint> attention_tflops;
   double kernel_overhead_us = 0.0;  // added to every kernel
+  // Spec-sheet figures beside the BF16 peak; 0 where the GPU has no such
+  // tensor cores (FP8 before Hopper, FP4 before Blackwell) or the preset omits them.
+  double peak_fp8_tflops = 0.0;  // dense
+  double peak_fp4_tflops = 0.0;  // dense
+  double power_w = 0.0;          // the board's power limit the preset's figures assume
   // Measured on this GPU by tools/calibrate (cluster.calibration); null for
   // the preset's figures alone. When set, GEMM throughput comes from its grid.
   std::shared_ptr<const CalibrationProfile> calibration;
