@@ -16,6 +16,51 @@
 namespace trainsim::config::detail {
 
 namespace {
+// FP8 needs FP8 tensor cores and a recipe the GPU and the plan can run.
+void check_fp8(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const hw::GpuSpec& gpu = sc.cluster.node.gpu;
+  const bool fp8 = p.precision == workload::Precision::kFp8;
+  if (!fp8) {
+    if (p.fp8_param_gather) {
+      ctx.fail("parallel.fp8_param_gather", "applies only with parallel.precision = \"fp8\"", {"parallel.precision"});
+    }
+    return;
+  }
+  if (gpu.peak_fp8_tflops <= 0.0 || gpu.gemm_fp8_max_tflops <= 0.0) {
+    ctx.fail("parallel.precision",
+             fmt::format("\"fp8\" needs FP8 tensor cores, and the GPU {} (cluster.node.gpu) has none{}; expected "
+                         "\"bf16\" or \"fp16\", or a GPU with FP8 (Hopper, Blackwell)",
+                         gpu.name,
+                         gpu.peak_fp8_tflops > 0.0 ? " measured (no gemm_fp8_tflops / gemm_fp8_max_tflops)"
+                                                   : " (no peak_fp8_tflops)"),
+             {"cluster.node.gpu"});
+  }
+  if (p.fp8_recipe == workload::Fp8Recipe::kMxfp8 && gpu.peak_fp4_tflops <= 0.0) {
+    ctx.fail("parallel.fp8_recipe",
+             fmt::format("\"mxfp8\" needs Blackwell's block-scaled tensor cores, which the GPU {} lacks (the presets "
+                         "mark them by an FP4 peak, peak_fp4_tflops); expected \"delayed\", \"tensorwise\", "
+                         "\"rowwise\" or \"blockwise\"",
+                         gpu.name),
+             {"cluster.node.gpu"});
+  }
+  if (p.fp8_param_gather) {
+    if (p.zero_stage != 3) {
+      ctx.fail("parallel.fp8_param_gather",
+               fmt::format("gathers ZeRO-3's parameter shards in FP8; expected parallel.zero_stage 3, got {}",
+                           p.zero_stage),
+               {"parallel.zero_stage"});
+    }
+    if (p.fp8_recipe != workload::Fp8Recipe::kTensorwise && p.fp8_recipe != workload::Fp8Recipe::kDelayed) {
+      ctx.fail("parallel.fp8_param_gather",
+               fmt::format("FP8 weights are gathered with one scale a tensor, under the \"tensorwise\" and "
+                           "\"delayed\" recipes only; got \"{}\"",
+                           workload::fp8_recipe_name(p.fp8_recipe)),
+               {"parallel.fp8_recipe"});
+    }
+  }
+}
+
 // A layer-table model runs data-parallel on every GPU, or under the burst
 // schedule; the pipeline and transformer settings do not apply to it.
 void check_layer_plan(const Scenario& sc, const Context& ctx) {
@@ -38,6 +83,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   }
   if (p.grad_accumulation != workload::Plan{}.grad_accumulation) ctx.fail("parallel.grad_accumulation", why);
   if (p.precision != workload::Plan{}.precision) ctx.fail("parallel.precision", why);
+  if (p.fp8_param_gather) ctx.fail("parallel.fp8_param_gather", why);
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (p.elementwise != workload::Plan{}.elementwise) ctx.fail("parallel.elementwise", why);
@@ -174,6 +220,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              "and GeLU are single kernels in eager PyTorch too: expected \"fused\"",
              {"model.arch"});
   }
+  check_fp8(sc, ctx);
   if (p.offload != workload::Offload::kNone) {
     const bool params = p.offload == workload::Offload::kOptimizerAndParams;
     if (params ? p.zero_stage != 3 : p.zero_stage == 0) {

@@ -30,6 +30,25 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   if (s.has("peak_fp8_tflops")) g.peak_fp8_tflops = s.positive_number("peak_fp8_tflops", g.peak_tflops, 2 * kMaxTflops);
   if (s.has("peak_fp4_tflops")) g.peak_fp4_tflops = s.positive_number("peak_fp4_tflops", g.peak_tflops, 4 * kMaxTflops);
   if (s.has("power_w")) g.power_w = s.positive_number("power_w", 1.0, 1e5);
+  // FP8 GEMM figures: both or neither, and only beside an FP8 peak they stay under.
+  const bool fp8_curve = s.has("gemm_fp8_tflops"), fp8_max = s.has("gemm_fp8_max_tflops");
+  if (fp8_curve != fp8_max) {
+    ctx.fail(s.path(fp8_curve ? "gemm_fp8_max_tflops" : "gemm_fp8_tflops"),
+             "missing: FP8 GEMM throughput takes both gemm_fp8_tflops (the curve) and gemm_fp8_max_tflops (its ceiling)");
+  }
+  if (fp8_curve) {
+    if (g.peak_fp8_tflops <= 0.0) {
+      ctx.fail(s.path("gemm_fp8_tflops"), "needs peak_fp8_tflops, the FP8 peak the measured throughput stays under");
+    }
+    g.gemm_fp8_tflops = s.curve("gemm_fp8_tflops");
+    g.gemm_fp8_max_tflops = s.positive_number("gemm_fp8_max_tflops", kMinRate, g.peak_fp8_tflops);
+    for (std::size_t i = 0; i < g.gemm_fp8_tflops.size(); ++i) {
+      if (g.gemm_fp8_tflops[i].tflops > g.peak_fp8_tflops) {
+        ctx.fail(fmt::format("{}[{}]", s.path("gemm_fp8_tflops"), i),
+                 fmt::format("{} TFLOP/s exceeds peak_fp8_tflops = {}", g.gemm_fp8_tflops[i].tflops, g.peak_fp8_tflops));
+      }
+    }
+  }
   s.free_text("sources");
   if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {
     ctx.fail(s.path("hbm_achievable_tb_per_s"), "cannot exceed hbm_tb_per_s");

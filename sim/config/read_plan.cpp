@@ -105,7 +105,20 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                               {"cast-add", workload::GradAccumulation::kCastAdd}});
   p.precision = s.choice<workload::Precision>("precision", workload::Precision::kBf16,
                                               {{"bf16", workload::Precision::kBf16},
-                                               {"fp16", workload::Precision::kFp16}});
+                                               {"fp16", workload::Precision::kFp16},
+                                               {"fp8", workload::Precision::kFp8}});
+  if (s.has("fp8_recipe") && p.precision != workload::Precision::kFp8) {
+    ctx.fail(s.path("fp8_recipe"), "applies only with parallel.precision = \"fp8\"", {"parallel.precision"});
+  }
+  if (p.precision == workload::Precision::kFp8) {
+    p.fp8_recipe = s.choice<workload::Fp8Recipe>("fp8_recipe", workload::Fp8Recipe::kTensorwise,
+                                                 {{"delayed", workload::Fp8Recipe::kDelayed},
+                                                  {"tensorwise", workload::Fp8Recipe::kTensorwise},
+                                                  {"rowwise", workload::Fp8Recipe::kRowwise},
+                                                  {"blockwise", workload::Fp8Recipe::kBlockwise},
+                                                  {"mxfp8", workload::Fp8Recipe::kMxfp8}});
+  }
+  p.fp8_param_gather = s.boolean_or("fp8_param_gather", false);
   // The gradients are the weights' 16-bit type unless said otherwise.
   const auto sixteen = p.precision == workload::Precision::kFp16 ? workload::GradDtype::kFp16 : workload::GradDtype::kBf16;
   p.grad_dtype = s.choice<workload::GradDtype>("grad_dtype", sixteen,

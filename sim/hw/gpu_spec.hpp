@@ -31,6 +31,11 @@ struct GpuSpec {
   // Spec-sheet figures beside the BF16 peak; 0 where the GPU has no such
   // tensor cores (FP8 before Hopper, FP4 before Blackwell) or the preset omits them.
   double peak_fp8_tflops = 0.0;  // dense
+  // FP8 GEMM throughput (E4M3 operands, BF16 output) by cube-root size, and
+  // its ceiling, as gemm_tflops and gemm_max_tflops are for BF16; empty and 0
+  // on a GPU without FP8 tensor cores.
+  std::vector<ThroughputPoint> gemm_fp8_tflops;
+  double gemm_fp8_max_tflops = 0.0;
   double peak_fp4_tflops = 0.0;  // dense
   double power_w = 0.0;          // the board's power limit the preset's figures assume
   // Measured on this GPU by tools/calibrate (cluster.calibration); null for

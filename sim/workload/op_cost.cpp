@@ -7,12 +7,17 @@
 
 namespace trainsim::workload {
 
-double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
-  // A calibration profile (cluster.calibration) measured this shape's neighbours.
-  if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
+double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8) {
   // The curves are measured on square GEMMs; a rectangular one is placed at the
   // cube root of its volume, which preserves the FLOP count.
   const double size = std::cbrt(m * n * k);
+  if (fp8) {
+    // A calibration profile measures BF16 only: FP8 GEMMs keep the preset's figures.
+    const double tflops = std::min(hw::interpolate_tflops(gpu.gemm_fp8_tflops, size), gpu.gemm_fp8_max_tflops);
+    return tflops * 1e12;
+  }
+  // A calibration profile (cluster.calibration) measured this shape's neighbours.
+  if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
   double tflops = hw::interpolate_tflops(gpu.gemm_tflops, size);
   if (gpu.gemm_max_tflops > 0.0) tflops = std::min(tflops, gpu.gemm_max_tflops);
   return tflops * 1e12;
@@ -31,7 +36,9 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
       const double once =
           op.sequence_parallel
               ? hw::collective_time(hw::CollectiveKind::kReduceScatter, bytes, tp_group, node, algorithm).to_seconds() +
-                    hw::collective_time(hw::CollectiveKind::kAllGather, bytes, tp_group, node, algorithm).to_seconds()
+                    hw::collective_time(hw::CollectiveKind::kAllGather, op.gather_bytes(pass == Pass::kForward),
+                                        tp_group, node, algorithm)
+                        .to_seconds()
               : hw::collective_time(hw::CollectiveKind::kAllReduce, bytes, tp_group, node, algorithm).to_seconds();
       t.tp_comm_s = count * once;
     }
@@ -47,7 +54,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   double rate = 0.0;
   double work = flops;
   if (op.kind == OpKind::kGemm) {
-    rate = gemm_flops_per_s(gpu, op.m, op.n, op.k);
+    rate = gemm_flops_per_s(gpu, op.m, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {
     // The attention curves are FlashAttention-2's causal forward+backward
     // figures, which count FLOPs its own way: causal masking halves the score

@@ -18,8 +18,9 @@ struct OpTiming {
   double tp_comm_s = 0.0;     // tensor-parallel collectives (blocking, same stream)
 };
 
-// Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM.
-double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
+// Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)
+// with FP8 operands; FP8 needs the GPU's FP8 figures (the config checks).
+double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8 = false);
 
 // `seq` is the sequence length (for attention); `tp_group` the tensor group,
 // whose collectives run by `algorithm`.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schedule/placement.hpp"
+#include "workload/fp8.hpp"
 #include "workload/transformer.hpp"
 
 namespace trainsim::workload {
@@ -30,7 +31,9 @@ std::optional<Recompute> recompute_named(const std::string& name);
 // The 16-bit type of the weights and activations. Both run the same GEMMs at
 // the same speed; fp16 adds dynamic loss scaling, whose unscale-and-check pass
 // over the gradients is part of every optimizer step.
-enum class Precision { kBf16, kFp16 };
+// fp8: BF16 weights and activations with the linear layers' GEMMs in FP8
+// (workload/fp8.hpp), scaled by Plan::fp8_recipe.
+enum class Precision { kBf16, kFp16, kFp8 };
 
 // The gradient buffer a rank accumulates its micro-batches in and reduces
 // across replicas: 16-bit (bf16 or fp16: 2 bytes a value) or fp32 (4 bytes:
@@ -218,6 +221,11 @@ struct Plan {
   // 16-bit buffer.
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   Precision precision = Precision::kBf16;
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // read under Precision::kFp8 only
+  // ZeRO-3 / FSDP gathers the linear layers' weights in FP8 (torchao's
+  // enable_fsdp_float8_all_gather; Megatron-LM's --fp8-param-gather): one
+  // byte a parameter instead of two.
+  bool fp8_param_gather = false;
   GradDtype grad_dtype = GradDtype::kBf16;  // bf16 or fp32 under bf16, fp16 or fp32 under fp16
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   Overlap overlap;

@@ -33,8 +33,9 @@ struct Timing {
         op.column_gemm < 0 || op.row_gemm < 0) {
       return t;
     }
-    const double gather =
-        hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, tp_group, node, algorithm).to_seconds();
+    const double gather = hw::collective_time(hw::CollectiveKind::kAllGather, op.gather_bytes(pass == Pass::kForward),
+                                              tp_group, node, algorithm)
+                              .to_seconds();
     const double scatter =
         hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, tp_group, node, algorithm)
             .to_seconds();
@@ -218,7 +219,16 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const int stages = plan.stages();
   const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
-  const std::vector<Op> layer = layer_ops(model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise);
+  // Under FP8 the layers' linear GEMMs run in FP8 behind their casts (workload/fp8.hpp).
+  const bool fp8 = plan.precision == Precision::kFp8;
+  auto layer_ops_of = [&](int microbatch) {
+    std::vector<Op> ops = layer_ops(model, microbatch, plan.tp, sp, plan.attention, plan.elementwise);
+    return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
+  };
+  // Transformer Engine's recipes keep each linear layer's saved input in FP8:
+  // half the bytes of the BF16 inputs layer_kept_gemm_input_bytes counts.
+  const double kept_input_scale = fp8 && fp8_saves_fp8_inputs(plan.fp8_recipe) ? 0.5 : 1.0;
+  const std::vector<Op> layer = layer_ops_of(plan.microbatch_size);
   const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
   const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   const bool tied = model.arch == Arch::kGpt;
@@ -307,6 +317,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                         plan.elementwise) +
         (layers_per_stage - redone) * layer_activation_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone,
                                                              sp, plan.attention, plan.elementwise);
+    // FP8 inputs saved instead of BF16 ones: the other half of each kept input goes.
+    const double kept_inputs =
+        redone * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp) +
+        (layers_per_stage - redone) *
+            layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+    activations -= (1.0 - kept_input_scale) * kept_inputs;
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
@@ -321,10 +337,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (first) w_operands += weight_grad_operand_bytes(embedding);
     if (last) w_operands += weight_grad_operand_bytes(head);
     c.weight_grad_bytes = to_bytes(w_operands);
-    c.weight_grad_kept_bytes = to_bytes(
-        redone * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp) +
-        (layers_per_stage - redone) *
-            layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp));
+    c.weight_grad_kept_bytes = to_bytes(kept_input_scale * kept_inputs);
     // The lowering subtracts it from both: a formula drifting apart would free more than it took.
     if (c.weight_grad_kept_bytes > std::min(c.activation_bytes, c.weight_grad_bytes)) {
       throw std::logic_error("stage " + std::to_string(st) + ": the GEMM inputs W reads (" +
@@ -334,7 +347,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // The same stage over all micro-batches at once.
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
-      whole.add(layer_ops(model, all, plan.tp, sp, plan.attention, plan.elementwise), layers_per_stage, timing);
+      whole.add(layer_ops_of(all), layers_per_stage, timing);
       if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, timing);
       if (last) whole.add(head_ops(model, all, plan.tp, sp, plan.elementwise), 1, timing);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
@@ -376,6 +389,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
     c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params +
                                    kActivationBytes * persistent * (1.0 - 1.0 / shard));
+    // Transformer Engine's FP8 copy of every linear weight and its transpose,
+    // beside the BF16 weights (ZeRO-3 gathers and frees those unit by unit;
+    // the copies of the units in flight are left out).
+    const double linear_per_layer = model.linear_params_per_layer() / t;
+    if (fp8 && plan.zero_stage < 3) {
+      c.model_state_bytes +=
+          to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_recipe) * layers_per_stage * linear_per_layer);
+    }
     // Offloading (Plan::offload) moves the shard's optimizer state, with the
     // FP32 gradients it is stepped with (4 bytes), to the host; under ZeRO-2/3
     // the GPU then keeps no gradient shard, and with the parameters offloaded
@@ -482,7 +503,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         ShardUnit u;
         u.layers = part.layers;
         u.params = part.params;
-        u.gather_bytes = part.params * kActivationBytes;
+        // With FP8 gathers a layer's linear weights move as one byte a parameter.
+        const double fp8_gathered = fp8 && plan.fp8_param_gather ? part.layers * linear_per_layer : 0.0;
+        u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
         // Offloaded parameters: the shard comes from the host first.
         u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);

@@ -91,6 +91,11 @@ double TransformerSpec::params_per_layer() const {
   return attention + mlp + norms;
 }
 
+double TransformerSpec::linear_params_per_layer() const {
+  const double h = hidden, kv = static_cast<double>(kv_heads) * head_dim();
+  return h * (h + 2.0 * kv) + h * h + (arch == Arch::kGpt ? 2.0 : 3.0) * h * ffn;
+}
+
 std::vector<double> TransformerSpec::layer_tensors(int tp) const {
   const double h = hidden, t = tp, f = ffn;
   const double kv = static_cast<double>(kv_heads) * head_dim();

@@ -32,6 +32,9 @@ struct TransformerSpec {
 
   int head_dim() const { return hidden / heads; }
   double params_per_layer() const;
+  // Of those, the weight matrices of the linear layers (QKV, output
+  // projection, the MLP's): what FP8 recipes cast and gather in FP8.
+  double linear_params_per_layer() const;
   // The layer's parameters tensor by tensor, as one of `tp` tensor ranks
   // holds them (weights split by tp; biases of column-parallel layers split
   // too; norms and row-parallel biases whole). They sum to
@@ -100,6 +103,12 @@ struct Op {
   int collectives_forward = 0;
   int collectives_input_grad = 0;
   bool sequence_parallel = false;
+  // Bytes the forward all-gather moves under sequence parallelism, when not
+  // collective_bytes: FP8 inputs gathered as FP8 (workload/fp8.hpp), half.
+  double forward_gather_bytes = 0.0;
+  double gather_bytes(bool forward) const {
+    return forward && forward_gather_bytes > 0.0 ? forward_gather_bytes : collective_bytes;
+  }
   // A layer's two collectives with sequence parallelism: the all-gather that
   // feeds the block's column-parallel GEMM (QKV, MLP up) and the
   // reduce-scatter that follows its row-parallel GEMM (output projection,
@@ -110,6 +119,8 @@ struct Op {
   bool attention_core = false;
   // Kernels it launches in each pass (each pays the launch overhead).
   int kernels = 1;
+  // A GEMM run in FP8 (workload/fp8.hpp): timed at the GPU's FP8 rate.
+  bool fp8 = false;
   // Under per-op selective checkpointing (Recompute::kSelectiveOp), the share
   // of its forward redone before the backward: all of an element-wise op's;
   // none of attention's or of a matmul whose output is kept; of a fused

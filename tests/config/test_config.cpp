@@ -439,8 +439,8 @@ TEST_CASE("precision is bf16 by default; fp16 makes the gradients fp16 unless th
   CHECK(error_of(base(), {"parallel.precision=fp16", "parallel.grad_dtype=bf16"}) ==
         "test.json: parallel.grad_dtype: bf16 gradients under fp16 precision; expected \"fp16\" or \"fp32\" (or set "
         "parallel.precision) (from --set parallel.grad_dtype=bf16)");
-  CHECK(error_of(base(), {"parallel.precision=fp8"}) ==
-        "test.json: parallel.precision: expected \"bf16\" or \"fp16\", got \"fp8\" (from --set parallel.precision=fp8)");
+  CHECK(error_of(base(), {"parallel.precision=fp4"}) ==
+        "test.json: parallel.precision: expected \"bf16\", \"fp16\" or \"fp8\", got \"fp4\" (from --set parallel.precision=fp4)");
 }
 
 TEST_CASE("pipeline sends are scattered and gathered by default, or sent whole") {

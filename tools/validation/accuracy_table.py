@@ -5,6 +5,7 @@ usage: tools/validation/accuracy_table.py [TRAINSIM] [CASES.json]
 (defaults: build/trainsim, tests/validation/cases.json)
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -26,6 +27,32 @@ for kind, title in (("performance", "iteration time / throughput"), ("memory", "
     w = m["worst"]
     print(f"\nWorst: `{w['case']}` {w['metric']}, measured {w['measured']:.4g}, predicted {w['predicted']:.4g} "
           f"({w['error_pct']:+.1f}%).\n")
+
+# The same rows by the GPU each case runs on (the node preset's, or the
+# config's own), so that one GPU's figures are read apart from another's.
+def gpu_of(case_config) -> str:
+    if isinstance(case_config, str):  # a config file beside the cases
+        case_config = json.load(open(os.path.join(os.path.dirname(cases), case_config)))
+    node = case_config["cluster"]["node"]
+    if isinstance(node, str):
+        node = json.load(open(os.path.join(root, "configs", "hardware", "nodes", node + ".json")))
+    gpu = node["gpu"]
+    return gpu if isinstance(gpu, str) else gpu.get("name", "custom GPU")
+
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+configs = {c["id"]: c["config"] for c in json.load(open(cases))["cases"]}
+for kind, title in (("performance", "iteration time / throughput"), ("memory", "memory")):
+    by_gpu: dict[str, list[float]] = {}
+    for r in d["rows"]:
+        if r["kind"] == kind:
+            by_gpu.setdefault(gpu_of(configs[r["case"]]), []).append(abs(r["error_pct"]))
+    print(f"| GPU ({title}) | rows | MAPE |")
+    print("|---|---|---|")
+    for gpu in sorted(by_gpu):
+        errors = by_gpu[gpu]
+        print(f"| {gpu} | {len(errors)} | {sum(errors) / len(errors):.1f}% |")
+    print()
 
 print(f"Orderings: {d['orderings_passed']} pass, {d['orderings_failed']} fail.\n")
 print("<details><summary>Every row</summary>\n")

@@ -629,13 +629,28 @@ def torchtitan_case(rec: dict) -> dict:
             "selective-op: the record's 'selective', TorchTitan's default selective mode for these runs "
             "(llama3_8b.toml: mode 'selective', selective_ac_option 'op'), per-op checkpointing that keeps "
             "every other matmul's output and attention's (parallelize_llama.py _save_list)")
+    fp8 = par["precision"].startswith("fp8")
     parallel = {
         "tp": par["tp"], "pp": 1, "dp": par["dp"],
         "microbatch_size": par["local_batch"], "global_batch": par["global_batch"],
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
-        "precision": "bf16", "grad_dtype": "fp32", "loss": "pytorch",
+        "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch",
     }
+    if fp8:
+        rowwise = "rowwise" in par["precision"]
+        parallel["fp8_recipe"] = "rowwise" if rowwise else "tensorwise"
+        assumptions["parallel.precision"] = (
+            "fp8: torchao's Float8Linear on the transformer blocks' linear layers, BF16 elsewhere (record precision: '"
+            + par["precision"] + "'); TorchTitan leaves the output layer in BF16")
+        assumptions["parallel.fp8_recipe"] = (
+            "rowwise: the record names rowwise scaling" if rowwise else
+            "tensorwise: " + ("the record names tensorwise scaling" if "tensorwise" in par["precision"] else
+                              "the table names no recipe; the record gives torchao's default of the time, "
+                              "tensorwise dynamic scaling"))
+        assumptions["parallel.fp8_param_gather"] = (
+            "false: TorchTitan's float8 option enable_fsdp_float8_all_gather is off unless set, and the record does "
+            "not say it was set (uncertain)")
     assumptions["parallel.loss"] = ("pytorch: TorchTitan's loss_fn is torch.nn.functional.cross_entropy on "
                                     "pred.flatten(0, 1).float() (torchtitan train.py of these runs; later "
                                     "components/loss.py); whether torch.compile fused it is not stated")
@@ -670,7 +685,8 @@ def torchtitan_case(rec: dict) -> dict:
     if options:
         config["options"] = options
     return {
-        "id": rec["id"], "group": "TorchTitan H100 BF16", "source": rec["source"], "config": config,
+        "id": rec["id"], "group": "TorchTitan H100 Float8" if fp8 else "TorchTitan H100 BF16", "source": rec["source"],
+        "config": config,
         "assumptions": assumptions, "measured": measured, "notes": notes + ".",
     }
 
@@ -874,6 +890,18 @@ def reshard_pair(cases: list[dict]) -> dict:
     return copy
 
 
+def speedup_band(name: str, published: float, faster: str, slower: str, source: str) -> dict:
+    """A published speedup's ordering: the gain (speedup - 1) kept within half to twice its size."""
+    gain = published - 1.0
+    lo, hi = round(1.0 + gain / 2, 3), round(1.0 + 2 * gain, 3)
+    return {
+        "name": name + "; the gain kept within half to twice its size)",
+        "metric": "tokens_per_gpu_per_s",
+        "ratio": {"numerator": faster, "denominator": slower, "min": lo, "max": hi},
+        "source": source,
+    }
+
+
 def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
     out = []
     for size in ("1.5B", "6.2B"):
@@ -911,13 +939,28 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
                                    "torchtitan_asynctp_8b_64gpu_fsdp8_tp8_bf16_async")):
         # The speedup column as published (rounded to two decimals there).
         published = speedups[asynch]
-        gain = published - 1.0
-        lo, hi = round(1.0 + gain / 2, 3), round(1.0 + 2 * gain, 3)
+        out.append(speedup_band(f"async TP faster than vanilla TP, Llama 3.1 {size} in BF16 (published speedup "
+                                f"{published:g}", published, asynch, vanilla,
+                                "pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md"))
+    # Float8 against BF16 with everything else the same, as TorchTitan's tables pair them.
+    for label, bf16, fp8 in (
+            ("Llama 3.1 8B on 8 GPUs", "torchtitan_t1_8b_8gpu_fsdp_compile", "torchtitan_t1_8b_8gpu_fsdp_compile_fp8"),
+            ("Llama 3.1 8B on 128 GPUs", "torchtitan_t3_8b_128gpu_fsdp_compile",
+             "torchtitan_t3_8b_128gpu_fsdp_compile_fp8"),
+            ("Llama 3.1 70B on 256 GPUs, vanilla TP", "torchtitan_asynctp_70b_256gpu_fsdp32_tp8_bf16_vanilla",
+             "torchtitan_asynctp_70b_256gpu_fsdp32_tp8_fp8_tensorwise_vanilla"),
+            ("Llama 3.1 8B on 64 GPUs, vanilla TP", "torchtitan_asynctp_8b_64gpu_fsdp8_tp8_bf16_vanilla",
+             "torchtitan_asynctp_8b_64gpu_fsdp8_tp8_fp8_tensorwise_vanilla")):
+        published = cases[fp8]["measured"]["tokens_per_gpu_per_s"] / cases[bf16]["measured"]["tokens_per_gpu_per_s"]
+        out.append(speedup_band(f"Float8 (tensorwise) faster than BF16, {label} (published {published:.3f}",
+                                published, fp8, bf16, cases[fp8]["source"].split(",")[0]))
+    for size in ("70b_256gpu_fsdp32", "8b_64gpu_fsdp8"):
+        ids = [f"torchtitan_asynctp_{size}_tp8_fp8_rowwise_vanilla", f"torchtitan_asynctp_{size}_tp8_fp8_tensorwise_vanilla"]
+        assert cases[ids[0]]["measured"]["tokens_per_gpu_per_s"] < cases[ids[1]]["measured"]["tokens_per_gpu_per_s"]
         out.append({
-            "name": f"async TP faster than vanilla TP, Llama 3.1 {size} in BF16 (published speedup {published:g}; "
-                    f"the gain kept within half to twice its size)",
+            "name": f"Float8 rowwise slower than tensorwise, Llama 3.1 {size.split('_')[0].upper()}, vanilla TP",
             "metric": "tokens_per_gpu_per_s",
-            "ratio": {"numerator": asynch, "denominator": vanilla, "min": lo, "max": hi},
+            "increasing": ids,
             "source": "pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md",
         })
     out.append({
@@ -942,14 +985,9 @@ SKIPPED = {
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
     "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
                               "models: what was offloaded, if anything, is unknown",
-    "torchtitan_t2_": "context parallelism and FP8 (not modelled yet)",
-    "torchtitan_t4_": "FP8 (Float8 linear layers, not modelled yet)",
-    "torchtitan_t5_": "FP8 (not modelled yet)",
-    "torchtitan_t6_": "FP8 and context parallelism (not modelled yet)",
-    "torchtitan_t1_8b_8gpu_fsdp_compile_fp8": "FP8 (not modelled yet)",
-    "torchtitan_t3_8b_128gpu_fsdp_compile_fp8": "FP8 (not modelled yet)",
-    "torchtitan_asynctp_70b_256gpu_fsdp32_tp8_fp8_": "FP8 (not modelled yet)",
-    "torchtitan_asynctp_8b_64gpu_fsdp8_tp8_fp8_": "FP8 (not modelled yet)",
+    "torchtitan_t2_": "context parallelism (not modelled yet)",
+    "torchtitan_t5_": "3D parallelism (FSDP, TP and TorchTitan's pipeline schedules) with Float8: not converted yet",
+    "torchtitan_t6_": "context parallelism (not modelled yet)",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
                          "top-level metrics are the foreground job's, so no ordering states the claim",
@@ -966,11 +1004,12 @@ DESCRIPTION = (
     "tr11-176B-ml; the sweep's memory is nvidia-smi's, compared with the tensors' peak plus the CUDA context; "
     "nvidia-smi counts the allocator's reserve too), Zero bubble Table 4 (arXiv:2401.10241), TorchTitan H100 BF16 (pytorch/torchtitan benchmarks: FSDP2, TP and async "
     "TP on Grand Teton H100s; the memory column is PyTorch's peak reserved memory, above the tensors' peak the "
-    "simulator reports), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
+    "simulator reports), TorchTitan H100 Float8 (the same hosts and tables with torchao's Float8 linear layers, "
+    "tensorwise or rowwise scaling), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
     "published HFU / MFU), llm-foundry MPT (FSDP on A100 and H100) and DeepSpeed ZeRO-3 on Azure (175B and 1T, "
     "data parallelism only, the 1T with its optimizer offloaded). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first, FSDP's reshard after forward). The async TP bands keep the "
-    "published speedup's gain within half to twice its size. The selective-recompute ratio band (1.20 to 1.45) takes "
+    "published speedup's gain within half to twice its size, and so do the Float8-over-BF16 bands. The selective-recompute ratio band (1.20 to 1.45) takes "
     "the published 1.29 to 1.32 ('about 30%'), keeps the effect within a third of its size on the low side, and "
     "on the high side admits the FLOP ratio of one extra forward per layer (about 4/3) plus the repeated "
     "tensor-parallel communication (Table 4: 27.2 / 20.3 = 1.34 per layer). Not converted: "

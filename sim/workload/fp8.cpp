@@ -1,0 +1,106 @@
+#include "workload/fp8.hpp"
+
+namespace trainsim::workload {
+
+const char* fp8_recipe_name(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kDelayed: return "delayed";
+    case Fp8Recipe::kTensorwise: return "tensorwise";
+    case Fp8Recipe::kRowwise: return "rowwise";
+    case Fp8Recipe::kBlockwise: return "blockwise";
+    case Fp8Recipe::kMxfp8: return "mxfp8";
+  }
+  return "?";
+}
+
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe) {
+  // BF16 is 2 bytes a value, FP8 1. The torchao recipes' counts are
+  // torchao's own roofline model of its cast kernels (torchao
+  // testing/training/roofline_utils.py, get_tensor_memory_traffic_ovhd_s,
+  // commit 36027d8, unfused with the op before).
+  switch (recipe) {
+    case Fp8Recipe::kTensorwise:
+      // X and dY: an amax pass (read 2), then one cast writing both layouts
+      // (read 2, write 1 + 1): 6. W: amax (2) and a row-major cast (2 + 1)
+      // forward, a column-major cast (2 + 1) backward: 8.
+      return {6.0, 5.0, 3.0, 6.0, 3, 2};
+    case Fp8Recipe::kRowwise:
+      // X and dY: a cast that also writes a BF16 transpose (2 + 1 + 2), then
+      // a cast of the transpose (2 + 1): 8. W: a cast (2 + 1) forward; a BF16
+      // transpose (2 + 2) and its cast (2 + 1) backward: 10.
+      return {8.0, 3.0, 7.0, 8.0, 3, 4};
+    case Fp8Recipe::kMxfp8:
+      // Every operand cast along each dimension it is reduced over, each
+      // cast reading BF16 and writing FP8 (2 + 1, twice): 6; torchao recasts
+      // the weight every micro-batch.
+      return {6.0, 3.0, 3.0, 6.0, 3, 2};
+    case Fp8Recipe::kDelayed:
+    case Fp8Recipe::kBlockwise:
+      // The scale is known before the cast (delayed: from the amax history;
+      // blockwise: each tile's own, found in the same kernel), so one cast
+      // reads BF16 once and writes both layouts (2 + 1 + 1): 4 for X and dY.
+      // The weight's FP8 copies are cast once an iteration and cached
+      // (Transformer Engine's is_first_microbatch); that one cast is left out.
+      return {4.0, 0.0, 0.0, 4.0, 1, 1};
+  }
+  return {};
+}
+
+bool fp8_saves_fp8_inputs(Fp8Recipe recipe) { return recipe == Fp8Recipe::kDelayed || recipe == Fp8Recipe::kBlockwise; }
+
+double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe) {
+  // The FP8 weight and its transpose (Hopper's TN-only FP8 GEMMs).
+  return fp8_saves_fp8_inputs(recipe) ? 2.0 : 0.0;
+}
+
+std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
+  const Fp8CastBytes c = fp8_cast_bytes(recipe);
+  // Under sequence parallelism a column-parallel GEMM's input arrives by an
+  // all-gather of 1/tp shards; the FP8 tensor-parallel styles cast each shard
+  // before the gather (torchao Float8ColwiseParallel, Transformer Engine's
+  // FP8 all-gather), so the cast reads 1/tp of the input.
+  std::vector<double> input_share(ops.size(), 1.0);
+  for (const Op& op : ops) {
+    if (op.sequence_parallel && op.column_gemm >= 0) input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
+  }
+  std::vector<Op> out;
+  out.reserve(2 * ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const bool linear = op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0;
+    if (!linear) {
+      out.push_back(op);
+      continue;
+    }
+    // The ops that refer to a GEMM by index (tensor-parallel overlap) keep
+    // pointing at it: indices shift by the casts inserted before it.
+    Op cast;
+    cast.name = op.name + "_fp8_cast";
+    cast.kind = OpKind::kElementwise;
+    const double x = op.m * op.k * input_share[i], w = op.k * op.n, dy = op.m * op.n;
+    cast.bytes_forward = c.input_forward * x + c.weight_forward * w;
+    cast.bytes_input_grad = c.grad_backward * dy + c.weight_backward * w;
+    cast.kernels = c.kernels_forward;  // one count serves both passes; forward's is the larger or equal
+    cast.op_sac_redo = 1.0;            // an element-wise op: redone under per-op checkpointing
+    out.push_back(cast);
+    Op g = op;
+    g.fp8 = true;
+    out.push_back(g);
+  }
+  // Re-point the collectives' GEMM indices at the GEMMs' new places.
+  std::vector<int> moved(ops.size(), -1);
+  for (std::size_t i = 0, j = 0; i < ops.size(); ++i, ++j) {
+    const bool linear = ops[i].kind == OpKind::kGemm && ops[i].flops_weight_grad > 0.0;
+    if (linear) ++j;
+    moved[i] = static_cast<int>(j);
+  }
+  for (Op& op : out) {
+    // The cast shard travels in FP8: the forward all-gather moves half the bytes.
+    if (op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;
+    if (op.column_gemm >= 0) op.column_gemm = moved[static_cast<std::size_t>(op.column_gemm)];
+    if (op.row_gemm >= 0) op.row_gemm = moved[static_cast<std::size_t>(op.row_gemm)];
+  }
+  return out;
+}
+
+}  // namespace trainsim::workload

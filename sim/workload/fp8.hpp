@@ -1,0 +1,62 @@
+// FP8 training: which GEMMs run in FP8, the casts that feed them, and what
+// the recipes keep in memory.
+//
+// Under parallel.precision "fp8" the transformer layers' linear GEMMs (QKV,
+// output projection, the MLP's) run their forward, input-gradient and
+// weight-gradient GEMMs at the GPU's FP8 rate; attention's core, softmax,
+// norms, the embedding, the output head and the optimizer stay in BF16/FP32,
+// as Transformer Engine and torchao's Float8Linear both leave them. Each FP8
+// GEMM operand is first cast from BF16: a memory-bound pass whose bytes
+// depend on the recipe (Fp8CastBytes).
+#pragma once
+
+#include <vector>
+
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload {
+
+// How FP8 tensors are scaled (parallel.fp8_recipe):
+//   delayed     Transformer Engine's DelayedScaling: one scale a tensor from
+//               the amax history, so a cast needs no amax pass of its own;
+//   tensorwise  current scaling, one scale a tensor from its own amax
+//               (torchao Float8Linear "tensorwise", TE Float8CurrentScaling);
+//   rowwise     one scale a row (torchao "rowwise");
+//   blockwise   DeepSeek-V3's tiles: 1 x 128 for activations and gradients,
+//               128 x 128 for weights (TE Float8BlockScaling);
+//   mxfp8       OCP microscaling, one E8M0 scale per 32 values, on
+//               Blackwell's block-scaled tensor cores only.
+enum class Fp8Recipe { kDelayed, kTensorwise, kRowwise, kBlockwise, kMxfp8 };
+const char* fp8_recipe_name(Fp8Recipe r);
+
+// HBM bytes a value of each GEMM operand moves to become FP8, in every pass
+// that casts it, and where each part falls. Hopper's FP8 GEMMs take only
+// row-major x column-major (TN) operands, so an operand that a backward GEMM
+// reads transposed is written in both layouts.
+struct Fp8CastBytes {
+  double input_forward = 0.0;    // X, cast before the forward GEMM
+  double weight_forward = 0.0;   // W, cast before the forward GEMM (each micro-batch)
+  double weight_backward = 0.0;  // W again, for the input-gradient GEMM
+  double grad_backward = 0.0;    // dY, cast before both backward GEMMs
+  int kernels_forward = 0;       // cast kernels a linear layer launches
+  int kernels_backward = 0;
+};
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe);
+
+// Transformer Engine's recipes (delayed, blockwise) save each linear layer's
+// input for backward in FP8 (one byte a value, in the layout the
+// weight-gradient GEMM reads) and keep an FP8 copy of every weight with its
+// transpose, cast once an iteration; torchao's (tensorwise, rowwise, mxfp8)
+// save BF16 inputs and cast weights every micro-batch.
+bool fp8_saves_fp8_inputs(Fp8Recipe recipe);
+double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe);
+
+// The layer's ops (of one of `tp` tensor ranks) with their linear GEMMs
+// marked FP8 (Op::fp8) and, before each, an element-wise op holding its
+// operands' casts. A column-parallel GEMM under sequence parallelism casts
+// its 1/tp input shard before the all-gather, which then moves FP8, half the
+// bytes (torchao's Float8ColwiseParallel, Transformer Engine's FP8
+// all-gather); the backward's collectives stay BF16.
+std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp = 1);
+
+}  // namespace trainsim::workload
