@@ -69,6 +69,7 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   const bool burst = p.schedule == "burst";
   const std::string why = "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
   if (p.tp != 1) ctx.fail("parallel.tp", why);
+  if (p.cp != 1) ctx.fail("parallel.cp", why);
   if (p.pp != 1) ctx.fail("parallel.pp", why);
   if (p.vp != 1) ctx.fail("parallel.vp", why);
   if (p.microbatch_size != 1) ctx.fail("parallel.microbatch_size", why + "; each GPU runs its samples as one batch");
@@ -154,16 +155,50 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                                 "parallel.precision)",
                                                 fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
   }
-  if (core::checked_product({p.tp, p.pp, p.dp}) != gpus) {
+  if (p.cp > 1) {
+    if (core::checked_product({p.tp, p.cp, p.pp, p.dp}) != gpus) {
+      ctx.fail("parallel", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {}, but the cluster has {} GPUs "
+                                       "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
+                                       p.tp, p.cp, p.pp, p.dp, core::product_text({p.tp, p.cp, p.pp, p.dp}), gpus,
+                                       sc.cluster.nodes, sc.cluster.node.gpus_per_node),
+               {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp", "cluster.nodes",
+                "cluster.node.gpus_per_node"});
+    }
+  } else if (core::checked_product({p.tp, p.pp, p.dp}) != gpus) {
     ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
                                      "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
                                      p.tp, p.pp, p.dp, core::product_text({p.tp, p.pp, p.dp}), gpus,
                                      sc.cluster.nodes, sc.cluster.node.gpus_per_node),
              {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes", "cluster.node.gpus_per_node"});
   }
+  // Context parallelism splits every sequence into cp parts (the ring into
+  // 2 x cp chunks, two a rank, for causal load balancing), and Ulysses' heads.
+  if (p.cp > 1) {
+    const bool ring = p.cp_algorithm == workload::CpAlgorithm::kRing;
+    const int parts = ring ? 2 * p.cp : p.cp;
+    if (m.seq % parts != 0) {
+      ctx.fail("parallel.cp",
+               fmt::format("model.seq = {} does not split into {} equal chunks ({}cp = {}{})", m.seq, parts,
+                           ring ? "2 x " : "", p.cp, ring ? ": the ring gives each rank two, for causal load balancing" : ""),
+               {"model.seq", "parallel.cp_algorithm"});
+    }
+    if (p.attention == workload::Attention::kUnfused) {
+      ctx.fail("parallel.cp", "context parallelism splits FlashAttention's fused kernel by blocks; expected "
+                              "parallel.attention \"flash\", got \"unfused\"",
+               {"parallel.attention"});
+    }
+    if (p.cp_algorithm == workload::CpAlgorithm::kAllToAll &&
+        (m.heads % (p.tp * p.cp) != 0 || m.kv_heads % (p.tp * p.cp) != 0)) {
+      ctx.fail("parallel.cp",
+               fmt::format("all-to-all context parallelism hands each rank heads / (tp x cp) heads: model.heads = {} "
+                           "and model.kv_heads = {} must divide by tp x cp = {} x {}",
+                           m.heads, m.kv_heads, p.tp, p.cp),
+               {"model.heads", "model.kv_heads", "parallel.cp_algorithm"});
+    }
+  }
   // A data- or tensor-parallel group is one collective; refused here, before
   // any costing touches a group that size.
-  for (const auto& [key, size] : {std::pair<const char*, int>{"parallel.dp", p.dp}, {"parallel.tp", p.tp}}) {
+  for (const auto& [key, size] : {std::pair<const char*, int>{"parallel.dp", p.replicas()}, {"parallel.tp", p.tp}}) {
     if (static_cast<std::size_t>(size) > hw::kMaxCollectiveRanks) {
       ctx.fail(key, fmt::format("{} ranks in one collective group, more than the {} the simulator takes", size,
                                 hw::kMaxCollectiveRanks));
@@ -255,11 +290,14 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                {"parallel.pp", "parallel.vp", "model.layers"});
     }
   }
-  if (p.zero_stage == 3 && p.fsdp_shard_size > 0 && p.dp % p.fsdp_shard_size != 0) {
+  if (p.zero_stage == 3 && p.fsdp_shard_size > 0 && p.replicas() % p.fsdp_shard_size != 0) {
     ctx.fail("parallel.fsdp_shard_size",
-             fmt::format("{} does not divide dp = {}; expected the size of a group of replicas that shard the model, "
-                         "with dp / fsdp_shard_size groups replicating it",
-                         p.fsdp_shard_size, p.dp),
+             p.cp > 1 ? fmt::format("{} does not divide dp x cp = {} x {} = {}, the ranks that shard the model; "
+                                    "expected a group size that does",
+                                    p.fsdp_shard_size, p.dp, p.cp, p.replicas())
+                      : fmt::format("{} does not divide dp = {}; expected the size of a group of replicas that shard "
+                                    "the model, with dp / fsdp_shard_size groups replicating it",
+                                    p.fsdp_shard_size, p.dp),
              {"parallel.dp"});
   }
   if (p.overlap.param_gather && p.zero_stage != 1 && p.zero_stage != 2) {
@@ -340,7 +378,7 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
                                                   a, b, why(), a, nic(a), b, nic(b)));
   };
   for (int s = 0; s < p.pp; ++s) {
-    for (int d = 0; d < p.dp; ++d) {
+    for (int d = 0; d < p.replicas(); ++d) {
       for (int t = 0; t < p.tp; ++t) {
         const int gpu = p.gpu_of(s, d, t);
         if (s + 1 < p.pp) {
@@ -349,7 +387,7 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
         for (int u = t + 1; u < p.tp; ++u) {
           need(gpu, p.gpu_of(s, d, u), [&] { return fmt::format("tensor-parallel peers in stage {}", s); });
         }
-        for (int e = d + 1; e < p.dp; ++e) {
+        for (int e = d + 1; e < p.replicas(); ++e) {
           need(gpu, p.gpu_of(s, e, t), [&] { return fmt::format("data-parallel peers in stage {}", s); });
         }
       }
@@ -357,7 +395,7 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
   }
   const int last = p.stages() - 1;
   if (sc.model.arch == workload::Arch::kGpt && p.rank_of_stage(0) != p.rank_of_stage(last)) {
-    for (int d = 0; d < p.dp; ++d) {
+    for (int d = 0; d < p.replicas(); ++d) {
       for (int t = 0; t < p.tp; ++t) {
         need(p.gpu_of(0, d, t), p.gpu_of(p.rank_of_stage(last), d, t),
              [] { return std::string("first and last stages: they all-reduce the tied embedding"); });
@@ -366,7 +404,7 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
   }
   if (p.vp > 1 && p.pp > 1 && p.placement() == schedule::Placement::kLooped) {
     // Looped stages: the last rank's chunk feeds the first rank's next chunk.
-    for (int d = 0; d < p.dp; ++d) {
+    for (int d = 0; d < p.replicas(); ++d) {
       for (int t = 0; t < p.tp; ++t) {
         need(p.gpu_of(p.pp - 1, d, t), p.gpu_of(0, d, t),
              [] { return std::string("looped pipeline: the last rank sends to the first"); });

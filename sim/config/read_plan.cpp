@@ -13,6 +13,14 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.tp = s.positive_int_or("tp", 1, kMaxCount);
   p.pp = s.positive_int_or("pp", 1, kMaxCount);
   p.dp = s.positive_int_or("dp", 1, kMaxCount);
+  p.cp = s.positive_int_or("cp", 1, kMaxCount);
+  if (s.has("cp_algorithm") && p.cp == 1) {
+    ctx.fail(s.path("cp_algorithm"), "applies only with parallel.cp > 1 (context parallelism)", {"parallel.cp"});
+  }
+  p.cp_algorithm = s.choice<workload::CpAlgorithm>("cp_algorithm", workload::CpAlgorithm::kRing,
+                                                   {{"ring", workload::CpAlgorithm::kRing},
+                                                    {"all-gather", workload::CpAlgorithm::kAllGather},
+                                                    {"all-to-all", workload::CpAlgorithm::kAllToAll}});
   p.vp = s.positive_int_or("vp", 1, kMaxCount);
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);

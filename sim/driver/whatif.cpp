@@ -63,7 +63,7 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   try {
     w.program = schedule::with_communication(sched->program(w.shape), w.shape);
     // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
-    if (plan.zero_stage == 3 && plan.dp > 1) w.program = schedule::with_sharding(w.program, plan.reshard_after_forward);
+    if (plan.zero_stage == 3 && plan.replicas() > 1) w.program = schedule::with_sharding(w.program, plan.reshard_after_forward);
   } catch (const std::invalid_argument& e) {
     throw schedule::ProgramError(e.what());  // the plugin refused the shape
   }
@@ -115,6 +115,8 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.vp = sc.plan.vp;
   info.placement = sc.plan.placement();
   info.dp = sc.plan.dp;
+  info.cp = sc.plan.cp;
+  if (sc.plan.cp > 1) info.cp_algorithm = workload::cp_algorithm_name(sc.plan.cp_algorithm);
   info.microbatch_size = sc.plan.microbatch_size;
   info.global_batch = sc.plan.global_batch;
   info.microbatches = sc.plan.microbatches();
@@ -136,7 +138,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
     for (int s = 0; s < sc.plan.stages(); ++s) {
       per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
     }
-    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.dp) * sc.plan.tp;
+    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
     for (long long n = 0; n < sc.cluster.nodes; ++n) {
       double bytes = 0.0;
       for (long long g = n * per_node; g < (n + 1) * per_node;) {

@@ -39,6 +39,16 @@ core::Time tp_comm_inside(const Action& a, const workload::StageCost& c) {
   }
 }
 
+// The same for the context-parallel exchange's exposed time.
+core::Time cp_comm_inside(const Action& a, const workload::StageCost& c) {
+  switch (a.op) {
+    case Op::kForward: return c.cp_comm_forward;
+    case Op::kBackward:
+    case Op::kInputGrad: return c.cp_comm_backward;
+    default: return core::Time::zero();
+  }
+}
+
 // Whether actions[k] ends a run of backward-ending actions (B or W) of its
 // stage: the next compute action on the rank is not another of them.
 bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
@@ -56,7 +66,7 @@ void Lowering::lower_pipeline(int p) {
   const Pipeline& pipe = pipelines_[p];
   const int R = shape_.ranks;
   const bool full = !symmetric();
-  const int dp_participants = full ? plan_.dp : 1;
+  const int dp_participants = full ? plan_.replicas() : 1;
   const int shard_participants = full ? sharding_size(Sharding::kShard) : 1;
   const int replica_participants = full ? sharding_size(Sharding::kReplicate) : 1;
   // Names a ZeRO-3 collective instance: the group's index in full fidelity.
@@ -188,7 +198,7 @@ void Lowering::lower_pipeline(int p) {
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
                                       first_forward.at(a.stage) == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        const core::Time tp = tp_comm_inside(a, c);
+        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c);
         // The parts this action's gradients are ready after, unit by unit
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).
@@ -237,14 +247,16 @@ void Lowering::lower_pipeline(int p) {
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
         std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
-        core::Time done, tp_done;
+        core::Time done, tp_done, cp_done;
         for (std::size_t j = 0; j < pieces.size(); ++j) {
           const bool last = j + 1 == pieces.size();
           const double share = pieces[j].share;
           const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
           const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
+          const core::Time cp_part = last ? cp - cp_done : core::Time::seconds(cp.to_seconds() * share);
           done += d;
           tp_done += tp_part;
+          cp_done += cp_part;
           TaskInfo part = info;
           if (by_unit) {
             part.unit = pieces[j].unit;
@@ -254,6 +266,7 @@ void Lowering::lower_pipeline(int p) {
             part.parts = static_cast<int>(pieces.size());
           }
           part.tp_comm_s = tp_part.to_seconds();
+          part.cp_comm_s = cp_part.to_seconds();
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
             first_[q][k] = id;
@@ -376,7 +389,7 @@ void Lowering::lower_pipeline(int p) {
           // The representative's transfer stands for every replica's and
           // tensor rank's: they share the links their paths have in common.
           std::vector<std::pair<int, int>> copies;
-          for (int d = 0; d < plan_.dp; ++d) {
+          for (int d = 0; d < plan_.replicas(); ++d) {
             for (int tt = 0; tt < plan_.tp; ++tt) {
               copies.emplace_back(plan_.gpu_of(r, d, tt), plan_.gpu_of(peer % R, d, tt));
             }
@@ -400,7 +413,7 @@ void Lowering::lower_pipeline(int p) {
           bucket.parts = static_cast<int>(buckets);
           const double share = j < c.grad_bucket_share.size() ? c.grad_bucket_share[j] : 1.0;
           const core::Time time = j < c.grad_bucket_reduce.size() ? c.grad_bucket_reduce[j] : core::Time::zero();
-          const double bytes = plan_.dp > 1 ? share * c.grad_bytes : 0.0;
+          const double bytes = plan_.replicas() > 1 ? share * c.grad_bytes : 0.0;
           const core::TaskId id =
               collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
                               c.grad_reduce_kind, bytes, group, dp_participants, time, bucket, peers_groups);
@@ -416,7 +429,7 @@ void Lowering::lower_pipeline(int p) {
           const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
           std::vector<std::vector<int>> copies;
           if (symmetric()) {
-            for (int d = 0; d < plan_.dp; ++d) {
+            for (int d = 0; d < plan_.replicas(); ++d) {
               for (int tt = 0; tt < plan_.tp; ++tt) {
                 if (d || tt) copies.push_back({plan_.gpu_of(first_rank, d, tt), plan_.gpu_of(last_rank, d, tt)});
               }

@@ -68,7 +68,7 @@ class Lowering {
   int gpu(int rank, const Pipeline& p) const { return plan_.gpu_of(rank, p.replica, p.tensor); }
   std::vector<int> dp_group(int rank, int tensor) const {
     std::vector<int> g;
-    for (int d = 0; d < plan_.dp; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
+    for (int d = 0; d < plan_.replicas(); ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
     return g;
   }
   // ZeRO-3's data-parallel groups (see workload::Plan::fsdp_shard_size): the
@@ -82,7 +82,7 @@ class Lowering {
     if (kind == Sharding::kShard) {
       for (int d = replica / shard * shard; d < (replica / shard + 1) * shard; ++d) g.push_back(plan_.gpu_of(rank, d, tensor));
     } else {
-      for (int d = replica % shard; d < plan_.dp; d += shard) g.push_back(plan_.gpu_of(rank, d, tensor));
+      for (int d = replica % shard; d < plan_.replicas(); d += shard) g.push_back(plan_.gpu_of(rank, d, tensor));
     }
     return g;
   }
@@ -135,7 +135,7 @@ class Lowering {
   // in one node with a NIC per GPU (no NIC shared between stages); and, when
   // up-links are oversubscribed, a stage's nodes line up with the leaves.
   bool placement_is_uniform() const {
-    const int per_stage = plan_.tp * plan_.dp;
+    const int per_stage = plan_.tp * plan_.replicas();
     const int per_node = cluster_.node.gpus_per_node;
     const bool whole_nodes = per_stage % per_node == 0;
     const bool within_node = per_node % per_stage == 0 && cluster_.node.nics_per_node == per_node;

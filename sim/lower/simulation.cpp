@@ -52,7 +52,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   if (symmetric()) {
     pipelines_.push_back({0, 0});
   } else {
-    for (int d = 0; d < plan_.dp; ++d) {
+    for (int d = 0; d < plan_.replicas(); ++d) {
       for (int t = 0; t < plan_.tp; ++t) pipelines_.push_back({d, t});
     }
   }
@@ -86,7 +86,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   std::vector<int> gpus = sim_->gpu_of_rank;
   if (options_.collectives == CollectiveModel::kFlow) {
     for (int r = 0; r < R; ++r) {
-      for (int d = 0; d < plan_.dp; ++d) gpus.push_back(plan_.gpu_of(r, d, 0));
+      for (int d = 0; d < plan_.replicas(); ++d) gpus.push_back(plan_.gpu_of(r, d, 0));
     }
   }
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
@@ -187,7 +187,7 @@ PipelineWork Lowering::work_per_pipeline() const {
   // A collective over the dp replicas, as flows: a ring's 2 (n - 1) steps of
   // n flows for an all-reduce, half that for a reduce-scatter or an
   // all-gather (trees and hierarchical rings take fewer).
-  const double n = plan_.dp;
+  const double n = plan_.replicas();
   const double ring = options_.collectives == CollectiveModel::kFlow ? n * (n - 1) : 0.0;
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {

@@ -118,6 +118,8 @@ struct TaskInfo {
   // compute stream), its part's share of its action's: for the trace and the
   // summary's exposed tensor-parallel time.
   double tp_comm_s = 0.0;
+  // And the context-parallel exchange's exposed time inside it (same stream).
+  double cp_comm_s = 0.0;
   // ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
   // ZeRO-1/2's after the optimizer step run on the communication stream.
   bool on_gather_stream() const { return kind == TaskKind::kParamAllGather && action.op == schedule::Op::kUnshard; }

@@ -19,7 +19,8 @@ struct RunInfo {
   std::string config;    // the config file, as given
   std::string model;     // model name
   std::string schedule;  // schedule name
-  int tp = 1, pp = 1, dp = 1;
+  int tp = 1, pp = 1, dp = 1, cp = 1;
+  std::string cp_algorithm;  // with cp > 1
   int vp = 1;  // virtual stages per pipeline rank
   schedule::Placement placement = schedule::Placement::kLooped;  // where the stages run (for the picture's legend)
   int microbatch_size = 1;
@@ -53,6 +54,7 @@ struct ExposedComm {
   double tp = 0.0;  // tensor-parallel collectives (blocking)
   double pp = 0.0;  // waiting for pipeline transfers to arrive
   double dp = 0.0;  // data-parallel gradient reduction and parameter gathering
+  double cp = 0.0;  // the context-parallel exchange before attention, where not hidden
 };
 
 struct StageSummary {

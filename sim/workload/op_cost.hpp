@@ -16,6 +16,7 @@ enum class Pass { kForward, kInputGrad, kWeightGrad };
 struct OpTiming {
   double compute_s = 0.0;     // kernels on the compute stream
   double tp_comm_s = 0.0;     // tensor-parallel collectives (blocking, same stream)
+  double cp_comm_s = 0.0;     // context-parallel exchange not hidden behind attention (same stream)
 };
 
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)

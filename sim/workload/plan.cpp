@@ -40,4 +40,13 @@ double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d) {
   return 0.0;
 }
 
+const char* cp_algorithm_name(CpAlgorithm a) {
+  switch (a) {
+    case CpAlgorithm::kRing: return "ring";
+    case CpAlgorithm::kAllGather: return "all-gather";
+    case CpAlgorithm::kAllToAll: return "all-to-all";
+  }
+  return "?";
+}
+
 }  // namespace trainsim::workload

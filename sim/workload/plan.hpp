@@ -128,10 +128,34 @@ struct Overlap {
   bool tp_comm = false;
 };
 
+// How context parallelism moves the keys and values that a rank's queries
+// need from the other ranks' parts of the sequence (parallel.cp_algorithm):
+//   ring        Megatron-Core / Transformer Engine: cp - 1 point-to-point
+//               steps around the cp ring, each sending the K/V block on while
+//               attention runs on the block that arrived; backward sends K/V
+//               and their gradients;
+//   all-gather  Llama 3, TorchTitan: K and V all-gathered before attention,
+//               their gradients reduce-scattered after its backward;
+//   all-to-all  DeepSpeed Ulysses: Q, K, V redistributed from sequence shards
+//               to head shards before attention and the output back after
+//               it (and the same four backward); heads must divide by cp.
+enum class CpAlgorithm { kRing, kAllGather, kAllToAll };
+const char* cp_algorithm_name(CpAlgorithm a);
+
 struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
   int dp = 1;  // data parallel (replicas)
+  // Context parallel: each of cp ranks holds 1/cp of every sequence's tokens
+  // (Megatron-Core's order tp-cp-dp-pp: the cp ranks of a replica sit tp
+  // GPUs apart). Gradients are reduced, and ZeRO shards, over dp x cp ranks;
+  // the batch is split over dp only.
+  int cp = 1;
+  CpAlgorithm cp_algorithm = CpAlgorithm::kRing;
+  // The ranks that hold one tensor and pipeline rank's parameters, each a
+  // pipeline of its own in the simulation: dp x cp. Replica r is data-parallel
+  // rank r / cp, context rank r % cp.
+  int replicas() const { return dp * cp; }
   // Virtual stages per pipeline rank (interleaved 1F1B, breadth-first, zb-v):
   // the model is cut into pp x vp stages, placed as the schedule says.
   int vp = 1;
@@ -210,9 +234,9 @@ struct Plan {
   // Megatron-Core runs it. The config sets zero_stage = 1 with it.
   bool distributed_optimizer = false;
   // The replicas a ZeRO-3 unit is sharded over.
-  int shard_group_size() const { return zero_stage == 3 && fsdp_shard_size > 0 ? fsdp_shard_size : dp; }
+  int shard_group_size() const { return zero_stage == 3 && fsdp_shard_size > 0 ? fsdp_shard_size : replicas(); }
   // How many copies of each shard there are (1 without HSDP).
-  int shard_replicas() const { return dp / shard_group_size(); }
+  int shard_replicas() const { return replicas() / shard_group_size(); }
   // Gradients are reduced in buckets of this many MiB, each as soon as the
   // backward has produced it (PyTorch DDP's default bucket is 25 MiB).
   double grad_bucket_mib = 25.0;
@@ -244,14 +268,15 @@ struct Plan {
     return stage_layers.empty() ? model_layers / stages() : stage_layers[stage];
   }
 
-  int gpus() const { return tp * pp * dp; }
+  int gpus() const { return tp * cp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.
   int microbatches() const { return global_batch / (dp * microbatch_size); }
-  // GPU id of pipeline rank `rank`, data-parallel replica `replica`, tensor
-  // rank `tensor`. Megatron-LM's order: tensor ranks fastest, then replicas,
-  // then pipeline ranks, so a tensor group shares a node.
+  // GPU id of pipeline rank `rank`, replica `replica` (of replicas()), tensor
+  // rank `tensor`. Megatron-LM's order: tensor ranks fastest, then context
+  // ranks, then data-parallel ranks, then pipeline ranks, so a tensor group
+  // shares a node.
   int gpu_of(int rank, int replica = 0, int tensor = 0) const {
-    return (rank * dp + replica) * tp + tensor;
+    return (rank * replicas() + replica) * tp + tensor;
   }
 };
 

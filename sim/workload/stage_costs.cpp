@@ -22,9 +22,49 @@ struct Timing {
   hw::CollectiveAlgorithm algorithm;
   int tp;
   bool tp_overlap;
+  // Context parallelism: cp ranks (group cp_group) exchanging keys and values by cp_algorithm.
+  int cp = 1;
+  CpAlgorithm cp_algorithm = CpAlgorithm::kRing;
+  const hw::CollectiveGroup* cp_group = nullptr;
+
+  // What the exchange before attention leaves exposed in `pass`.
+  double cp_exchange_seconds(const std::vector<Op>& ops, const Op& op, Pass pass) const {
+    if (cp < 2 || pass == Pass::kWeightGrad) return 0.0;
+    const bool forward = pass == Pass::kForward;
+    auto time = [&](hw::CollectiveKind kind, double bytes) {
+      return hw::collective_time(kind, bytes, *cp_group, node).to_seconds();
+    };
+    switch (cp_algorithm) {
+      case CpAlgorithm::kRing: {
+        // cp - 1 steps, each the K/V block (and backward its gradient too)
+        // passed one rank on, as one step of an all-gather of cp blocks;
+        // each hides behind attention on the block that came before it.
+        const double block = (forward ? 1.0 : 2.0) * op.cp_kv_bytes;
+        const double step = time(hw::CollectiveKind::kAllGather, cp * block) / (cp - 1);
+        const double attention = op_time(ops[static_cast<std::size_t>(op.attention_op)], pass, node, seq, tp_group,
+                                         algorithm).compute_s;
+        return (cp - 1) * std::max(0.0, step - attention / cp);
+      }
+      case CpAlgorithm::kAllGather:
+        // Every rank's K and V gathered before attention; their gradients
+        // reduce-scattered back after its backward. Nothing hides them.
+        return time(forward ? hw::CollectiveKind::kAllGather : hw::CollectiveKind::kReduceScatter, cp * op.cp_kv_bytes);
+      case CpAlgorithm::kAllToAll:
+        // Q, K and V from sequence shards to head shards, the output back
+        // (backward: the output's gradient in, Q's, K's and V's out).
+        return 2.0 * time(hw::CollectiveKind::kAllToAll, op.cp_qo_bytes / 2.0) +
+               2.0 * time(hw::CollectiveKind::kAllToAll, op.cp_kv_bytes / 2.0);
+    }
+    return 0.0;
+  }
 
   OpTiming of(const std::vector<Op>& ops, std::size_t i, Pass pass) const {
     const Op& op = ops[i];
+    if (op.kind == OpKind::kCpExchange) {
+      OpTiming t;
+      t.cp_comm_s = cp_exchange_seconds(ops, op, pass);
+      return t;
+    }
     OpTiming t = op_time(op, pass, node, seq, tp_group, algorithm);
     const int count = pass == Pass::kForward     ? op.collectives_forward
                       : pass == Pass::kInputGrad ? op.collectives_input_grad
@@ -55,9 +95,10 @@ struct Timing {
 struct PassTimes {
   double forward = 0.0, input_grad = 0.0, weight_grad = 0.0;
   double tp_forward = 0.0, tp_backward = 0.0;
+  double cp_forward = 0.0, cp_backward = 0.0;
 
   PassTimes times(double n) const {
-    return {n * forward, n * input_grad, n * weight_grad, n * tp_forward, n * tp_backward};
+    return {n * forward, n * input_grad, n * weight_grad, n * tp_forward, n * tp_backward, n * cp_forward, n * cp_backward};
   }
   void plus(const PassTimes& o) {
     forward += o.forward;
@@ -65,6 +106,8 @@ struct PassTimes {
     weight_grad += o.weight_grad;
     tp_forward += o.tp_forward;
     tp_backward += o.tp_backward;
+    cp_forward += o.cp_forward;
+    cp_backward += o.cp_backward;
   }
 
   void add(const std::vector<Op>& ops, double repeat, const Timing& timing) {
@@ -72,11 +115,13 @@ struct PassTimes {
       const OpTiming f = timing.of(ops, k, Pass::kForward);
       const OpTiming i = timing.of(ops, k, Pass::kInputGrad);
       const OpTiming w = timing.of(ops, k, Pass::kWeightGrad);
-      forward += repeat * (f.compute_s + f.tp_comm_s);
-      input_grad += repeat * (i.compute_s + i.tp_comm_s);
+      forward += repeat * (f.compute_s + f.tp_comm_s + f.cp_comm_s);
+      input_grad += repeat * (i.compute_s + i.tp_comm_s + i.cp_comm_s);
       weight_grad += repeat * (w.compute_s + w.tp_comm_s);
       tp_forward += repeat * f.tp_comm_s;
       tp_backward += repeat * i.tp_comm_s;
+      cp_forward += repeat * f.cp_comm_s;
+      cp_backward += repeat * i.cp_comm_s;
     }
   }
 };
@@ -88,6 +133,7 @@ struct PassTimes {
 struct Redo {
   double seconds = 0.0;
   double tp_comm_s = 0.0;
+  double cp_comm_s = 0.0;
 };
 // The share of an op's forward that `recompute` redoes.
 double redone_share(const Op& op, Recompute recompute) {
@@ -106,8 +152,9 @@ Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const Tim
     const double share = redone_share(layer[k], recompute);
     if (share <= 0.0) continue;
     const OpTiming f = timing.of(layer, k, Pass::kForward);
-    r.seconds += share * (f.compute_s + f.tp_comm_s);
+    r.seconds += share * (f.compute_s + f.tp_comm_s + f.cp_comm_s);
     r.tp_comm_s += share * f.tp_comm_s;
+    r.cp_comm_s += share * f.cp_comm_s;
   }
   return r;
 }
@@ -217,20 +264,25 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                        hw::CollectiveAlgorithm algorithm) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.stages();
-  const double b = plan.microbatch_size, s = model.seq, h = model.hidden, t = plan.tp;
+  // What one rank holds of each sequence: all of it, or 1/cp under context
+  // parallelism. Every per-token cost and activation is counted on `local`;
+  // attention's queries still see all cp parts (layer_ops' cp).
+  TransformerSpec local = model;
+  local.seq = model.seq / plan.cp;
+  const double b = plan.microbatch_size, s = local.seq, h = model.hidden, t = plan.tp;
   const bool sp = plan.sequence_parallel;
   // Under FP8 the layers' linear GEMMs run in FP8 behind their casts (workload/fp8.hpp).
   const bool fp8 = plan.precision == Precision::kFp8;
   auto layer_ops_of = [&](int microbatch) {
-    std::vector<Op> ops = layer_ops(model, microbatch, plan.tp, sp, plan.attention, plan.elementwise);
+    std::vector<Op> ops = layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp);
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
   // half the bytes of the BF16 inputs layer_kept_gemm_input_bytes counts.
   const double kept_input_scale = fp8 && fp8_saves_fp8_inputs(plan.fp8_recipe) ? 0.5 : 1.0;
   const std::vector<Op> layer = layer_ops_of(plan.microbatch_size);
-  const std::vector<Op> embedding = embedding_ops(model, plan.microbatch_size, plan.tp, sp);
-  const std::vector<Op> head = head_ops(model, plan.microbatch_size, plan.tp, sp, plan.elementwise);
+  const std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
+  const std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   const bool tied = model.arch == Arch::kGpt;
   // See PipelineSendSplit. With sequence parallelism each rank already holds
   // its own 1/tp of the sequence: it sends that and gathers nothing.
@@ -255,7 +307,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // at once: groups whose members share a NIC split it.
     std::vector<std::vector<int>> dp_groups(plan.tp);
     for (int k = 0; k < plan.tp; ++k) {
-      for (int d = 0; d < plan.dp; ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
+      for (int d = 0; d < plan.replicas(); ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
     }
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
@@ -265,7 +317,18 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // One layer, then the stage: its layers, the embedding on the first and
     // the output head on the last. Recomputation runs just before the
     // backward that needs it: part of I.
-    const Timing timing{node, s, tp_group, algorithm, plan.tp, plan.overlap.tp_comm};
+    // Context parallelism: every tensor rank's cp group (replicas 0..cp-1 of
+    // the first data-parallel rank) exchanges at once.
+    hw::CollectiveGroup cp_group;
+    if (plan.cp > 1) {
+      std::vector<std::vector<int>> cp_groups(plan.tp);
+      for (int k = 0; k < plan.tp; ++k) {
+        for (int c = 0; c < plan.cp; ++c) cp_groups[k].push_back(plan.gpu_of(r, c, k));
+      }
+      cp_group = hw::group_of(cluster, cp_groups.front());
+      cp_group.nic_share *= hw::concurrent_nic_share(cluster, cp_groups);
+    }
+    const Timing timing{node, s, tp_group, algorithm, plan.tp, plan.overlap.tp_comm, plan.cp, plan.cp_algorithm, &cp_group};
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, timing);
@@ -284,6 +347,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     times.plus(head_times);
     times.input_grad += redone * redo_one.seconds;
     times.tp_backward += redone * redo_one.tp_comm_s;
+    times.cp_backward += redone * redo_one.cp_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute
@@ -310,18 +374,20 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.weight_grad = core::Time::seconds(times.weight_grad);
     c.tp_comm_forward = core::Time::seconds(times.tp_forward);
     c.tp_comm_backward = core::Time::seconds(times.tp_backward);
+    c.cp_comm_forward = core::Time::seconds(times.cp_forward);
+    c.cp_comm_backward = core::Time::seconds(times.cp_backward);
 
     // The recomputed layers keep what the policy keeps; the rest keep everything.
     double activations =
-        redone * layer_activation_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention,
+        redone * layer_activation_bytes(local, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention,
                                         plan.elementwise) +
-        (layers_per_stage - redone) * layer_activation_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone,
+        (layers_per_stage - redone) * layer_activation_bytes(local, plan.microbatch_size, plan.tp, Recompute::kNone,
                                                              sp, plan.attention, plan.elementwise);
     // FP8 inputs saved instead of BF16 ones: the other half of each kept input goes.
     const double kept_inputs =
-        redone * layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, plan.recompute, sp) +
+        redone * layer_kept_gemm_input_bytes(local, plan.microbatch_size, plan.tp, plan.recompute, sp) +
         (layers_per_stage - redone) *
-            layer_kept_gemm_input_bytes(model, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+            layer_kept_gemm_input_bytes(local, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
     activations -= (1.0 - kept_input_scale) * kept_inputs;
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
@@ -348,8 +414,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       const int all = plan.microbatch_size * plan.microbatches();
       PassTimes whole;
       whole.add(layer_ops_of(all), layers_per_stage, timing);
-      if (first) whole.add(embedding_ops(model, all, plan.tp, sp), 1, timing);
-      if (last) whole.add(head_ops(model, all, plan.tp, sp, plan.elementwise), 1, timing);
+      if (first) whole.add(embedding_ops(local, all, plan.tp, sp), 1, timing);
+      if (last) whole.add(head_ops(local, all, plan.tp, sp, plan.elementwise), 1, timing);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 
@@ -421,7 +487,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.param_bytes = c.params * kActivationBytes;
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
     // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
-    const auto buckets = plan.dp > 1 && plan.zero_stage < 3
+    const auto buckets = plan.replicas() > 1 && plan.zero_stage < 3
                              ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes)))
                              : 1;
     if (buckets > 1'000'000) {
@@ -434,14 +500,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     double costed_bytes = -1.0;
     core::Time costed;
     for (std::size_t k = 0; k < buckets; ++k) {
-      const double bytes = plan.dp > 1 && plan.zero_stage < 3
+      const double bytes = plan.replicas() > 1 && plan.zero_stage < 3
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
                                : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       if (bytes != costed_bytes) {
         // Offloaded, the bucket's reduced shard then goes to the host.
         costed = hw::collective_time(reduce, bytes, dp_group, node, algorithm) +
-                 core::Time::seconds(pcie_seconds(bytes / plan.dp));
+                 core::Time::seconds(pcie_seconds(bytes / plan.replicas()));
         costed_bytes = bytes;
       }
       c.grad_bucket_reduce.push_back(costed);
@@ -449,7 +515,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
       c.param_all_gather =
           hw::collective_time(hw::CollectiveKind::kAllGather, c.param_bytes, dp_group, node, algorithm);
-      if (plan.overlap.param_gather && plan.dp > 1) {
+      if (plan.overlap.param_gather && plan.replicas() > 1) {
         // The forward uses the buckets last-filled first.
         for (auto share = c.grad_bucket_share.rbegin(); share != c.grad_bucket_share.rend(); ++share) {
           c.param_bucket_gather.push_back(
@@ -457,7 +523,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         }
       }
     }
-    if (plan.zero_stage == 3 && plan.dp > 1) {
+    if (plan.zero_stage == 3 && plan.replicas() > 1) {
       // HSDP: gathers and scatters run in groups of fsdp_shard_size
       // consecutive replicas, the shards' all-reduce across the groups (one
       // replica of each); every tensor rank's groups at once.
@@ -543,7 +609,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     if (tied && !ends_share_rank && (first || last)) {
       // Every replica's and tensor rank's pair of ends, all at once.
       std::vector<std::vector<int>> pairs;
-      for (int d = 0; d < plan.dp; ++d) {
+      for (int d = 0; d < plan.replicas(); ++d) {
         for (int k = 0; k < plan.tp; ++k) {
           pairs.push_back({plan.gpu_of(0, d, k), plan.gpu_of(plan.rank_of_stage(stages - 1), d, k)});
         }

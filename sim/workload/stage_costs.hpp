@@ -44,6 +44,8 @@ struct StageCost {
   core::Time weight_grad;   // W: gradient w.r.t. weights
   core::Time tp_comm_forward;   // the TP collective part of `forward`
   core::Time tp_comm_backward;  // the TP collective part of `input_grad`
+  core::Time cp_comm_forward;   // the context-parallel exchange's exposed part of `forward`
+  core::Time cp_comm_backward;  // and of `input_grad`
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's

@@ -123,7 +123,7 @@ double TransformerSpec::total_params() const {
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                          Attention attention, Elementwise kernels) {
+                          Attention attention, Elementwise kernels, int cp) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -169,12 +169,26 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     ops.push_back(bias);
   }
   if (attention == Attention::kFlash) {
+    if (cp > 1) {
+      // This rank's keys and values (and, for all-to-all, its queries and
+      // output), 2 bytes a value, for the exchange the plan's algorithm runs.
+      Op exchange;
+      exchange.name = "context_parallel_exchange";
+      exchange.kind = OpKind::kCpExchange;
+      exchange.cp_kv_bytes = 2.0 * tokens * kv / t * kActivationBytes;
+      exchange.cp_qo_bytes = 2.0 * tokens * h / t * kActivationBytes;
+      exchange.attention_op = static_cast<int>(ops.size()) + 1;
+      exchange.attention_core = true;
+      exchange.op_sac_redo = 0.0;  // attention's output is kept; its inputs need no second exchange
+      ops.push_back(exchange);
+    }
     // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
-    // twice that backward, no weights.
+    // twice that backward, no weights; with context parallelism this rank's
+    // s queries against all cp*s keys.
     Op att;
     att.name = "attention";
     att.kind = OpKind::kAttention;
-    att.flops_forward = 4.0 * b * s * s * h / t;
+    att.flops_forward = 4.0 * b * s * (s * cp) * h / t;
     att.flops_input_grad = 2.0 * att.flops_forward;
     att.bytes_forward = 4.0 * tokens * h / t * kActivationBytes;  // read Q, K, V, write O
     att.bytes_input_grad = 2.0 * att.bytes_forward;

@@ -46,7 +46,9 @@ struct TransformerSpec {
   double total_params() const;      // the model as a whole, counting tied weights once
 };
 
-enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective };
+// kCpExchange: context parallelism's movement of keys and values between
+// the cp ranks (Plan::cp_algorithm), timed over the context-parallel group.
+enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective, kCpExchange };
 
 // How the attention core (scores, softmax, weighted sum) runs:
 //   flash    one fused kernel (FlashAttention-2, Dao 2023, arXiv 2307.08691):
@@ -117,6 +119,11 @@ struct Op {
   int column_gemm = -1, row_gemm = -1;
   // Part of the attention core, which selective recompute redoes in backward.
   bool attention_core = false;
+  // kCpExchange: the index of the attention op it feeds (a ring's steps hide
+  // behind its blocks), and the bytes of this rank's tensors it moves.
+  int attention_op = -1;
+  double cp_kv_bytes = 0.0;   // this rank's K and V, one sequence chunk
+  double cp_qo_bytes = 0.0;   // this rank's Q and attention output (all-to-all moves them too)
   // Kernels it launches in each pass (each pays the launch overhead).
   int kernels = 1;
   // A GEMM run in FP8 (workload/fp8.hpp): timed at the GPU's FP8 rate.
@@ -134,8 +141,13 @@ inline constexpr double kActivationBytes = 2.0;
 
 // `sequence_parallel`: norms and dropouts on 1/tp of the tokens, TP
 // all-reduces as reduce-scatter + all-gather (Korthikanti et al. §4.2.2).
+// `cp` > 1: `model.seq` is one context-parallel rank's part of the sequence
+// (of cp); its queries attend to all cp parts, so attention does cp times
+// the work of its own part's, and a kCpExchange op before it brings the keys
+// and values.
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
-                          Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused);
+                          Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused,
+                          int cp = 1);
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                          Elementwise kernels = Elementwise::kFused);

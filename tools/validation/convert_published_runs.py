@@ -615,8 +615,17 @@ TORCHTITAN_COMMON = {
 def torchtitan_case(rec: dict) -> dict:
     par, hw, m = rec["parallel"], rec["hardware"], rec["model"]
     preset = TORCHTITAN_MODELS[m["name"]]
-    check_shape(preset, m, rec["id"])
-    assert par["pp"] == 1 and par.get("cp", 1) == 1 and par["dp_replicate"] == 1, rec["id"]
+    # The context-parallel table trains longer sequences than the preset's:
+    # the preset's shape at the record's length.
+    model: object = preset
+    if m["seq"] != load_preset(preset)["seq"]:
+        model = dict(load_preset(preset))
+        model["name"] = f"{model['name']} at {m['seq']} tokens"
+        model["seq"] = m["seq"]
+        model["source"] = f"the {preset} preset's shape; the sequence length of the record"
+    check_shape(preset, {k: v for k, v in m.items() if k != "seq"}, rec["id"])
+    cp = par.get("cp", 1)
+    assert par["pp"] == 1 and par["dp_replicate"] == 1, rec["id"]
     assumptions = dict(TORCHTITAN_COMMON)
     assumptions["cluster"] = TORCHTITAN_HOSTS
     recompute_text = par["recompute"]
@@ -630,6 +639,13 @@ def torchtitan_case(rec: dict) -> dict:
             "(llama3_8b.toml: mode 'selective', selective_ac_option 'op'), per-op checkpointing that keeps "
             "every other matmul's output and attention's (parallelize_llama.py _save_list)")
     fp8 = par["precision"].startswith("fp8")
+    if cp > 1:
+        assumptions["parallel.cp_algorithm"] = (
+            "all-gather: TorchTitan's context parallelism (PyTorch's experimental context_parallel) with its default "
+            "rotate method of the time, 'allgather': each rank's K and V all-gathered before attention (the table "
+            "names no method; uncertain)")
+        assumptions["parallel.dp"] = ("the record's data-parallel degree; FSDP shards over dp x cp ranks (record: "
+                                      + par.get("fsdp_shard_mesh", "dp_shard x cp") + ")")
     parallel = {
         "tp": par["tp"], "pp": 1, "dp": par["dp"],
         "microbatch_size": par["local_batch"], "global_batch": par["global_batch"],
@@ -637,6 +653,9 @@ def torchtitan_case(rec: dict) -> dict:
         "elementwise": "fused" if par["torch_compile"] else "eager",
         "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch",
     }
+    if cp > 1:
+        parallel["cp"] = cp
+        parallel["cp_algorithm"] = "all-gather"
     if fp8:
         rowwise = "rowwise" in par["precision"]
         parallel["fp8_recipe"] = "rowwise" if rowwise else "tensorwise"
@@ -679,13 +698,16 @@ def torchtitan_case(rec: dict) -> dict:
         "description": f"{m['name']} on {hw['gpus']} H100s (TorchTitan, FSDP {par['fsdp']}"
                        + (f", TP {par['tp']}" if par["tp"] > 1 else "") + ")",
         "cluster": {"node": "grand-teton-h100", "nodes": hw["nodes"], "network": "meta-roce-pod"},
-        "model": preset,
+        "model": model,
         "parallel": parallel,
     }
     if options:
         config["options"] = options
     return {
-        "id": rec["id"], "group": "TorchTitan H100 Float8" if fp8 else "TorchTitan H100 BF16", "source": rec["source"],
+        "id": rec["id"],
+        "group": ("TorchTitan H100 context parallel" if rec["id"].startswith("torchtitan_t2_")
+                  else "TorchTitan H100 Float8" if fp8 else "TorchTitan H100 BF16"),
+        "source": rec["source"],
         "config": config,
         "assumptions": assumptions, "measured": measured, "notes": notes + ".",
     }
@@ -954,6 +976,18 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
         published = cases[fp8]["measured"]["tokens_per_gpu_per_s"] / cases[bf16]["measured"]["tokens_per_gpu_per_s"]
         out.append(speedup_band(f"Float8 (tensorwise) faster than BF16, {label} (published {published:.3f}",
                                 published, fp8, bf16, cases[fp8]["source"].split(",")[0]))
+    # Context parallelism: the same 8 GPUs on ever longer sequences.
+    cp_ids = ["torchtitan_t2_8b_8gpu_fsdp1_cp8_s256k", "torchtitan_t2_8b_8gpu_fsdp2_cp4_s128k",
+              "torchtitan_t2_8b_8gpu_fsdp4_cp2_s64k", "torchtitan_t2_8b_8gpu_fsdp8_cp1_s32k"]
+    assert [cases[i]["measured"]["tokens_per_gpu_per_s"] for i in cp_ids] == sorted(
+        cases[i]["measured"]["tokens_per_gpu_per_s"] for i in cp_ids)
+    out.append({
+        "name": "context parallelism: throughput falls as the sequence grows from 32K to 256K tokens (Llama 3.1 8B, "
+                "8 GPUs, cp 1 to 8)",
+        "metric": "tokens_per_gpu_per_s",
+        "increasing": cp_ids,
+        "source": "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, Table 2",
+    })
     for size in ("70b_256gpu_fsdp32", "8b_64gpu_fsdp8"):
         ids = [f"torchtitan_asynctp_{size}_tp8_fp8_rowwise_vanilla", f"torchtitan_asynctp_{size}_tp8_fp8_tensorwise_vanilla"]
         assert cases[ids[0]]["measured"]["tokens_per_gpu_per_s"] < cases[ids[1]]["measured"]["tokens_per_gpu_per_s"]
@@ -985,9 +1019,9 @@ SKIPPED = {
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
     "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
                               "models: what was offloaded, if anything, is unknown",
-    "torchtitan_t2_": "context parallelism (not modelled yet)",
     "torchtitan_t5_": "3D parallelism (FSDP, TP and TorchTitan's pipeline schedules) with Float8: not converted yet",
-    "torchtitan_t6_": "context parallelism (not modelled yet)",
+    "torchtitan_t6_": "3D parallelism (FSDP, TP and TorchTitan's pipeline schedules) with context parallelism and "
+                      "Float8: not converted yet",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
                          "top-level metrics are the foreground job's, so no ordering states the claim",
@@ -1005,7 +1039,8 @@ DESCRIPTION = (
     "nvidia-smi counts the allocator's reserve too), Zero bubble Table 4 (arXiv:2401.10241), TorchTitan H100 BF16 (pytorch/torchtitan benchmarks: FSDP2, TP and async "
     "TP on Grand Teton H100s; the memory column is PyTorch's peak reserved memory, above the tensors' peak the "
     "simulator reports), TorchTitan H100 Float8 (the same hosts and tables with torchao's Float8 linear layers, "
-    "tensorwise or rowwise scaling), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
+    "tensorwise or rowwise scaling), TorchTitan H100 context parallel (Llama 3.1 8B with Float8 on 8 GPUs at 32K to "
+    "256K tokens, cp 1 to 8, K and V all-gathered), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
     "published HFU / MFU), llm-foundry MPT (FSDP on A100 and H100) and DeepSpeed ZeRO-3 on Azure (175B and 1T, "
     "data parallelism only, the 1T with its optimizer offloaded). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first, FSDP's reshard after forward). The async TP bands keep the "
