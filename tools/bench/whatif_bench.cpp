@@ -35,4 +35,12 @@ BENCHMARK_CAPTURE(BM_WhatIf, llama3_405b_16384xh100, "configs/examples/llama3-40
 BENCHMARK_CAPTURE(BM_WhatIf, llama31_70b_256xh100_fsdp, "configs/examples/llama3.1-70b-256xh100-fsdp.json")
     ->Unit(benchmark::kMillisecond);
 
+// Context parallelism (a K/V ring over 8 GPUs, 128K tokens) and FP8 with
+// CP, TP, PP and DP together (1,024 H100s, full fidelity: its placement is
+// not uniform).
+BENCHMARK_CAPTURE(BM_WhatIf, llama3_8b_128k_cp8_8xh100, "configs/examples/llama3-8b-128k-cp8-8xh100.json")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WhatIf, llama31_405b_fp8_1024xh100, "configs/examples/llama3.1-405b-fp8-1024xh100.json")
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();
