@@ -595,7 +595,7 @@ KORTHIKANTI_RATIO = (1.20, 1.45)
 # TorchTitan on H100 (pytorch/torchtitan benchmarks), BF16 rows
 # ---------------------------------------------------------------------------
 
-TORCHTITAN_MODELS = {"Llama-3.1-8B": "llama3.1-8b", "Llama-3.1-70B": "llama3.1-70b"}
+TORCHTITAN_MODELS = {"Llama-3.1-8B": "llama3.1-8b", "Llama-3.1-70B": "llama3.1-70b", "Llama-3.1-405B": "llama3-405b"}
 TORCHTITAN_HOSTS = (
     "grand-teton-h100 nodes on meta-roce-pod: the benchmark pages' 'H100 96GB HBM2e' GPUs at their 'default 500W "
     "power limit', 8 a host fully connected with NVLink, 'backend RDMA network, 400 Gb/s per GPU' (Meta's RoCE "
@@ -612,6 +612,22 @@ TORCHTITAN_COMMON = {
 }
 
 
+def torchtitan_stage_layers(layers: int, stages: int) -> list[int]:
+    """TorchTitan's default pipeline split (torchtitan parallelisms/pipelining_utils.py generate_split_points at
+    commit 9dec370): the first stage takes layers // stages, the middle stages one more each while the remainder
+    lasts, the last stage what is left."""
+    base, extra = divmod(layers, stages)
+    out = [base]
+    for _ in range(stages - 2):
+        out.append(base + 1 if extra > 0 else base)
+        extra -= 1 if extra > 0 else 0
+    out.append(layers - sum(out))
+    return out
+
+
+TORCHTITAN_SCHEDULES = {"1F1B": "1f1b", "Interleaved1F1B": "interleaved-1f1b"}
+
+
 def torchtitan_case(rec: dict) -> dict:
     par, hw, m = rec["parallel"], rec["hardware"], rec["model"]
     preset = TORCHTITAN_MODELS[m["name"]]
@@ -625,7 +641,7 @@ def torchtitan_case(rec: dict) -> dict:
         model["source"] = f"the {preset} preset's shape; the sequence length of the record"
     check_shape(preset, {k: v for k, v in m.items() if k != "seq"}, rec["id"])
     cp = par.get("cp", 1)
-    assert par["pp"] == 1 and par["dp_replicate"] == 1, rec["id"]
+    assert par["dp_replicate"] == 1, rec["id"]
     assumptions = dict(TORCHTITAN_COMMON)
     assumptions["cluster"] = TORCHTITAN_HOSTS
     recompute_text = par["recompute"]
@@ -647,12 +663,36 @@ def torchtitan_case(rec: dict) -> dict:
         assumptions["parallel.dp"] = ("the record's data-parallel degree; FSDP shards over dp x cp ranks (record: "
                                       + par.get("fsdp_shard_mesh", "dp_shard x cp") + ")")
     parallel = {
-        "tp": par["tp"], "pp": 1, "dp": par["dp"],
+        "tp": par["tp"], "pp": par["pp"], "dp": par["dp"],
         "microbatch_size": par["local_batch"], "global_batch": par["global_batch"],
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
         "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch",
     }
+    if par["pp"] > 1:
+        # TorchTitan's pipelines (torch.distributed.pipelining): the record's
+        # schedule, micro-batch and stages per rank; its default layer split.
+        vp = par.get("vp") or 1
+        schedule = par["schedule"].split(" ")[0]
+        parallel["microbatch_size"] = par["microbatch"]
+        parallel["schedule"] = TORCHTITAN_SCHEDULES[schedule]
+        if vp > 1:
+            parallel["vp"] = vp
+        parallel["stage_layers"] = torchtitan_stage_layers(m["layers"], par["pp"] * vp)
+        parallel["reshard_after_forward"] = bool(par["fsdp_reshard_after_forward"])
+        assumptions["parallel.microbatch_size"] = (
+            f"the record's micro-batch, {par['microbatch']}: the local batch of {par['local_batch']} runs as "
+            f"{par['local_batch'] // par['microbatch']} micro-batches through the pipeline")
+        assumptions["parallel.schedule"] = f"{parallel['schedule']}: the record's {schedule}" + (
+            f", {vp} stages a rank, looped as torch.distributed.pipelining places them" if vp > 1 else "")
+        assumptions["parallel.stage_layers"] = (
+            "TorchTitan's default split of the layers over the stages (parallelisms/pipelining_utils.py "
+            "generate_split_points): the first stage layers // stages, the middle ones one more while the "
+            "remainder lasts, the last what is left; the embedding on the first stage, the norm and output on the "
+            "last")
+        assumptions["parallel.zero_stage"] = TORCHTITAN_COMMON["parallel.zero_stage"].replace(
+            "reshard after forward on, as the record states",
+            "reshard after forward off under pipeline parallelism, as the record states")
     if cp > 1:
         parallel["cp"] = cp
         parallel["cp_algorithm"] = "all-gather"
@@ -705,7 +745,7 @@ def torchtitan_case(rec: dict) -> dict:
         config["options"] = options
     return {
         "id": rec["id"],
-        "group": ("TorchTitan H100 context parallel" if rec["id"].startswith("torchtitan_t2_")
+        "group": ("TorchTitan H100 context parallel" if rec["id"].startswith(("torchtitan_t2_", "torchtitan_t6_"))
                   else "TorchTitan H100 Float8" if fp8 else "TorchTitan H100 BF16"),
         "source": rec["source"],
         "config": config,
@@ -976,6 +1016,11 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
         published = cases[fp8]["measured"]["tokens_per_gpu_per_s"] / cases[bf16]["measured"]["tokens_per_gpu_per_s"]
         out.append(speedup_band(f"Float8 (tensorwise) faster than BF16, {label} (published {published:.3f}",
                                 published, fp8, bf16, cases[fp8]["source"].split(",")[0]))
+    # TorchTitan's Table 5: the same 405B plan under both pipeline schedules.
+    ids = ["torchtitan_t5_405b_512gpu_fsdp8_tp8_pp8_interleaved1f1b", "torchtitan_t5_405b_512gpu_fsdp8_tp8_pp8_1f1b"]
+    published = cases[ids[0]]["measured"]["tokens_per_gpu_per_s"] / cases[ids[1]]["measured"]["tokens_per_gpu_per_s"]
+    out.append(speedup_band(f"interleaved 1F1B faster than 1F1B, Llama 3.1 405B on 512 GPUs (published {published:.3f}",
+                            published, ids[0], ids[1], cases[ids[0]]["source"].split(",")[0]))
     # Context parallelism: the same 8 GPUs on ever longer sequences.
     cp_ids = ["torchtitan_t2_8b_8gpu_fsdp1_cp8_s256k", "torchtitan_t2_8b_8gpu_fsdp2_cp4_s128k",
               "torchtitan_t2_8b_8gpu_fsdp4_cp2_s64k", "torchtitan_t2_8b_8gpu_fsdp8_cp1_s32k"]
@@ -1019,9 +1064,6 @@ SKIPPED = {
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
     "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
                               "models: what was offloaded, if anything, is unknown",
-    "torchtitan_t5_": "3D parallelism (FSDP, TP and TorchTitan's pipeline schedules) with Float8: not converted yet",
-    "torchtitan_t6_": "3D parallelism (FSDP, TP and TorchTitan's pipeline schedules) with context parallelism and "
-                      "Float8: not converted yet",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
                          "top-level metrics are the foreground job's, so no ordering states the claim",
@@ -1039,8 +1081,9 @@ DESCRIPTION = (
     "nvidia-smi counts the allocator's reserve too), Zero bubble Table 4 (arXiv:2401.10241), TorchTitan H100 BF16 (pytorch/torchtitan benchmarks: FSDP2, TP and async "
     "TP on Grand Teton H100s; the memory column is PyTorch's peak reserved memory, above the tensors' peak the "
     "simulator reports), TorchTitan H100 Float8 (the same hosts and tables with torchao's Float8 linear layers, "
-    "tensorwise or rowwise scaling), TorchTitan H100 context parallel (Llama 3.1 8B with Float8 on 8 GPUs at 32K to "
-    "256K tokens, cp 1 to 8, K and V all-gathered), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
+    "tensorwise or rowwise scaling; the 405B rows with pipeline parallelism as TorchTitan splits the layers), TorchTitan "
+    "H100 context parallel (Llama 3.1 8B on 8 GPUs and 405B on 512 GPUs with Float8 at 32K to 256K tokens, cp 1 to "
+    "8, K and V all-gathered), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
     "published HFU / MFU), llm-foundry MPT (FSDP on A100 and H100) and DeepSpeed ZeRO-3 on Azure (175B and 1T, "
     "data parallelism only, the 1T with its optimizer offloaded). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first, FSDP's reshard after forward). The async TP bands keep the "
