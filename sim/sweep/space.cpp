@@ -49,6 +49,7 @@ std::string plan_key(const std::string& cluster_label, const workload::Plan& p) 
   if (p.zero_stage == 3 && p.fsdp_shard_size > 0) extra += fmt::format(" shard={}", p.fsdp_shard_size);
   if (p.zero_stage == 3 && !p.reshard_after_forward) extra += " reshard=off";
   if (p.overlap.tp_comm) extra += " tpoverlap=on";
+  if (p.cp > 1) extra += fmt::format(" cp={}", p.cp);
   return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}{}",
                      cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
                      p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute),
@@ -74,6 +75,7 @@ Space enumerate(const Spec& spec) {
   track("tp", spec.tp);
   track("pp", spec.pp);
   track("dp", spec.dp);
+  track("cp", spec.cp);
   track("vp", spec.vp);
   track("microbatch_size", spec.microbatch_size);
   track("schedule", spec.schedule);
@@ -100,6 +102,7 @@ Space enumerate(const Spec& spec) {
   };
 
   const std::string kDpDiffers = "tp x pp x dp differs from the GPU count";
+  const std::string kDpCpDiffers = "tp x cp x pp x dp differs from the GPU count";
   std::map<int, std::size_t> dp_index;  // a listed dp value -> its place in the list
   for (std::size_t i = 0; i < spec.dp.values.size(); ++i) dp_index.emplace(spec.dp.values[i], i);
   bool dp_refused_as_differing = false;
@@ -120,6 +123,12 @@ Space enumerate(const Spec& spec) {
       for (int d : divisors(gpus, gpus)) {
         if (model.layers % d == 0) v.push_back(d);
       }
+      return v;
+    }());
+    // Left out, no context parallelism; "auto" the powers of two up to a node's GPUs.
+    const auto cps = values_or(spec.cp, [&] {
+      std::vector<int> v;
+      for (int c = 1; c <= per_node; c *= 2) v.push_back(c);
       return v;
     }());
     const auto vps = values_or(spec.vp, {1, 2, 4, 8});
@@ -144,6 +153,7 @@ Space enumerate(const Spec& spec) {
     const std::size_t dps_most = spec.dp.automatic ? 1 : spec.dp.values.size();
     const std::initializer_list<long long> sizes = {
         static_cast<long long>(tps.size()),   static_cast<long long>(pps.size()),
+        static_cast<long long>(cps.size()),
         static_cast<long long>(dps_most),     static_cast<long long>(vps.size()),
         static_cast<long long>(mbss.size()),  static_cast<long long>(scheds.size()),
         static_cast<long long>(zeros.size()), static_cast<long long>(sps.size()),
@@ -173,7 +183,8 @@ Space enumerate(const Spec& spec) {
     for (std::size_t ti = 0; ti < tps.size(); ++ti) {
       const int tp = tps[ti];
       const std::size_t dps_n = spec.dp.automatic ? 1 : spec.dp.values.size();
-      const long long below_tp = static_cast<long long>(pps.size()) * dps_n * vps.size() * mbss.size() * tail;
+      const long long below_tp =
+          static_cast<long long>(cps.size()) * pps.size() * dps_n * vps.size() * mbss.size() * tail;
       // No pp and dp make such a tp whole, so allow_cross_node_tp would not help.
       if (gpus % tp != 0) {
         refuse(below_tp, "tp does not divide the GPU count", {{"tp", ti}});
@@ -187,14 +198,16 @@ Space enumerate(const Spec& spec) {
         refuse(below_tp, "model.heads, kv_heads or ffn does not divide by tp", {{"tp", ti}});
         continue;
       }
-      for (std::size_t pi = 0; pi < pps.size(); ++pi) {
-        const int pp = pps[pi];
+      // Every (cp, pp) pair, cp the slower-changing.
+      for (std::size_t k = 0; k < cps.size() * pps.size(); ++k) {
+        const std::size_t ci = k / pps.size(), pi = k % pps.size();
+        const int cp = cps[ci], pp = pps[pi];
         const long long below_pp = static_cast<long long>(dps_n) * vps.size() * mbss.size() * tail;
-        if (gpus % (static_cast<long long>(tp) * pp) != 0) {
-          refuse(below_pp, kDpDiffers, {{"tp", ti}, {"pp", pi}});
+        if (gpus % (static_cast<long long>(tp) * cp * pp) != 0) {
+          refuse(below_pp, cp > 1 ? kDpCpDiffers : kDpDiffers, {{"tp", ti}, {"pp", pi}, {"cp", ci}});
           continue;
         }
-        const int derived = gpus / (tp * pp);
+        const int derived = gpus / (tp * cp * pp);
         const long long below_dp = static_cast<long long>(vps.size()) * mbss.size() * tail;
         // Only the dp that makes the GPU count runs; the other listed values
         // are refused together (one lookup, not a pass over the list).
@@ -205,7 +218,7 @@ Space enumerate(const Spec& spec) {
           dp_at.push_back(it->second);
         }
         if (const auto others = static_cast<long long>(dps_n - dp_at.size()); others > 0) {
-          refuse(others * below_dp, kDpDiffers, {{"tp", ti}, {"pp", pi}});
+          refuse(others * below_dp, cp > 1 ? kDpCpDiffers : kDpDiffers, {{"tp", ti}, {"pp", pi}, {"cp", ci}});
           dp_refused_as_differing = true;
         }
         for (const std::size_t di : dp_at) {
@@ -251,6 +264,7 @@ Space enumerate(const Spec& spec) {
                 probe.plan.tp = tp;
                 probe.plan.pp = pp;
                 probe.plan.dp = dp;
+                probe.plan.cp = cp;
                 probe.plan.vp = vp;
                 probe.plan.microbatch_size = mbs;
                 probe.plan.global_batch = spec.global_batch;
@@ -268,7 +282,8 @@ Space enumerate(const Spec& spec) {
               const bool none_fits = std::all_of(config_refusal.begin(), config_refusal.end(),
                                                  [](const auto& kv) { return kv.second.has_value(); });
               if (none_fits) {
-                refuse(tail, *config_refusal.begin()->second, {});
+                refuse(tail, *config_refusal.begin()->second,
+                       {{"tp", ti}, {"pp", pi}, {"dp", di}, {"cp", ci}, {"vp", vi}, {"microbatch_size", bi}});
                 continue;
               }
               for (std::size_t si = 0; si < scheds.size(); ++si) {
@@ -285,6 +300,7 @@ Space enumerate(const Spec& spec) {
                 plan.tp = tp;
                 plan.pp = pp;
                 plan.dp = dp;
+                plan.cp = cp;
                 plan.vp = vp;
                 plan.microbatch_size = mbs;
                 plan.global_batch = spec.global_batch;
@@ -302,8 +318,8 @@ Space enumerate(const Spec& spec) {
                             if (shard == kNodeShardGroup) {
                               // One node's replicas a group (its GPUs / tp), if that makes HSDP.
                               shard = per_node / tp;
-                              if (plan.zero_stage != 3 || per_node % tp != 0 || shard < 2 || shard >= dp ||
-                                  dp % shard != 0) {
+                              if (plan.zero_stage != 3 || per_node % tp != 0 || shard < 2 || shard >= dp * cp ||
+                                  (dp * cp) % shard != 0) {
                                 refuse(1, "no HSDP group of one node's replicas", {{"fsdp_shard_size", hi}});
                                 continue;
                               }
@@ -313,8 +329,9 @@ Space enumerate(const Spec& spec) {
                                      {{"fsdp_shard_size", hi}, {"zero_stage", zi}});
                               continue;
                             }
-                            if (shard > 0 && dp % shard != 0) {
-                              refuse(1, "fsdp_shard_size does not divide dp", {{"fsdp_shard_size", hi}, {"dp", di}});
+                            if (shard > 0 && (dp * cp) % shard != 0) {
+                              refuse(1, cp > 1 ? "fsdp_shard_size does not divide dp x cp" : "fsdp_shard_size does not divide dp",
+                                     {{"fsdp_shard_size", hi}, {"dp", di}});
                               continue;
                             }
                             if (!reshards[fi] && plan.zero_stage != 3) {
@@ -347,7 +364,7 @@ Space enumerate(const Spec& spec) {
                             space.plans.push_back(std::move(cand));
                             ++space.combinations;
                             const std::pair<const char*, std::size_t> at[] = {
-                                {"tp", ti},         {"pp", pi},         {"dp", di},
+                                {"tp", ti},         {"pp", pi},         {"dp", di},  {"cp", ci},
                                 {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
                                 {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri},
                                 {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi}};

@@ -1,6 +1,7 @@
 #include "sweep/spec.hpp"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <fmt/format.h>
 
@@ -24,9 +25,9 @@ std::string show(const json& v) {
   return s.size() > 40 ? s.substr(0, 37) + "..." : s;
 }
 
-const std::vector<std::string> kTopKeys = {"description", "model",         "cluster", "global_batch",
-                                           "options",     "allow_cross_node_tp", "axes"};
-const std::vector<std::string> kAxisKeys = {"tp",          "pp",         "dp",
+const std::vector<std::string> kTopKeys = {"description", "model",   "cluster",             "global_batch",
+                                           "options",     "parallel", "allow_cross_node_tp", "axes"};
+const std::vector<std::string> kAxisKeys = {"tp",          "pp",         "dp",                "cp",
                                             "vp",          "microbatch_size", "schedule",
                                             "zero_stage",  "sequence_parallel", "recompute",
                                             "fsdp_shard_size", "reshard_after_forward", "tp_comm_overlap"};
@@ -139,6 +140,22 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     config["cluster"] = list ? clusters[i] : clusters;
     config["model"] = doc["model"];
     config["parallel"] = json{{"global_batch", spec.global_batch}};
+    // Plan keys that are not axes, the same in every plan (precision,
+    // fp8_recipe, cp_algorithm, attention, grad_dtype, ...).
+    if (doc.contains("parallel")) {
+      const json& fixed = doc["parallel"];
+      if (!fixed.is_object()) fail(file, "parallel", "expected an object of plan keys, got " + show(fixed));
+      for (const auto& [key, value] : fixed.items()) {
+        if (key == "global_batch" ||
+            std::find(kAxisKeys.begin(), kAxisKeys.end(), key) != kAxisKeys.end()) {
+          fail(file, "parallel." + config::excerpt(key),
+               key == "global_batch" ? "is given at the top level (global_batch)"
+                                     : "is an axis: give its value or values under axes." + key);
+        }
+        // The context-parallel algorithm is read once cp is an axis value > 1: below.
+        if (key != "cp_algorithm") config["parallel"][key] = value;
+      }
+    }
     if (doc.contains("options")) config["options"] = doc["options"];
     try {
       spec.settings.push_back(config::load_setting(config, file, base_dir));
@@ -149,6 +166,17 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
       throw config::ConfigError(msg);
     }
     if (spec.settings.back().layer_model) fail(file, "model", "a sweep needs a transformer model, not a layer table");
+    if (doc.contains("parallel") && doc["parallel"].contains("cp_algorithm")) {
+      const json& a = doc["parallel"]["cp_algorithm"];
+      const std::map<std::string, workload::CpAlgorithm> names = {{"ring", workload::CpAlgorithm::kRing},
+                                                                  {"all-gather", workload::CpAlgorithm::kAllGather},
+                                                                  {"all-to-all", workload::CpAlgorithm::kAllToAll}};
+      const auto it = a.is_string() ? names.find(a.get<std::string>()) : names.end();
+      if (it == names.end()) {
+        fail(file, "parallel.cp_algorithm", "expected \"ring\", \"all-gather\" or \"all-to-all\", got " + show(a));
+      }
+      spec.settings.back().plan.cp_algorithm = it->second;
+    }
     const auto& c = spec.settings.back().cluster;
     spec.cluster_labels.push_back(fmt::format("{}x{}", c.nodes, c.node.name));
   }
@@ -168,6 +196,7 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
   spec.tp = read_axis<int>(axes, "tp", file, {}, pos, positive);
   spec.pp = read_axis<int>(axes, "pp", file, {}, pos, positive);
   spec.dp = read_axis<int>(axes, "dp", file, {}, pos, positive);
+  spec.cp = read_axis<int>(axes, "cp", file, {1}, pos, positive);
   spec.vp = read_axis<int>(axes, "vp", file, {1}, pos, positive);
   spec.microbatch_size = read_axis<int>(axes, "microbatch_size", file, {1}, pos, positive);
   spec.zero_stage = read_axis<int>(axes, "zero_stage", file, {0}, {"a ZeRO stage (0, 1, 2 or 3)", "ZeRO stages"},

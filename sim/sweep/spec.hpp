@@ -31,7 +31,7 @@ struct Spec {
   std::vector<std::string> cluster_labels;
   int global_batch = 1;
   bool allow_cross_node_tp = false;
-  Axis<int> tp, pp, dp, vp, microbatch_size, zero_stage;
+  Axis<int> tp, pp, dp, cp, vp, microbatch_size, zero_stage;
   Axis<std::string> schedule;
   Axis<bool> sequence_parallel;
   Axis<workload::Recompute> recompute;

@@ -151,3 +151,43 @@ TEST_CASE("tp_comm_overlap: only with tp > 1 and sequence parallelism") {
   }
   CHECK(overlapped == 2);
 }
+
+TEST_CASE("the cp axis: dp derived from tp x cp x pp, cp named in the plan") {
+  // tp 2, pp 1 on 8 GPUs; cp "auto" tries 1, 2, 4, 8 (powers of two up to a
+  // node's GPUs): cp 1 leaves dp 4, cp 2 dp 2, cp 4 dp 1; cp 8 needs 16 GPUs.
+  // GPT 1.7B's 2,048 tokens split into 2 x cp chunks for the ring.
+  const sweep::Space space = sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1, "cp": "auto"})"));
+  REQUIRE(space.plans.size() == 3);
+  CHECK(space.invalid.at("tp x cp x pp x dp differs from the GPU count") == 1);
+  CHECK(space.plans[0].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=off rc=none");
+  CHECK(space.plans[1].key == "tp=2 pp=1 dp=2 vp=1 mbs=1 1f1b zero=0 sp=off rc=none cp=2");
+  CHECK(space.plans[2].plan.cp == 4);
+  CHECK(space.plans[2].plan.dp == 1);
+  for (const auto& c : space.plans) CHECK(c.plan.gpus() == 8);
+}
+
+TEST_CASE("a sweep's fixed plan keys: every plan takes them; an axis there is refused") {
+  const sweep::Spec spec = small_spec(R"({"tp": 2, "pp": 1, "cp": [2]})",
+                                      R"(, "parallel": {"cp_algorithm": "all-gather", "attention": "flash"})");
+  const sweep::Space space = sweep::enumerate(spec);
+  REQUIRE(space.plans.size() == 1);
+  CHECK(space.plans[0].plan.cp_algorithm == workload::CpAlgorithm::kAllGather);
+  auto error = [](const std::string& extra) {
+    try {
+      (void)small_spec(R"({"tp": 2})", extra);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error(R"(, "parallel": {"tp": 4})") == "small.json: parallel.tp: is an axis: give its value or values under axes.tp");
+  CHECK(error(R"(, "parallel": {"cp_algorithm": "spiral"})") ==
+        "small.json: parallel.cp_algorithm: expected \"ring\", \"all-gather\" or \"all-to-all\", got \"spiral\"");
+  // A fixed key the plan checks refuse (FP8 on A100s) leaves no valid plan, and says why.
+  try {
+    (void)sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1})", R"(, "parallel": {"precision": "fp8"})"));
+    FAIL("expected no valid plan");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "small.json: axes.tp: no valid plan uses this value (config check: parallel.precision)");
+  }
+}

@@ -56,7 +56,7 @@ TEST_CASE("a sweep file's keys get the config's suggestions, and its bounds the 
     }
     return std::string("no error");
   };
-  const std::string known = "known keys here: description, model, cluster, global_batch, options, allow_cross_node_tp, axes";
+  const std::string known = "known keys here: description, model, cluster, global_batch, options, parallel, allow_cross_node_tp, axes";
   CHECK(error(R"({"modle": "gpt-1.7b"})") == "s.json: modle: unknown key (did you mean \"model\"?); " + known);
   CHECK(error(R"({"globl_batch": 64})") == "s.json: globl_batch: unknown key (did you mean \"global_batch\"?); " + known);
   const std::string head = R"({"model": "gpt-1.7b", "cluster": {"node": "dgx-a100", "nodes": 1}, )";
