@@ -24,7 +24,8 @@ std::vector<RankWork> rank_work(const config::Scenario& setting, const workload:
 
 double BoundCache::bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan) {
   // Everything the F, I and W durations depend on. (The data-parallel degree
-  // does not enter them: it only shapes the gradient reduction.)
+  // does not enter them: it only shapes the gradient reduction. The context-
+  // parallel degree does: each rank's share of the sequence.)
   const Key key{cluster,
                 plan.tp,
                 plan.pp,
@@ -37,7 +38,11 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.grad_dtype),
                 static_cast<int>(plan.send_split),
                 static_cast<int>(plan.placement()),
-                plan.overlap.tp_comm};
+                plan.overlap.tp_comm,
+                plan.cp,
+                static_cast<int>(plan.cp_algorithm),
+                static_cast<int>(plan.precision),
+                static_cast<int>(plan.fp8_recipe)};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

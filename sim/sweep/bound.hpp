@@ -25,14 +25,15 @@ struct RankWork {
 };
 std::vector<RankWork> rank_work(const config::Scenario& setting, const workload::Plan& plan);
 
-// The bound itself. Per-micro-batch costs depend only on the stage split, its placement and the cluster, so they
-// are shared by plans that differ in dp, schedule (of one placement) or ZeRO stage. Safe to call from several threads.
+// The bound itself. Per-micro-batch costs depend only on the stage split, its placement, the cluster, the
+// context-parallel degree and the precision, so they are shared by plans that differ in dp, schedule (of one
+// placement) or ZeRO stage. Safe to call from several threads.
 class BoundCache {
  public:
   double bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan);
 
  private:
-  using Key = std::tuple<int, int, int, int, int, int, bool, int, int, int, int, int, bool>;
+  using Key = std::tuple<int, int, int, int, int, int, bool, int, int, int, int, int, bool, int, int, int, int>;
   std::mutex mutex_;
   std::map<Key, std::vector<RankWork>> work_;
 };

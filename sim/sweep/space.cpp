@@ -261,6 +261,16 @@ Space enumerate(const Spec& spec) {
                 // parallelism chosen below: checked there, plan by plan.
                 probe.plan.overlap.tp_comm = false;
                 probe.plan.overlap.param_gather = false;
+                // So are the fixed keys that need a ZeRO stage (FP8 gathers,
+                // offloading, ZeRO-3's knobs): checked with each plan whole, below.
+                const workload::Plan defaults;
+                probe.plan.fp8_param_gather = defaults.fp8_param_gather;
+                probe.plan.offload = defaults.offload;
+                probe.plan.fsdp_unit_layers = defaults.fsdp_unit_layers;
+                probe.plan.fsdp_prefetch = defaults.fsdp_prefetch;
+                probe.plan.fsdp_prefetch_params = defaults.fsdp_prefetch_params;
+                probe.plan.fsdp_max_live_params = defaults.fsdp_max_live_params;
+                probe.plan.fsdp_persistence_threshold = defaults.fsdp_persistence_threshold;
                 probe.plan.tp = tp;
                 probe.plan.pp = pp;
                 probe.plan.dp = dp;
@@ -356,6 +366,24 @@ Space enumerate(const Spec& spec) {
                             plan.fsdp_shard_size = shard;
                             plan.reshard_after_forward = reshards[fi];
                             plan.overlap.tp_comm = overlaps[oi];
+                            if (spec.fixed_plan_keys) {
+                              // The sweep's fixed keys against this plan's ZeRO stage and the rest.
+                              config::Scenario whole;
+                              whole.file = spec.file;
+                              whole.cluster = setting.cluster;
+                              whole.model = setting.model;
+                              whole.options = setting.options;
+                              whole.plan = plan;
+                              try {
+                                config::check_plan(whole);
+                              } catch (const config::ConfigError& e) {
+                                const std::string what = e.what();
+                                const std::string after_file = what.substr(std::min(what.size(), spec.file.size() + 2));
+                                refuse(1, "config check: " + after_file.substr(0, after_file.find(':')),
+                                       {{"zero_stage", zi}});
+                                continue;
+                              }
+                            }
                             Candidate cand;
                             cand.index = space.plans.size();
                             cand.cluster = static_cast<int>(c);

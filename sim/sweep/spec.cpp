@@ -145,6 +145,10 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     if (doc.contains("parallel")) {
       const json& fixed = doc["parallel"];
       if (!fixed.is_object()) fail(file, "parallel", "expected an object of plan keys, got " + show(fixed));
+      spec.fixed_plan_keys = !fixed.empty();
+      if (fixed.contains("distributed_optimizer")) {
+        fail(file, "parallel.distributed_optimizer", "is ZeRO stage 1 in a sweep: list 1 under axes.zero_stage");
+      }
       for (const auto& [key, value] : fixed.items()) {
         if (key == "global_batch" ||
             std::find(kAxisKeys.begin(), kAxisKeys.end(), key) != kAxisKeys.end()) {

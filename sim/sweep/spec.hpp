@@ -31,6 +31,9 @@ struct Spec {
   std::vector<std::string> cluster_labels;
   int global_batch = 1;
   bool allow_cross_node_tp = false;
+  // The sweep file fixes plan keys beside the axes (its "parallel"): some are
+  // checked against the ZeRO stage, so every plan is checked whole.
+  bool fixed_plan_keys = false;
   Axis<int> tp, pp, dp, cp, vp, microbatch_size, zero_stage;
   Axis<std::string> schedule;
   Axis<bool> sequence_parallel;

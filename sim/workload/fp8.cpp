@@ -1,5 +1,7 @@
 #include "workload/fp8.hpp"
 
+#include <algorithm>
+
 namespace trainsim::workload {
 
 const char* fp8_recipe_name(Fp8Recipe r) {
@@ -80,14 +82,15 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
     const double x = op.m * op.k * input_share[i], w = op.k * op.n, dy = op.m * op.n;
     cast.bytes_forward = c.input_forward * x + c.weight_forward * w;
     cast.bytes_input_grad = c.grad_backward * dy + c.weight_backward * w;
-    cast.kernels = c.kernels_forward;  // one count serves both passes; forward's is the larger or equal
+    cast.kernels = std::max(c.kernels_forward, c.kernels_backward);  // one count serves both passes: the larger
     cast.op_sac_redo = 1.0;            // an element-wise op: redone under per-op checkpointing
     out.push_back(cast);
     Op g = op;
     g.fp8 = true;
     out.push_back(g);
   }
-  // Re-point the collectives' GEMM indices at the GEMMs' new places.
+  // Re-point the ops that name others by index (the collectives' GEMMs, the
+  // context-parallel exchange's attention) at their new places.
   std::vector<int> moved(ops.size(), -1);
   for (std::size_t i = 0, j = 0; i < ops.size(); ++i, ++j) {
     const bool linear = ops[i].kind == OpKind::kGemm && ops[i].flops_weight_grad > 0.0;
@@ -98,6 +101,7 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
     // The cast shard travels in FP8: the forward all-gather moves half the bytes.
     if (op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;
     if (op.column_gemm >= 0) op.column_gemm = moved[static_cast<std::size_t>(op.column_gemm)];
+    if (op.attention_op >= 0) op.attention_op = moved[static_cast<std::size_t>(op.attention_op)];
     if (op.row_gemm >= 0) op.row_gemm = moved[static_cast<std::size_t>(op.row_gemm)];
   }
   return out;

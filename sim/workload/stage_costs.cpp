@@ -26,6 +26,10 @@ struct Timing {
   int cp = 1;
   CpAlgorithm cp_algorithm = CpAlgorithm::kRing;
   const hw::CollectiveGroup* cp_group = nullptr;
+  // The length attention's kernels run at, for their rate: the rank's own
+  // part with the ring (blocks of s/cp by s/cp), the whole sequence where the
+  // keys (all-gather) or the heads' full sequences (all-to-all) arrive whole.
+  double attention_seq = 0.0;
 
   // What the exchange before attention leaves exposed in `pass`.
   double cp_exchange_seconds(const std::vector<Op>& ops, const Op& op, Pass pass) const {
@@ -41,8 +45,9 @@ struct Timing {
         // each hides behind attention on the block that came before it.
         const double block = (forward ? 1.0 : 2.0) * op.cp_kv_bytes;
         const double step = time(hw::CollectiveKind::kAllGather, cp * block) / (cp - 1);
-        const double attention = op_time(ops[static_cast<std::size_t>(op.attention_op)], pass, node, seq, tp_group,
-                                         algorithm).compute_s;
+        const Op& att = ops.at(static_cast<std::size_t>(op.attention_op));
+        if (att.kind != OpKind::kAttention) throw std::logic_error("context-parallel exchange: attention_op is not attention");
+        const double attention = op_time(att, pass, node, attention_seq, tp_group, algorithm).compute_s;
         return (cp - 1) * std::max(0.0, step - attention / cp);
       }
       case CpAlgorithm::kAllGather:
@@ -65,7 +70,7 @@ struct Timing {
       t.cp_comm_s = cp_exchange_seconds(ops, op, pass);
       return t;
     }
-    OpTiming t = op_time(op, pass, node, seq, tp_group, algorithm);
+    OpTiming t = op_time(op, pass, node, op.kind == OpKind::kAttention ? attention_seq : seq, tp_group, algorithm);
     const int count = pass == Pass::kForward     ? op.collectives_forward
                       : pass == Pass::kInputGrad ? op.collectives_input_grad
                                                  : 0;
@@ -328,7 +333,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       cp_group = hw::group_of(cluster, cp_groups.front());
       cp_group.nic_share *= hw::concurrent_nic_share(cluster, cp_groups);
     }
-    const Timing timing{node, s, tp_group, algorithm, plan.tp, plan.overlap.tp_comm, plan.cp, plan.cp_algorithm, &cp_group};
+    const double attention_seq = plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing ? model.seq : s;
+    const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
+                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq};
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, timing);
@@ -389,6 +396,18 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         (layers_per_stage - redone) *
             layer_kept_gemm_input_bytes(local, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
     activations -= (1.0 - kept_input_scale) * kept_inputs;
+    // All-gather context parallelism: attention's backward keeps the gathered
+    // keys and values, the other cp - 1 ranks' parts beside the rank's own, on
+    // every layer that keeps its activations (no recompute, or the layers full
+    // recompute leaves alone); checkpointed layers gather them again.
+    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather) {
+      const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
+      const double own_kv = 2.0 * b * s * kv / t * kActivationBytes;
+      const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage
+                          : plan.recompute == Recompute::kFull ? layers_per_stage - redone
+                                                               : 0;
+      activations += keeping * (plan.cp - 1) * own_kv;
+    }
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
@@ -399,7 +418,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
     }
     c.activation_bytes = to_bytes(activations);
-    double w_operands = layers_per_stage * weight_grad_operand_bytes(layer);
+    // (W's inputs X that Transformer Engine keeps in FP8 take half their bytes, as above.)
+    double w_operands = layers_per_stage * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;
     if (first) w_operands += weight_grad_operand_bytes(embedding);
     if (last) w_operands += weight_grad_operand_bytes(head);
     c.weight_grad_bytes = to_bytes(w_operands);

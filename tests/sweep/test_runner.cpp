@@ -93,3 +93,19 @@ TEST_CASE("a stop request: plans not started come back as not run") {
   CHECK(out.not_run == space.plans.size());
   CHECK(out.interrupted);
 }
+
+TEST_CASE("the bound of a context-parallel plan is its own, whichever plan filled the cache first") {
+  // tp 2 on 8 GPUs, cp 1 (dp 4) and cp 2 (dp 2): the same tp, pp, vp and
+  // micro-batch, so only cp tells their per-micro-batch costs apart.
+  const sweep::Spec s = sweep::testing::small_spec(R"({"tp": 2, "pp": 1, "cp": [1, 2]})");
+  const sweep::Space space = sweep::enumerate(s);
+  REQUIRE(space.plans.size() == 2);
+  for (const bool cp_first : {false, true}) {
+    sweep::BoundCache cache;
+    const auto& first = space.plans[cp_first ? 1 : 0];
+    const auto& second = space.plans[cp_first ? 0 : 1];
+    (void)cache.bound_s(first.cluster, s.settings[first.cluster], first.plan);
+    const double bound = cache.bound_s(second.cluster, s.settings[second.cluster], second.plan);
+    CHECK(bound <= sweep::run_one(s, second).iteration_time_s);
+  }
+}

@@ -191,3 +191,23 @@ TEST_CASE("a sweep's fixed plan keys: every plan takes them; an axis there is re
     CHECK(std::string(e.what()) == "small.json: axes.tp: no valid plan uses this value (config check: parallel.precision)");
   }
 }
+
+TEST_CASE("fixed keys that need a ZeRO stage are checked with each plan's own") {
+  // FP8 gathers need ZeRO-3: on H100s a zero_stage 3 plan runs; listing 0 beside it is refused with the reason.
+  auto doc = [](const std::string& zeros) {
+    return nlohmann::json::parse(R"({"model": "gpt-1.7b", "cluster": {"node": "dgx-h100", "nodes": 1},
+        "global_batch": 64, "parallel": {"precision": "fp8", "fp8_param_gather": true},
+        "axes": {"tp": 2, "pp": 1, "zero_stage": )" + zeros + "}}");
+  };
+  const sweep::Space space = sweep::enumerate(sweep::parse_spec(doc("[3]"), "fp8.json", "."));
+  REQUIRE(space.plans.size() == 1);
+  CHECK(space.plans[0].plan.zero_stage == 3);
+  CHECK(space.plans[0].plan.fp8_param_gather);
+  try {
+    (void)sweep::enumerate(sweep::parse_spec(doc("[0, 3]"), "fp8.json", "."));
+    FAIL("expected zero_stage 0 refused");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          "fp8.json: axes.zero_stage[0]: no valid plan uses this value (config check: parallel.fp8_param_gather)");
+  }
+}

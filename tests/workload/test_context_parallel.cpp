@@ -85,3 +85,23 @@ TEST_CASE("the exchange: the ring hides behind attention, all-gather and all-to-
   CHECK(slow.cp_comm_forward > core::Time::zero());
   CHECK(slow.forward > ring.forward);
 }
+
+TEST_CASE("FP8 casts before the linear GEMMs leave the ring's exchange pointing at attention") {
+  const TransformerSpec m = small_gpt();
+  hw::ClusterSpec c = small_cluster();
+  c.node.gpu.peak_fp8_tflops = 624;
+  c.node.gpu.gemm_fp8_tflops = {{1024, 200}, {4096, 400}};
+  c.node.gpu.gemm_fp8_max_tflops = 300;
+  // Slow links, so that the ring's steps outlast attention's blocks and show.
+  c.node.nvlink_bus_gb_per_s = 0.5;
+  c.node.nvlink_gb_per_s = 0.5;
+  Plan bf16 = plan(2);
+  Plan fp8 = plan(2);
+  fp8.precision = Precision::kFp8;
+  // Attention stays BF16 and the exchange moves the same bytes: the same
+  // exposure, which a stale index (the exchange taken for attention) would raise.
+  const StageCost a = stage_costs(m, bf16, c).stages[0];
+  const StageCost b = stage_costs(m, fp8, c).stages[0];
+  CHECK(b.cp_comm_forward == a.cp_comm_forward);
+  CHECK(b.cp_comm_backward == a.cp_comm_backward);
+}
