@@ -72,7 +72,10 @@ Options read_options(const json& doc, int gpus, const Context& ctx) {
     }
     o.links.push_back(f);
   });
-  if (s.has("comm_slowdown")) o.comm_slowdown = s.non_negative_number("comm_slowdown", 10.0);
+  if (s.has("comm_slowdown")) {
+    o.comm_slowdown = s.non_negative_number("comm_slowdown", 10.0);
+    o.comm_slowdown_given = true;
+  }
   o.flow_collectives = s.choice<bool>("collectives", false, {{"analytic", false}, {"flow", true}});
   using A = hw::CollectiveAlgorithm;
   o.collective_algorithm = s.choice<A>("collective_algorithm", A::kAuto,

@@ -40,6 +40,7 @@ struct Options {
   std::vector<LinkFault> links;
   // Compute slows by this fraction while a data-parallel collective runs on the GPU.
   double comm_slowdown = 0.0;
+  bool comm_slowdown_given = false;  // false: a transformer's default (see driver/whatif.cpp)
   // A rank's compute waits for each pipeline send it made to arrive
   // (Megatron-LM before overlapped p2p, DeepSpeed's pipeline engine).
   bool blocking_sends = false;

@@ -27,14 +27,25 @@ using schedule::Op;
 class Interference final : public hw::CollectiveListener {
  public:
   Interference(Simulation& sim, double slowdown) : sim_(sim), speed_(1.0 / (1.0 + slowdown)) {
-    for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_of_gpu_[sim.gpu_of_rank[q]].push_back(q);
+    // GPU id -> the simulated streams on it, as a dense table: every member
+    // of every collective is looked up at its start and its end.
+    int most = 0;
+    for (int gpu : sim.gpu_of_rank) most = std::max(most, gpu + 1);
+    first_.assign(static_cast<std::size_t>(most) + 1, 0);
+    for (int gpu : sim.gpu_of_rank) ++first_[static_cast<std::size_t>(gpu) + 1];
+    for (std::size_t g = 1; g < first_.size(); ++g) first_[g] += first_[g - 1];
+    streams_.resize(sim.gpu_of_rank.size());
+    std::vector<std::size_t> fill(first_.begin(), first_.end() - 1);
+    for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_[fill[static_cast<std::size_t>(sim.gpu_of_rank[q])]++] = q;
     running_.assign(sim.gpu_of_rank.size(), 0);
   }
   void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) override {
+    const std::size_t gpus = first_.size() - 1;
     for (int gpu : members) {
-      const auto it = streams_of_gpu_.find(gpu);
-      if (it == streams_of_gpu_.end()) continue;  // a GPU this simulation stands in for
-      for (std::size_t q : it->second) {
+      const auto g = static_cast<std::size_t>(gpu);
+      if (g >= gpus) continue;  // a GPU this simulation stands in for
+      for (std::size_t k = first_[g]; k < first_[g + 1]; ++k) {
+        const std::size_t q = streams_[k];
         running_[q] += running ? 1 : -1;
         sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
       }
@@ -44,7 +55,8 @@ class Interference final : public hw::CollectiveListener {
  private:
   Simulation& sim_;
   double speed_;
-  std::map<int, std::vector<std::size_t>> streams_of_gpu_;
+  std::vector<std::size_t> first_;    // streams of GPU g: streams_[first_[g] .. first_[g + 1])
+  std::vector<std::size_t> streams_;
   std::vector<int> running_;
 };
 
