@@ -8,11 +8,56 @@
 
 #include "config/calibration_load.hpp"
 #include "config/gpu_match.hpp"
+#include "hw/calibration_profile.hpp"
 #include "hw/custom_network.hpp"
 
 namespace trainsim::config::detail {
 
 namespace {
+
+// gemm_grid: {"m": [...], "n": [...], "k": [...], "tflops": [...]}, each
+// axis ascending, tflops flattened m-major ((i_m * |n| + i_n) * |k| + i_k).
+std::shared_ptr<const hw::GemmGrid> read_gemm_grid(const Section& s, double peak, const Context& ctx) {
+  const json& v = s.required("gemm_grid", "an object with m, n, k and tflops");
+  const std::string path = s.path("gemm_grid");
+  if (!v.is_object()) ctx.fail(path, "expected an object with m, n, k and tflops, got " + show(v));
+  for (const auto& [key, value] : v.items()) {
+    if (key != "m" && key != "n" && key != "k" && key != "tflops") {
+      ctx.fail(path + "." + excerpt(key), "unknown key; expected m, n, k and tflops");
+    }
+  }
+  auto grid = std::make_shared<hw::GemmGrid>();
+  auto numbers = [&](const char* key, std::vector<double>& out, bool ascending) {
+    if (!v.contains(key) || !v[key].is_array() || v[key].empty()) {
+      ctx.fail(path + "." + key, "expected a non-empty list of positive numbers");
+    }
+    for (std::size_t i = 0; i < v[key].size(); ++i) {
+      const json& x = v[key][i];
+      if (!x.is_number() || !(x.get<double>() > 0.0) || x.get<double>() > 1e9) {
+        ctx.fail(fmt::format("{}.{}[{}]", path, key, i), "expected a positive number, got " + show(x));
+      }
+      if (ascending && !out.empty() && !(x.get<double>() > out.back())) {
+        ctx.fail(fmt::format("{}.{}[{}]", path, key, i), "expected sizes in ascending order");
+      }
+      out.push_back(x.get<double>());
+    }
+  };
+  numbers("m", grid->m, true);
+  numbers("n", grid->n, true);
+  numbers("k", grid->k, true);
+  numbers("tflops", grid->tflops, false);
+  const std::size_t want = grid->m.size() * grid->n.size() * grid->k.size();
+  if (grid->tflops.size() != want) {
+    ctx.fail(path + ".tflops", fmt::format("expected |m| x |n| x |k| = {} values, got {}", want, grid->tflops.size()));
+  }
+  for (std::size_t i = 0; i < grid->tflops.size(); ++i) {
+    if (grid->tflops[i] > peak) {
+      ctx.fail(fmt::format("{}.tflops[{}]", path, i),
+               fmt::format("{} TFLOP/s exceeds peak_tflops = {}", grid->tflops[i], peak));
+    }
+  }
+  return grid;
+}
 
 hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   const Section s(doc, "cluster.node.gpu", ctx);
@@ -24,6 +69,7 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s", kMinRate, kMaxTbPerS);
   g.gemm_tflops = s.curve("gemm_tflops");
   g.gemm_max_tflops = s.positive_number("gemm_max_tflops", kMinRate, kMaxTflops);
+  if (s.has("gemm_grid")) g.gemm_grid = read_gemm_grid(s, g.peak_tflops, ctx);
   g.attention_tflops = s.curve("attention_tflops");
   g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us", kMaxMicroseconds);
   // Spec figures that nothing times yet; a lower-precision peak below the BF16 one is a typo.

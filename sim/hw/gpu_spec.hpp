@@ -9,6 +9,7 @@
 namespace trainsim::hw {
 
 struct CalibrationProfile;  // hw/calibration_profile.hpp
+struct GemmGrid;            // hw/calibration_profile.hpp
 
 // One measured point of a throughput curve: at this size, this many TFLOP/s.
 struct ThroughputPoint {
@@ -25,6 +26,10 @@ struct GpuSpec {
   // BF16 GEMM throughput by cube-root size (m*n*k)^(1/3), measured; ascending.
   std::vector<ThroughputPoint> gemm_tflops;
   double gemm_max_tflops = 0.0;  // best measured GEMM throughput; caps the curve
+  // BF16 GEMM throughput by (m, n, k) from a published shape sweep, where the
+  // preset has one (gemm_grid): it times GEMMs in the curve's place, so that
+  // a skinny GEMM runs at its own shape's rate, not at its volume's.
+  std::shared_ptr<const GemmGrid> gemm_grid;
   // Fused attention (forward + backward) throughput by sequence length; ascending.
   std::vector<ThroughputPoint> attention_tflops;
   double kernel_overhead_us = 0.0;  // added to every kernel

@@ -18,7 +18,7 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
   }
   // A calibration profile (cluster.calibration) measured this shape's neighbours.
   if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
-  double tflops = hw::interpolate_tflops(gpu.gemm_tflops, size);
+  double tflops = gpu.gemm_grid ? gpu.gemm_grid->interpolate(m, n, k) : hw::interpolate_tflops(gpu.gemm_tflops, size);
   if (gpu.gemm_max_tflops > 0.0) tflops = std::min(tflops, gpu.gemm_max_tflops);
   return tflops * 1e12;
 }

@@ -84,15 +84,32 @@ struct Timing {
     const double scatter =
         hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, tp_group, node, algorithm)
             .to_seconds();
-    const double column = op_time(ops[static_cast<std::size_t>(op.column_gemm)], pass, node, seq, tp_group, algorithm).compute_s;
-    const double row = op_time(ops[static_cast<std::size_t>(op.row_gemm)], pass, node, seq, tp_group, algorithm).compute_s;
-    auto exposed = [&](double comm, double gemm) { return overlapped_seconds(comm, gemm, tp) - gemm; };
+    const Op& column_op = ops[static_cast<std::size_t>(op.column_gemm)];
+    const Op& row_op = ops[static_cast<std::size_t>(op.row_gemm)];
+    const double column = op_time(column_op, pass, node, seq, tp_group, algorithm).compute_s;
+    const double row = op_time(row_op, pass, node, seq, tp_group, algorithm).compute_s;
+    // The pipelined GEMM runs as tp GEMMs of 1/tp of the tokens each, every
+    // one at its own (smaller) shape's rate and with its own launch.
+    auto chunked = [&](const Op& gemm) {
+      Op part = gemm;
+      part.m /= tp;
+      part.flops_forward /= tp;
+      part.flops_input_grad /= tp;
+      part.flops_weight_grad /= tp;
+      part.bytes_forward /= tp;
+      part.bytes_input_grad /= tp;
+      part.bytes_weight_grad /= tp;
+      return tp * op_time(part, pass, node, seq, tp_group, algorithm).compute_s;
+    };
+    const double column_chunks = chunked(column_op), row_chunks = chunked(row_op);
+    // What the overlapped pair takes beyond the GEMM's own time, which the GEMM op counts.
+    auto exposed = [&](double comm, double chunks, double gemm) { return overlapped_seconds(comm, chunks, tp) - gemm; };
     // Forward: the input gathered into the column-parallel GEMM, the
     // row-parallel GEMM's output reduce-scattered. Backward the other way:
     // the output gradient gathered into the row-parallel GEMM's dgrad, the
     // column-parallel dgrad's result reduce-scattered.
-    t.tp_comm_s = count * (pass == Pass::kForward ? exposed(gather, column) + exposed(scatter, row)
-                                                  : exposed(gather, row) + exposed(scatter, column));
+    t.tp_comm_s = count * (pass == Pass::kForward ? exposed(gather, column_chunks, column) + exposed(scatter, row_chunks, row)
+                                                  : exposed(gather, row_chunks, row) + exposed(scatter, column_chunks, column));
     return t;
   }
 };

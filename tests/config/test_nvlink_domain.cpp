@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/load.hpp"
+#include "hw/calibration_profile.hpp"
 #include "hw/collective.hpp"
 #include "load_error.hpp"
 
@@ -117,4 +118,21 @@ TEST_CASE("Blackwell and H800 presets load with their spec figures") {
   // A lower-precision peak below the BF16 one is a typo.
   CHECK(testing::load_error(doc, {"cluster.node.gpu.peak_fp8_tflops=500"}).find(
             "cluster.node.gpu.peak_fp8_tflops") != std::string::npos);
+}
+
+TEST_CASE("a GPU's shape grid: the Hopper and Blackwell presets carry XLA's; a malformed one is refused") {
+  json doc = nvl72();
+  doc["cluster"] = json::parse(R"({"node": "dgx-b200", "nodes": 18})");
+  const Scenario b200 = load(doc);
+  REQUIRE(b200.cluster.node.gpu.gemm_grid != nullptr);
+  // 5 sizes (256..4096) on each of m, n and k.
+  CHECK(b200.cluster.node.gpu.gemm_grid->tflops.size() == 125);
+  json a100 = nvl72();
+  a100["cluster"] = json::parse(R"({"node": "dgx-a100", "nodes": 18})");
+  CHECK(load(a100).cluster.node.gpu.gemm_grid == nullptr);  // no published sweep of the A100 by shape
+  CHECK(testing::load_error(doc, {R"(cluster.node.gpu.gemm_grid={"m": [256], "n": [256], "k": [256, 512], "tflops": [1]})"}) ==
+        "test.json: cluster.node.gpu.gemm_grid.tflops: expected |m| x |n| x |k| = 2 values, got 1 (from --set "
+        "cluster.node.gpu.gemm_grid={\"m\": [256], \"n\": [256], \"k\": [256, 512], \"tflops\": [1]})");
+  CHECK(testing::load_error(doc, {R"(cluster.node.gpu.gemm_grid={"m": [512, 256], "n": [1], "k": [1], "tflops": [1, 1]})"})
+            .find("gemm_grid.m[1]: expected sizes in ascending order") != std::string::npos);
 }

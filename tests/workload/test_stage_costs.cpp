@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "hw/collective.hpp"
+#include "hw/calibration_profile.hpp"
 #include "hw/gpu_spec.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/stage_costs.hpp"
@@ -700,4 +701,19 @@ TEST_CASE("ZeRO-3 cuts a stage into units: the embedding, its layers n at a time
   p.dp = 1;
   p.global_batch = 1;
   CHECK(!stage_costs(m, p, c).stages[0].sharded());
+}
+
+TEST_CASE("a GPU's shape grid times each GEMM at its own (m, n, k), not at its volume's size") {
+  hw::GpuSpec g = small_cluster().node.gpu;  // curve: 100 TFLOP/s at 1024, 200 at 4096, capped at 150
+  auto grid = std::make_shared<hw::GemmGrid>();
+  grid->m = grid->n = grid->k = {1024, 4096};
+  // Slow where k is small, whatever m and n: 60 at k 1024, 140 at k 4096.
+  grid->tflops = {60, 140, 60, 140, 60, 140, 60, 140};
+  g.gemm_grid = grid;
+  // 4096 x 4096 x 1024 has the volume of a 2580^3 GEMM (the curve: about 152,
+  // capped at 150); on the grid, its k of 1024 gives 60.
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 1024) == doctest::Approx(60e12));
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 4096) == doctest::Approx(140e12));
+  // Half-way in log2 k (2048): half-way in TFLOP/s.
+  CHECK(gemm_flops_per_s(g, 1024, 1024, 2048) == doctest::Approx(100e12));
 }
