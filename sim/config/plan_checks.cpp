@@ -155,21 +155,20 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                                 "parallel.precision)",
                                                 fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
   }
-  if (p.cp > 1) {
-    if (core::checked_product({p.tp, p.cp, p.pp, p.dp}) != gpus) {
-      ctx.fail("parallel", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {}, but the cluster has {} GPUs "
-                                       "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
-                                       p.tp, p.cp, p.pp, p.dp, core::product_text({p.tp, p.cp, p.pp, p.dp}), gpus,
-                                       sc.cluster.nodes, sc.cluster.node.gpus_per_node),
-               {"parallel.tp", "parallel.cp", "parallel.pp", "parallel.dp", "cluster.nodes",
-                "cluster.node.gpus_per_node"});
-    }
-  } else if (core::checked_product({p.tp, p.pp, p.dp}) != gpus) {
-    ctx.fail("parallel", fmt::format("tp x pp x dp = {} x {} x {} = {}, but the cluster has {} GPUs "
-                                     "(cluster.nodes = {} x cluster.node.gpus_per_node = {})",
-                                     p.tp, p.pp, p.dp, core::product_text({p.tp, p.pp, p.dp}), gpus,
-                                     sc.cluster.nodes, sc.cluster.node.gpus_per_node),
-             {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes", "cluster.node.gpus_per_node"});
+  // tp x pp x dp, or with context parallelism tp x cp x pp x dp, fills the
+  // cluster (a cp of 1 leaves the product as it is).
+  if (core::checked_product({p.tp, p.cp, p.pp, p.dp}) != gpus) {
+    const bool with_cp = p.cp > 1;
+    const std::string factors = with_cp ? fmt::format("tp x cp x pp x dp = {} x {} x {} x {}", p.tp, p.cp, p.pp, p.dp)
+                                        : fmt::format("tp x pp x dp = {} x {} x {}", p.tp, p.pp, p.dp);
+    std::vector<std::string> keys = {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes",
+                                     "cluster.node.gpus_per_node"};
+    if (with_cp) keys.insert(keys.begin() + 1, "parallel.cp");
+    ctx.fail("parallel", fmt::format("{} = {}, but the cluster has {} GPUs (cluster.nodes = {} x "
+                                     "cluster.node.gpus_per_node = {})",
+                                     factors, core::product_text({p.tp, p.cp, p.pp, p.dp}), gpus, sc.cluster.nodes,
+                                     sc.cluster.node.gpus_per_node),
+             keys);
   }
   // Context parallelism splits every sequence into cp parts (the ring into
   // 2 x cp chunks, two a rank, for causal load balancing), and Ulysses' heads.

@@ -1,7 +1,6 @@
 #include "sweep/spec.hpp"
 
 #include <filesystem>
-#include <map>
 #include <set>
 #include <fmt/format.h>
 
@@ -172,14 +171,11 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     if (spec.settings.back().layer_model) fail(file, "model", "a sweep needs a transformer model, not a layer table");
     if (doc.contains("parallel") && doc["parallel"].contains("cp_algorithm")) {
       const json& a = doc["parallel"]["cp_algorithm"];
-      const std::map<std::string, workload::CpAlgorithm> names = {{"ring", workload::CpAlgorithm::kRing},
-                                                                  {"all-gather", workload::CpAlgorithm::kAllGather},
-                                                                  {"all-to-all", workload::CpAlgorithm::kAllToAll}};
-      const auto it = a.is_string() ? names.find(a.get<std::string>()) : names.end();
-      if (it == names.end()) {
+      const auto algorithm = a.is_string() ? workload::cp_algorithm_named(a.get<std::string>()) : std::nullopt;
+      if (!algorithm) {
         fail(file, "parallel.cp_algorithm", "expected \"ring\", \"all-gather\" or \"all-to-all\", got " + show(a));
       }
-      spec.settings.back().plan.cp_algorithm = it->second;
+      spec.settings.back().plan.cp_algorithm = *algorithm;
     }
     const auto& c = spec.settings.back().cluster;
     spec.cluster_labels.push_back(fmt::format("{}x{}", c.nodes, c.node.name));

@@ -67,15 +67,15 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
   }
   std::vector<Op> out;
   out.reserve(2 * ops.size());
+  std::vector<int> moved(ops.size());  // where each op lands in `out`
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const bool linear = op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0;
     if (!linear) {
+      moved[i] = static_cast<int>(out.size());
       out.push_back(op);
       continue;
     }
-    // The ops that refer to a GEMM by index (tensor-parallel overlap) keep
-    // pointing at it: indices shift by the casts inserted before it.
     Op cast;
     cast.name = op.name + "_fp8_cast";
     cast.kind = OpKind::kElementwise;
@@ -85,18 +85,13 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
     cast.kernels = std::max(c.kernels_forward, c.kernels_backward);  // one count serves both passes: the larger
     cast.op_sac_redo = 1.0;            // an element-wise op: redone under per-op checkpointing
     out.push_back(cast);
+    moved[i] = static_cast<int>(out.size());
     Op g = op;
     g.fp8 = true;
     out.push_back(g);
   }
   // Re-point the ops that name others by index (the collectives' GEMMs, the
   // context-parallel exchange's attention) at their new places.
-  std::vector<int> moved(ops.size(), -1);
-  for (std::size_t i = 0, j = 0; i < ops.size(); ++i, ++j) {
-    const bool linear = ops[i].kind == OpKind::kGemm && ops[i].flops_weight_grad > 0.0;
-    if (linear) ++j;
-    moved[i] = static_cast<int>(j);
-  }
   for (Op& op : out) {
     // The cast shard travels in FP8: the forward all-gather moves half the bytes.
     if (op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;

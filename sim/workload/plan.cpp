@@ -49,4 +49,11 @@ const char* cp_algorithm_name(CpAlgorithm a) {
   return "?";
 }
 
+std::optional<CpAlgorithm> cp_algorithm_named(const std::string& name) {
+  for (CpAlgorithm a : {CpAlgorithm::kRing, CpAlgorithm::kAllGather, CpAlgorithm::kAllToAll}) {
+    if (name == cp_algorithm_name(a)) return a;
+  }
+  return std::nullopt;
+}
+
 }  // namespace trainsim::workload

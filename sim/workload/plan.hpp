@@ -140,7 +140,9 @@ struct Overlap {
 //               to head shards before attention and the output back after
 //               it (and the same four backward); heads must divide by cp.
 enum class CpAlgorithm { kRing, kAllGather, kAllToAll };
+// Its name in configs ("ring", "all-gather", "all-to-all"), and back.
 const char* cp_algorithm_name(CpAlgorithm a);
+std::optional<CpAlgorithm> cp_algorithm_named(const std::string& name);
 
 struct Plan {
   int tp = 1;  // tensor parallel
