@@ -69,3 +69,13 @@ TEST_CASE("a GPU's FP8 figures come in pairs, under its FP8 peak") {
         "test.json: cluster.node.gpu.gemm_fp8_max_tflops: expected a number from 0.001 to 1979, got 2500 (from --set "
         "cluster.node.gpu.gemm_fp8_max_tflops=2500)");
 }
+
+TEST_CASE("FP8 GEMM figures come as a curve and its ceiling together") {
+  json doc = h100();
+  CHECK(testing::load_error(doc, {R"(cluster.node.gpu={"peak_tflops": 989.5, "memory_gb": 80, "hbm_tb_per_s": 3.35,
+        "hbm_achievable_tb_per_s": 2.49, "gemm_tflops": [[4096, 783]], "gemm_max_tflops": 794.5,
+        "attention_tflops": [[16384, 328]], "kernel_overhead_us": 3, "peak_fp8_tflops": 1979,
+        "gemm_fp8_tflops": [[4096, 1382]]})"})
+            .find("cluster.node.gpu.gemm_fp8_max_tflops: missing: FP8 GEMM throughput takes both gemm_fp8_tflops "
+                  "(the curve) and gemm_fp8_max_tflops (its ceiling)") != std::string::npos);
+}
