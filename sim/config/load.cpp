@@ -160,6 +160,22 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   }
   sc.options = read_options(doc, sc.cluster.gpus(), ctx);
   read_overlap(doc, sc.plan, ctx);
+  // Expert settings need experts; a capacity factor sets the busiest expert's
+  // load itself, so a drop-less imbalance beside it would go unused.
+  if (!sc.model.moe.enabled()) {
+    for (const char* key : {"parallel.moe_dispatcher", "options.moe_imbalance"}) {
+      const std::string k = key;
+      const std::string section = k.substr(0, k.find('.')), name = k.substr(k.find('.') + 1);
+      if (doc.contains(section) && doc[section].is_object() && doc[section].contains(name)) {
+        ctx.fail(k, "applies only to a MoE model (model.moe)", {"model.moe"});
+      }
+    }
+  } else if (sc.model.moe.capacity_factor > 0.0 && doc.contains("options") && doc["options"].contains("moe_imbalance")) {
+    ctx.fail("options.moe_imbalance",
+             "applies to drop-less routing; with model.moe.capacity_factor every expert's input is padded or cut to "
+             "that capacity, which sets the busiest expert's load",
+             {"model.moe.capacity_factor"});
+  }
   // Needs the cluster and the options only: checked for a sweep's clusters too.
   if (sc.options.cuda_context_bytes >= sc.cluster.node.gpu.memory_bytes()) {
     ctx.fail("options.cuda_context_mib",

@@ -61,6 +61,47 @@ void check_fp8(const Scenario& sc, const Context& ctx) {
   }
 }
 
+// A MoE model's experts over its plan (workload/moe_spec.hpp, Plan::ep).
+// The expert settings of a model without experts are refused where they are
+// read (load.cpp); these are the checks across sections.
+void check_moe(const Scenario& sc, const Context& ctx) {
+  const auto& p = sc.plan;
+  const workload::MoeSpec& moe = sc.model.moe;
+  if (!moe.enabled()) {
+    if (p.ep > 1) ctx.fail("parallel.ep", "applies only to a MoE model (model.moe)", {"model.moe"});
+    return;
+  }
+  if (moe.experts % p.ep != 0) {
+    ctx.fail("parallel.ep",
+             fmt::format("expected a divisor of model.moe.experts = {} (each rank holds experts / ep), got {}",
+                         moe.experts, p.ep),
+             {"model.moe.experts"});
+  }
+  const long long stage_gpus = static_cast<long long>(p.tp) * p.cp * p.dp;
+  if (stage_gpus % p.ep != 0) {
+    ctx.fail("parallel.ep",
+             fmt::format("expected a divisor of a pipeline stage's GPUs, tp x cp x dp = {} x {} x {} = {} (the MoE "
+                         "layers run as ep x (tp x cp x dp / ep) over them), got {}",
+                         p.tp, p.cp, p.dp, stage_gpus, p.ep),
+             {"parallel.tp", "parallel.cp", "parallel.dp"});
+  }
+  if (p.tp > 1 && !p.sequence_parallel) {
+    ctx.fail("parallel.sequence_parallel",
+             fmt::format("a MoE model with tp = {} needs sequence parallelism (each tensor rank routes its own 1/tp of "
+                         "the tokens, as Megatron-Core requires); expected true",
+                         p.tp),
+             {"parallel.tp", "model.moe"});
+  }
+  // Not modelled yet: say so rather than simulate something else.
+  auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
+    ctx.fail(path, what + " with a MoE model (model.moe) is not modelled yet", related);
+  };
+  if (p.zero_stage == 3) not_yet("parallel.zero_stage", "ZeRO-3 / FSDP sharding of experts", {"model.moe"});
+  if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"model.moe"});
+  if (p.precision == workload::Precision::kFp8) not_yet("parallel.precision", "FP8", {"model.moe"});
+  if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});
+}
+
 // A layer-table model runs data-parallel on every GPU, or under the burst
 // schedule; the pipeline and transformer settings do not apply to it.
 void check_layer_plan(const Scenario& sc, const Context& ctx) {
@@ -147,6 +188,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (p.schedule == "burst") {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
   }
+  check_moe(sc, ctx);
   // Gradients in the other 16-bit type than the weights' (a layer-table
   // model refuses both keys above instead).
   const bool fp16 = p.precision == workload::Precision::kFp16;

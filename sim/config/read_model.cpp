@@ -4,6 +4,36 @@
 
 namespace trainsim::config::detail {
 
+// model.moe: the experts of a mixture-of-experts model (workload/moe_spec.hpp).
+workload::MoeSpec read_moe(const json& doc, const Context& ctx) {
+  const Section s(doc, "model.moe", ctx);
+  workload::MoeSpec e;
+  e.experts = s.positive_int("experts", 1'000'000);
+  e.top_k = s.positive_int("top_k", 1'000'000);
+  if (e.top_k > e.experts) {
+    ctx.fail(s.path("top_k"), fmt::format("expected at most model.moe.experts = {} experts a token, got {}", e.experts, e.top_k),
+             {"model.moe.experts"});
+  }
+  e.expert_ffn = s.positive_int("expert_ffn", kMaxModelDim);
+  if (s.has("shared_experts")) {
+    const json& v = s.required("shared_experts", "a count");
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1'000'000) {
+      ctx.fail(s.path("shared_experts"), "expected a count from 0 to 1000000, got " + show(v));
+    }
+    e.shared_experts = v.get<int>();
+  }
+  if (e.shared_experts > 0) {
+    e.shared_expert_ffn = s.positive_int("shared_expert_ffn", kMaxModelDim);
+  } else if (s.has("shared_expert_ffn")) {
+    ctx.fail(s.path("shared_expert_ffn"), "applies only with model.moe.shared_experts > 0", {"model.moe.shared_experts"});
+  }
+  e.router = s.choice<workload::MoeRouter>("router", workload::MoeRouter::kSoftmax,
+                                            {{"softmax", workload::MoeRouter::kSoftmax},
+                                             {"sigmoid", workload::MoeRouter::kSigmoid}});
+  if (s.has("capacity_factor")) e.capacity_factor = s.positive_number("capacity_factor", 0.01, 1e6);
+  return e;
+}
+
 workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   const Section s(doc, "model", ctx);
   workload::TransformerSpec m;
@@ -16,13 +46,35 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   m.hidden = s.positive_int("hidden", kMaxModelDim);
   m.heads = s.positive_int("heads", kMaxModelDim);
   m.kv_heads = s.positive_int_or("kv_heads", m.heads, kMaxModelDim);
-  m.ffn = s.positive_int("ffn", kMaxModelDim);
+  m.head_dim_given = s.positive_int_or("head_dim", 0, kMaxModelDim);
+  m.qk_norm = s.boolean_or("qk_norm", false);
+  if (s.has("moe")) {
+    m.moe = read_moe(doc, ctx);
+    if (m.arch != workload::Arch::kLlama) {
+      ctx.fail(s.path("moe"), "expects model.arch = \"llama\" (experts are SwiGLU MLPs, as in Mixtral, Qwen3 and DeepSeek)",
+               {"model.arch"});
+    }
+    if (s.has("ffn")) {
+      ctx.fail(s.path("ffn"),
+               "every layer of a MoE model is a MoE layer here, so a dense MLP width has no use; give the experts' "
+               "widths in model.moe (expert_ffn, shared_expert_ffn)",
+               {"model.moe"});
+    }
+  } else {
+    m.ffn = s.positive_int("ffn", kMaxModelDim);
+  }
   m.seq = s.positive_int("seq", kMaxModelDim);
   m.vocab = s.positive_int("vocab", kMaxModelDim);
   s.free_text("source");
-  if (m.hidden % m.heads != 0) {
-    ctx.fail(s.path("heads"), fmt::format("model.hidden = {} must divide evenly into {} heads", m.hidden, m.heads),
+  if (m.head_dim_given == 0 && m.hidden % m.heads != 0) {
+    ctx.fail(s.path("heads"),
+             fmt::format("model.hidden = {} must divide evenly into {} heads (or give model.head_dim)", m.hidden, m.heads),
              {"model.hidden"});
+  }
+  if (static_cast<double>(m.heads) * m.head_dim() > kMaxModelDim) {
+    ctx.fail(s.path("head_dim"), fmt::format("model.heads x model.head_dim = {} x {} exceeds {}", m.heads, m.head_dim(),
+                                             kMaxModelDim),
+             {"model.heads"});
   }
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0) {
     ctx.fail(s.path("kv_heads"), fmt::format("expected a divisor of model.heads = {}, got {}", m.heads, m.kv_heads),

@@ -21,6 +21,10 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                    {{"ring", workload::CpAlgorithm::kRing},
                                                     {"all-gather", workload::CpAlgorithm::kAllGather},
                                                     {"all-to-all", workload::CpAlgorithm::kAllToAll}});
+  p.ep = s.positive_int_or("ep", 1, kMaxCount);
+  p.moe_dispatcher = s.choice<workload::MoeDispatcher>("moe_dispatcher", workload::MoeDispatcher::kAllToAll,
+                                                       {{"alltoall", workload::MoeDispatcher::kAllToAll},
+                                                        {"allgather", workload::MoeDispatcher::kAllGather}});
   p.vp = s.positive_int_or("vp", 1, kMaxCount);
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);

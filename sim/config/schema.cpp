@@ -10,7 +10,8 @@ namespace trainsim::config {
 namespace {
 const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
   // A model is a transformer by shape, or (arch "layers") a per-layer table.
-  static const std::vector<std::string> model = {"name", "arch", "layers", "hidden", "heads", "kv_heads", "ffn",
+  static const std::vector<std::string> model = {"name", "arch",  "layers", "hidden", "heads",
+                                                 "kv_heads", "head_dim", "qk_norm", "ffn", "moe",
                                                  "seq", "vocab", "input_bytes_per_sample", "source"};
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},
@@ -27,18 +28,20 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
         "gemm_max_tflops", "gemm_grid", "attention_tflops", "kernel_overhead_us", "peak_fp8_tflops", "peak_fp4_tflops", "power_w", "gemm_fp8_tflops", "gemm_fp8_max_tflops",
         "sources"}},
       {"model", model},
+      {"model.moe", {"experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "router", "capacity_factor"}},
       {"parallel",
        {"tp", "pp", "dp", "cp", "cp_algorithm", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers",
         "sequence_parallel", "attention", "elementwise", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params", "fsdp_persistence_threshold", "reshard_after_forward",
         "fsdp_shard_size", "offload", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
-        "stage_layers", "fp8_recipe", "fp8_param_gather", "burst"}},
+        "stage_layers", "fp8_recipe", "fp8_param_gather", "ep", "moe_dispatcher", "burst"}},
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},
       {"parallel.burst.background.model", model},
       {"options",
        {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown",
-        "pipeline_sends", "cuda_context_mib", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap"}},
+        "pipeline_sends", "cuda_context_mib", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
+        "moe_imbalance"}},
   };
   return s;
 }

@@ -122,6 +122,8 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.placement = sc.plan.placement();
   info.dp = sc.plan.dp;
   info.cp = sc.plan.cp;
+  info.ep = sc.plan.ep;
+  info.moe = sc.model.moe.enabled();
   if (sc.plan.cp > 1) info.cp_algorithm = workload::cp_algorithm_name(sc.plan.cp_algorithm);
   info.microbatch_size = sc.plan.microbatch_size;
   info.global_batch = sc.plan.global_batch;

@@ -49,6 +49,16 @@ core::Time cp_comm_inside(const Action& a, const workload::StageCost& c) {
   }
 }
 
+// And a MoE model's dispatch and combine inside it.
+core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
+  switch (a.op) {
+    case Op::kForward: return c.ep_comm_forward;
+    case Op::kBackward:
+    case Op::kInputGrad: return c.ep_comm_backward;
+    default: return core::Time::zero();
+  }
+}
+
 // Whether actions[k] ends a run of backward-ending actions (B or W) of its
 // stage: the next compute action on the rank is not another of them.
 bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
@@ -198,7 +208,7 @@ void Lowering::lower_pipeline(int p) {
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
                                       first_forward.at(a.stage) == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c);
+        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c), ep = ep_comm_inside(a, c);
         // The parts this action's gradients are ready after, unit by unit
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).
@@ -247,16 +257,18 @@ void Lowering::lower_pipeline(int p) {
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
         std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
-        core::Time done, tp_done, cp_done;
+        core::Time done, tp_done, cp_done, ep_done;
         for (std::size_t j = 0; j < pieces.size(); ++j) {
           const bool last = j + 1 == pieces.size();
           const double share = pieces[j].share;
           const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
           const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
           const core::Time cp_part = last ? cp - cp_done : core::Time::seconds(cp.to_seconds() * share);
+          const core::Time ep_part = last ? ep - ep_done : core::Time::seconds(ep.to_seconds() * share);
           done += d;
           tp_done += tp_part;
           cp_done += cp_part;
+          ep_done += ep_part;
           TaskInfo part = info;
           if (by_unit) {
             part.unit = pieces[j].unit;
@@ -267,6 +279,7 @@ void Lowering::lower_pipeline(int p) {
           }
           part.tp_comm_s = tp_part.to_seconds();
           part.cp_comm_s = cp_part.to_seconds();
+          part.ep_comm_s = ep_part.to_seconds();
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
             first_[q][k] = id;

@@ -120,6 +120,8 @@ struct TaskInfo {
   double tp_comm_s = 0.0;
   // And the context-parallel exchange's exposed time inside it (same stream).
   double cp_comm_s = 0.0;
+  // And a MoE model's dispatch and combine inside it (same stream).
+  double ep_comm_s = 0.0;
   // ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
   // ZeRO-1/2's after the optimizer step run on the communication stream.
   bool on_gather_stream() const { return kind == TaskKind::kParamAllGather && action.op == schedule::Op::kUnshard; }

@@ -92,6 +92,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       // with the layers' kernels.
       if (ti.tp_comm_s > 0.0) args.micros("tp_comm_us", ti.tp_comm_s);
       if (ti.cp_comm_s > 0.0) args.micros("cp_comm_us", ti.cp_comm_s);
+      if (ti.ep_comm_s > 0.0) args.micros("ep_comm_us", ti.ep_comm_s);
       break;
     case lower::TaskKind::kTransfer:
       args.bytes("bytes", sim.graph.task(id).amount);

@@ -108,7 +108,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
   // Compute time in whole picoseconds, so that a GPU that never idles sums to
   // the makespan exactly (a bubble of 0, not a rounding below it).
   std::vector<core::Time> busy(gpus);
-  std::vector<double> tp_comm(gpus, 0.0), cp_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
+  std::vector<double> tp_comm(gpus, 0.0), cp_comm(gpus, 0.0), ep_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
   std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
@@ -118,6 +118,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       busy[ti.rank] += span.second - span.first;
       tp_comm[ti.rank] += ti.tp_comm_s;
       cp_comm[ti.rank] += ti.cp_comm_s;
+      ep_comm[ti.rank] += ti.ep_comm_s;
       if (d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
@@ -156,6 +157,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     ExposedComm e;
     e.tp = tp_comm[q];  // blocking, on the compute stream: all of it is exposed
     e.cp = cp_comm[q];  // what the exchange leaves beside attention, on the compute stream too
+    e.ep = ep_comm[q];  // dispatch and combine block the compute stream too
     e.pp = uncovered_s(arriving[q], busy_spans[q]);
     e.dp = uncovered_s(dp_spans[q], busy_spans[q]);
     st.exposed.tp = std::max(st.exposed.tp, e.tp);
@@ -166,6 +168,8 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.exposed.dp = std::max(s.exposed.dp, e.dp);
     st.exposed.cp = std::max(st.exposed.cp, e.cp);
     s.exposed.cp = std::max(s.exposed.cp, e.cp);
+    st.exposed.ep = std::max(st.exposed.ep, e.ep);
+    s.exposed.ep = std::max(s.exposed.ep, e.ep);
     bubble_sum += bubble;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
     s.oom = s.oom || pool.exceeded();
@@ -191,6 +195,7 @@ nlohmann::json to_json(const Summary& s) {
                {"pp", s.info.pp},
                {"dp", s.info.dp},
                {"cp", s.info.cp},
+               {"ep", s.info.ep},
                {"vp", s.info.vp},
                {"microbatch_size", s.info.microbatch_size},
                {"global_batch", s.info.global_batch},
@@ -217,7 +222,7 @@ nlohmann::json to_json(const Summary& s) {
   j["grad_all_reduce_s"] = s.grad_all_reduce_s;
   j["param_all_gather_s"] = s.param_all_gather_s;
   auto exposed = [](const ExposedComm& e) {
-    return nlohmann::json{{"tp", e.tp}, {"cp", e.cp}, {"pp", e.pp}, {"dp", e.dp}};
+    return nlohmann::json{{"tp", e.tp}, {"cp", e.cp}, {"ep", e.ep}, {"pp", e.pp}, {"dp", e.dp}};
   };
   j["exposed_comm_s"] = exposed(s.exposed);
   nlohmann::json links = nlohmann::json::object();
@@ -271,10 +276,11 @@ std::string to_text(const Summary& s) {
   if (s.burst) {
     line("plan", fmt::format("{}, global batch {}", s.burst->mode, s.info.global_batch));
   } else {
-    line("plan", fmt::format("tp={}{} pp={}{} dp={}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
+    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
                              s.info.tp,
                              s.info.cp > 1 ? fmt::format(" cp={} ({})", s.info.cp, s.info.cp_algorithm) : "",
                              s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
+                             s.info.moe ? fmt::format(" ep={}", s.info.ep) : "",
                              s.info.microbatch_size, s.info.microbatches,
                              s.info.global_batch, s.info.schedule,
                              s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
@@ -307,8 +313,9 @@ std::string to_text(const Summary& s) {
                      s.param_gather_stream ? "parameter-gather stream (ZeRO-3)" : "communication stream"));
   }
   line("exposed communication",
-       fmt::format("tp {:.4f} s, {}pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
-                   s.info.cp > 1 ? fmt::format("cp {:.4f} s, ", s.exposed.cp) : "", s.exposed.pp, s.exposed.dp));
+       fmt::format("tp {:.4f} s, {}{}pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
+                   s.info.cp > 1 ? fmt::format("cp {:.4f} s, ", s.exposed.cp) : "",
+                   s.info.moe ? fmt::format("ep {:.4f} s, ", s.exposed.ep) : "", s.exposed.pp, s.exposed.dp));
   if (!s.busiest_links.empty()) {
     std::string list;
     for (std::size_t i = 0; i < s.busiest_links.size() && i < 3; ++i) {

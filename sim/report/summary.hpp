@@ -21,6 +21,8 @@ struct RunInfo {
   std::string schedule;  // schedule name
   int tp = 1, pp = 1, dp = 1, cp = 1;
   std::string cp_algorithm;  // with cp > 1
+  int ep = 1;                  // expert-parallel ranks (a MoE model's)
+  bool moe = false;            // a MoE model: the exposed-communication line has its ep kind
   int vp = 1;  // virtual stages per pipeline rank
   schedule::Placement placement = schedule::Placement::kLooped;  // where the stages run (for the picture's legend)
   int microbatch_size = 1;
@@ -55,6 +57,7 @@ struct ExposedComm {
   double pp = 0.0;  // waiting for pipeline transfers to arrive
   double dp = 0.0;  // data-parallel gradient reduction and parameter gathering
   double cp = 0.0;  // the context-parallel exchange before attention, where not hidden
+  double ep = 0.0;  // a MoE model's token dispatch and combine (blocking)
 };
 
 struct StageSummary {

@@ -54,7 +54,8 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   double rate = 0.0;
   double work = flops;
   if (op.kind == OpKind::kGemm) {
-    rate = gemm_flops_per_s(gpu, op.m, op.n, op.k, op.fp8);
+    // A grouped GEMM's members each run at their own shape's rate.
+    rate = gemm_flops_per_s(gpu, op.m / op.gemm_groups, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {
     // The attention curves are FlashAttention-2's causal forward+backward
     // figures, which count FLOPs its own way: causal masking halves the score

@@ -17,6 +17,7 @@ struct OpTiming {
   double compute_s = 0.0;     // kernels on the compute stream
   double tp_comm_s = 0.0;     // tensor-parallel collectives (blocking, same stream)
   double cp_comm_s = 0.0;     // context-parallel exchange not hidden behind attention (same stream)
+  double ep_comm_s = 0.0;     // a MoE block's dispatch and combine over the expert-parallel group (same stream)
 };
 
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)

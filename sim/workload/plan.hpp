@@ -158,6 +158,19 @@ struct Plan {
   // pipeline of its own in the simulation: dp x cp. Replica r is data-parallel
   // rank r / cp, context rank r % cp.
   int replicas() const { return dp * cp; }
+  // Expert parallelism (a MoE model's; Megatron-Core's parallel folding):
+  // the tp x cp x dp GPUs of a pipeline stage that run attention as those
+  // groups also run the MoE blocks as ep x edp, with edp = tp x cp x dp / ep;
+  // an expert-parallel group is ep consecutive GPUs of the stage in
+  // tp-cp-dp order. Each holds experts / ep of every layer's routed experts,
+  // whose gradients are reduced, and under ZeRO sharded, over edp.
+  int ep = 1;
+  int expert_replicas() const { return tp * replicas() / ep; }
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // The busiest expert-parallel rank's routed tokens over the mean, drop-less
+  // (options.moe_imbalance): 1 is balanced, as Megatron-Core's
+  // --moe-router-force-load-balancing makes it.
+  double moe_imbalance = 1.0;
   // Virtual stages per pipeline rank (interleaved 1F1B, breadth-first, zb-v):
   // the model is cut into pp x vp stages, placed as the schedule says.
   int vp = 1;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/collective.hpp"
+#include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/tp_overlap.hpp"
 
@@ -30,6 +31,22 @@ struct Timing {
   // part with the ring (blocks of s/cp by s/cp), the whole sequence where the
   // keys (all-gather) or the heads' full sequences (all-to-all) arrive whole.
   double attention_seq = 0.0;
+  // A MoE model's expert-parallel group (MoeLayout::ep ranks), null without one.
+  const hw::CollectiveGroup* ep_group = nullptr;
+
+  // A MoE block's dispatch or combine in `pass`: an all-to-all of the op's
+  // bytes, or (the all-gather dispatcher) an all-gather where tokens arrive
+  // and a reduce-scatter where outputs leave, backward the other way round.
+  double ep_exchange_seconds(const Op& op, Pass pass) const {
+    const int count = pass == Pass::kForward ? op.ep_forward : pass == Pass::kInputGrad ? op.ep_input_grad : 0;
+    if (count == 0 || ep_group == nullptr) return 0.0;
+    const bool forward = pass == Pass::kForward;
+    const hw::CollectiveKind kind = op.ep_exchange == EpExchange::kAllToAll ? hw::CollectiveKind::kAllToAll
+                                    : (op.ep_exchange == EpExchange::kGather) == forward
+                                        ? hw::CollectiveKind::kAllGather
+                                        : hw::CollectiveKind::kReduceScatter;
+    return count * hw::collective_time(kind, op.ep_bytes, *ep_group, node, algorithm).to_seconds();
+  }
 
   // What the exchange before attention leaves exposed in `pass`.
   double cp_exchange_seconds(const std::vector<Op>& ops, const Op& op, Pass pass) const {
@@ -68,6 +85,11 @@ struct Timing {
     if (op.kind == OpKind::kCpExchange) {
       OpTiming t;
       t.cp_comm_s = cp_exchange_seconds(ops, op, pass);
+      return t;
+    }
+    if (op.kind == OpKind::kEpDispatch) {
+      OpTiming t;
+      t.ep_comm_s = ep_exchange_seconds(op, pass);
       return t;
     }
     OpTiming t = op_time(op, pass, node, op.kind == OpKind::kAttention ? attention_seq : seq, tp_group, algorithm);
@@ -118,9 +140,11 @@ struct PassTimes {
   double forward = 0.0, input_grad = 0.0, weight_grad = 0.0;
   double tp_forward = 0.0, tp_backward = 0.0;
   double cp_forward = 0.0, cp_backward = 0.0;
+  double ep_forward = 0.0, ep_backward = 0.0;
 
   PassTimes times(double n) const {
-    return {n * forward, n * input_grad, n * weight_grad, n * tp_forward, n * tp_backward, n * cp_forward, n * cp_backward};
+    return {n * forward,    n * input_grad,  n * weight_grad, n * tp_forward, n * tp_backward,
+            n * cp_forward, n * cp_backward, n * ep_forward,  n * ep_backward};
   }
   void plus(const PassTimes& o) {
     forward += o.forward;
@@ -130,6 +154,8 @@ struct PassTimes {
     tp_backward += o.tp_backward;
     cp_forward += o.cp_forward;
     cp_backward += o.cp_backward;
+    ep_forward += o.ep_forward;
+    ep_backward += o.ep_backward;
   }
 
   void add(const std::vector<Op>& ops, double repeat, const Timing& timing) {
@@ -137,13 +163,15 @@ struct PassTimes {
       const OpTiming f = timing.of(ops, k, Pass::kForward);
       const OpTiming i = timing.of(ops, k, Pass::kInputGrad);
       const OpTiming w = timing.of(ops, k, Pass::kWeightGrad);
-      forward += repeat * (f.compute_s + f.tp_comm_s + f.cp_comm_s);
-      input_grad += repeat * (i.compute_s + i.tp_comm_s + i.cp_comm_s);
+      forward += repeat * (f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s);
+      input_grad += repeat * (i.compute_s + i.tp_comm_s + i.cp_comm_s + i.ep_comm_s);
       weight_grad += repeat * (w.compute_s + w.tp_comm_s);
       tp_forward += repeat * f.tp_comm_s;
       tp_backward += repeat * i.tp_comm_s;
       cp_forward += repeat * f.cp_comm_s;
       cp_backward += repeat * i.cp_comm_s;
+      ep_forward += repeat * f.ep_comm_s;
+      ep_backward += repeat * i.ep_comm_s;
     }
   }
 };
@@ -156,6 +184,7 @@ struct Redo {
   double seconds = 0.0;
   double tp_comm_s = 0.0;
   double cp_comm_s = 0.0;
+  double ep_comm_s = 0.0;
 };
 // The share of an op's forward that `recompute` redoes.
 double redone_share(const Op& op, Recompute recompute) {
@@ -174,9 +203,10 @@ Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const Tim
     const double share = redone_share(layer[k], recompute);
     if (share <= 0.0) continue;
     const OpTiming f = timing.of(layer, k, Pass::kForward);
-    r.seconds += share * (f.compute_s + f.tp_comm_s + f.cp_comm_s);
+    r.seconds += share * (f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s);
     r.tp_comm_s += share * f.tp_comm_s;
     r.cp_comm_s += share * f.cp_comm_s;
+    r.ep_comm_s += share * f.ep_comm_s;
   }
   return r;
 }
@@ -295,8 +325,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const bool sp = plan.sequence_parallel;
   // Under FP8 the layers' linear GEMMs run in FP8 behind their casts (workload/fp8.hpp).
   const bool fp8 = plan.precision == Precision::kFp8;
+  // A MoE model's experts over the plan's expert-parallel ranks, the busiest
+  // at its capacity (token dropping) or at the stated imbalance (drop-less).
+  const bool moe = model.moe.enabled();
+  const MoeLayout moe_layout{plan.ep, plan.moe_dispatcher,
+                             model.moe.capacity_factor > 0.0 ? model.moe.capacity_factor : plan.moe_imbalance};
   auto layer_ops_of = [&](int microbatch) {
-    std::vector<Op> ops = layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp);
+    std::vector<Op> ops =
+        layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout);
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
@@ -332,6 +368,25 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       for (int d = 0; d < plan.replicas(); ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
     }
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
+    // MoE: the stage's GPUs in tp-cp-dp order, cut into expert-parallel
+    // groups of ep consecutive ones; the expert-data-parallel groups take
+    // one GPU of each (every group of a kind running at once).
+    hw::CollectiveGroup ep_group, edp_group;
+    if (moe) {
+      std::vector<int> stage_gpus;
+      for (int d = 0; d < plan.replicas(); ++d) {
+        for (int k = 0; k < plan.tp; ++k) stage_gpus.push_back(plan.gpu_of(r, d, k));
+      }
+      std::vector<std::vector<int>> ep_groups(stage_gpus.size() / plan.ep), edp_groups(plan.ep);
+      for (std::size_t j = 0; j < stage_gpus.size(); ++j) {
+        ep_groups[j / plan.ep].push_back(stage_gpus[j]);
+        edp_groups[j % plan.ep].push_back(stage_gpus[j]);
+      }
+      ep_group = hw::group_of(cluster, ep_groups.front());
+      ep_group.nic_share *= hw::concurrent_nic_share(cluster, ep_groups);
+      edp_group = hw::group_of(cluster, edp_groups.front());
+      edp_group.nic_share *= hw::concurrent_nic_share(cluster, edp_groups);
+    }
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
     const int shard = plan.shard_group_size(), copies = plan.shard_replicas();
@@ -352,14 +407,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     const double attention_seq = plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
-                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq};
+                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq, moe ? &ep_group : nullptr};
+    // A layer's parameters on one GPU: its routed experts' 1/ep, the rest's 1/tp.
+    const double expert_per_layer = model.expert_params_per_layer() / plan.ep;
+    const double layer_params_on_gpu = (model.params_per_layer() - model.expert_params_per_layer()) / t + expert_per_layer;
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, timing);
     if (first) {
       out.layer_forward = core::Time::seconds(one.forward);
       out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
-                                               grad_add_seconds(model.params_per_layer() / t, plan, node));
+                                               grad_add_seconds(layer_params_on_gpu, plan, node));
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     const int redone = plan.recomputed_layers(layers_per_stage);  // its first `redone` layers
@@ -372,6 +430,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     times.input_grad += redone * redo_one.seconds;
     times.tp_backward += redone * redo_one.tp_comm_s;
     times.cp_backward += redone * redo_one.cp_comm_s;
+    times.ep_backward += redone * redo_one.ep_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute
@@ -400,18 +459,30 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.tp_comm_backward = core::Time::seconds(times.tp_backward);
     c.cp_comm_forward = core::Time::seconds(times.cp_forward);
     c.cp_comm_backward = core::Time::seconds(times.cp_backward);
+    c.ep_comm_forward = core::Time::seconds(times.ep_forward);
+    c.ep_comm_backward = core::Time::seconds(times.ep_backward);
 
-    // The recomputed layers keep what the policy keeps; the rest keep everything.
-    double activations =
-        redone * layer_activation_bytes(local, plan.microbatch_size, plan.tp, plan.recompute, sp, plan.attention,
-                                        plan.elementwise) +
-        (layers_per_stage - redone) * layer_activation_bytes(local, plan.microbatch_size, plan.tp, Recompute::kNone,
-                                                             sp, plan.attention, plan.elementwise);
+    // The recomputed layers keep what the policy keeps; the rest keep
+    // everything. A MoE layer: the dense formula without its MLP, plus the
+    // MoE block's bytes for each token the rank routes (kept unless the
+    // whole layer is recomputed).
+    TransformerSpec no_mlp = local;
+    if (moe) no_mlp.ffn = 0;
+    const double routed_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
+    auto layer_bytes = [&](Recompute policy) {
+      const double moe_block = moe && policy != Recompute::kFull
+                                   ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout, plan.tp)
+                                   : 0.0;
+      return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, policy, sp, plan.attention,
+                                    plan.elementwise) +
+             moe_block;
+    };
+    double activations = redone * layer_bytes(plan.recompute) + (layers_per_stage - redone) * layer_bytes(Recompute::kNone);
     // FP8 inputs saved instead of BF16 ones: the other half of each kept input goes.
     const double kept_inputs =
-        redone * layer_kept_gemm_input_bytes(local, plan.microbatch_size, plan.tp, plan.recompute, sp) +
+        redone * layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) +
         (layers_per_stage - redone) *
-            layer_kept_gemm_input_bytes(local, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+            layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
     activations -= (1.0 - kept_input_scale) * kept_inputs;
     // All-gather context parallelism: attention's backward keeps the gathered
     // keys and values, the other cp - 1 ranks' parts beside the rank's own, on
@@ -456,7 +527,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 
-    double params = layers_per_stage * model.params_per_layer();
+    // Routed experts apart (1/ep of them on each GPU), the rest over tp.
+    double params = layers_per_stage * (model.params_per_layer() - model.expert_params_per_layer());
     if (first) params += model.embedding_params();
     if (last) params += model.head_params();
     // When the first and last stages share a rank (one pipeline rank, with or
@@ -464,7 +536,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // across ranks the last stage keeps its own copy (as Megatron-LM does).
     const bool ends_share_rank = plan.rank_of_stage(0) == plan.rank_of_stage(stages - 1);
     if (last && tied && ends_share_rank) params -= static_cast<double>(model.vocab) * h;
-    c.params = params / t;
+    c.expert_params = layers_per_stage * expert_per_layer;
+    c.params = params / t + c.expert_params;
+    const double dense_params = c.params - c.expert_params;
+    const int expert_shard = plan.expert_replicas();
     // Each micro-batch's weight gradients join the iteration's as W produces
     // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
     // The concatenated W of 2BP adds its one gradient once.
@@ -490,7 +565,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double final_norm = model.arch == Arch::kGpt ? 2.0 * h : h;
     const double persistent_head = plan.zero_stage == 3 && last && h <= plan.fsdp_persistence_threshold ? final_norm / t : 0.0;
     const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * c.params +
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * dense_params +
+                                   model_state_bytes_per_param(plan.zero_stage, expert_shard, g) * c.expert_params +
                                    kActivationBytes * persistent * (1.0 - 1.0 / shard));
     // Transformer Engine's FP8 copy of every linear weight and its transpose,
     // beside the BF16 weights (ZeRO-3 gathers and frees those unit by unit;
@@ -523,8 +599,20 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double grad_bytes = c.params * g;
     c.param_bytes = c.params * kActivationBytes;
     const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
+    // A MoE stage's buckets hold its mix of gradients: the routed experts'
+    // share reduced (and gathered) over the expert-data-parallel group, the
+    // rest over the data-parallel one.
+    const double expert_share = c.params > 0.0 ? c.expert_params / c.params : 0.0;
+    const bool reduces = plan.replicas() > 1 || (expert_share > 0.0 && expert_shard > 1);
+    auto dp_collective = [&](hw::CollectiveKind kind, double bytes) {
+      if (expert_share == 0.0) return hw::collective_time(kind, bytes, dp_group, node, algorithm);
+      core::Time time;
+      if (plan.replicas() > 1) time += hw::collective_time(kind, bytes * (1.0 - expert_share), dp_group, node, algorithm);
+      if (expert_shard > 1) time += hw::collective_time(kind, bytes * expert_share, edp_group, node, algorithm);
+      return time;
+    };
     // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
-    const auto buckets = plan.replicas() > 1 && plan.zero_stage < 3
+    const auto buckets = reduces && plan.zero_stage < 3
                              ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes)))
                              : 1;
     if (buckets > 1'000'000) {
@@ -537,26 +625,24 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     double costed_bytes = -1.0;
     core::Time costed;
     for (std::size_t k = 0; k < buckets; ++k) {
-      const double bytes = plan.replicas() > 1 && plan.zero_stage < 3
+      const double bytes = reduces && plan.zero_stage < 3
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
                                : 0.0;
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       if (bytes != costed_bytes) {
         // Offloaded, the bucket's reduced shard then goes to the host.
-        costed = hw::collective_time(reduce, bytes, dp_group, node, algorithm) +
+        costed = dp_collective(reduce, bytes) +
                  core::Time::seconds(pcie_seconds(bytes / plan.replicas()));
         costed_bytes = bytes;
       }
       c.grad_bucket_reduce.push_back(costed);
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
-      c.param_all_gather =
-          hw::collective_time(hw::CollectiveKind::kAllGather, c.param_bytes, dp_group, node, algorithm);
-      if (plan.overlap.param_gather && plan.replicas() > 1) {
+      c.param_all_gather = dp_collective(hw::CollectiveKind::kAllGather, c.param_bytes);
+      if (plan.overlap.param_gather && reduces) {
         // The forward uses the buckets last-filled first.
         for (auto share = c.grad_bucket_share.rbegin(); share != c.grad_bucket_share.rend(); ++share) {
-          c.param_bucket_gather.push_back(
-              hw::collective_time(hw::CollectiveKind::kAllGather, *share * c.param_bytes, dp_group, node, algorithm));
+          c.param_bucket_gather.push_back(dp_collective(hw::CollectiveKind::kAllGather, *share * c.param_bytes));
         }
       }
     }
@@ -659,8 +745,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
-    const double updated = plan.zero_stage >= 1 ? c.params / shard : c.params;
-    const double held_grads = plan.zero_stage >= 2 ? c.params / shard : c.params;
+    const double updated = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
+    const double held_grads = plan.zero_stage >= 2 ? dense_params / shard + c.expert_params / expert_shard : c.params;
     if (!offload) {
       c.optimizer_step =
           core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /

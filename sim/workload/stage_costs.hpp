@@ -46,6 +46,8 @@ struct StageCost {
   core::Time tp_comm_backward;  // the TP collective part of `input_grad`
   core::Time cp_comm_forward;   // the context-parallel exchange's exposed part of `forward`
   core::Time cp_comm_backward;  // and of `input_grad`
+  core::Time ep_comm_forward;   // a MoE model's dispatch and combine in `forward`
+  core::Time ep_comm_backward;  // and in `input_grad`
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
@@ -63,6 +65,7 @@ struct StageCost {
   // again while its backward does (see LossKernel). 0 on other stages.
   std::int64_t loss_transient_bytes = 0;
   double params = 0.0;                 // parameters held per GPU
+  double expert_params = 0.0;          // of those, routed experts' (reduced and sharded over Plan::expert_replicas())
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU
   // Gradient reduction across data-parallel replicas, bucket by bucket in the

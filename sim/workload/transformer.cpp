@@ -1,39 +1,15 @@
 #include "workload/transformer.hpp"
 
+#include "workload/moe.hpp"
+#include "workload/op_build.hpp"
+
 namespace trainsim::workload {
 
 namespace {
 
-Op gemm(std::string name, double m, double k, double n, bool has_weights = true) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kGemm;
-  op.m = m;
-  op.k = k;
-  op.n = n;
-  const double flops = 2.0 * m * n * k;
-  const double bytes = (m * k + k * n + m * n) * kActivationBytes;
-  op.flops_forward = flops;
-  op.bytes_forward = bytes;
-  op.flops_input_grad = flops;  // dX = dY * W^T
-  op.bytes_input_grad = bytes;
-  if (has_weights) {
-    op.flops_weight_grad = flops;  // dW = X^T * dY
-    op.bytes_weight_grad = bytes;
-  }
-  return op;
-}
-
-// An element-wise kernel over `elements` values: forward reads and writes them,
-// backward reads the incoming gradient and the saved input and writes one.
-Op elementwise(std::string name, double elements, double bytes_per_value = kActivationBytes) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kElementwise;
-  op.bytes_forward = 2.0 * elements * bytes_per_value;
-  op.bytes_input_grad = 3.0 * elements * bytes_per_value;
-  return op;
-}
+using build::elementwise;
+using build::gemm;
+using build::tp_collective;
 
 // The kernels a residual block ends with. GPT (Megatron-LM's
 // bias_dropout_add_fused_train): the output projection's bias, dropout and the
@@ -68,44 +44,66 @@ Op eager_rms_norm(std::string name, double elements, int consumers) {
   return op;
 }
 
-Op tp_collective(std::string name, double bytes, int forward, int input_grad, bool sequence_parallel) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kTpCollective;
-  op.collective_bytes = bytes;
-  op.collectives_forward = forward;
-  op.collectives_input_grad = input_grad;
-  op.sequence_parallel = sequence_parallel;
-  return op;
-}
+}  // namespace
 
+namespace {
+// A MoE block's weights beside the routed experts': the router's (h x E)
+// and the shared experts' SwiGLU MLPs.
+double moe_dense_params(const TransformerSpec& m) {
+  return static_cast<double>(m.hidden) * m.moe.experts +
+         3.0 * m.hidden * static_cast<double>(m.moe.shared_experts) * m.moe.shared_expert_ffn;
+}
 }  // namespace
 
 double TransformerSpec::params_per_layer() const {
-  const double h = hidden;
+  const double h = hidden, q = q_dim();
   const double kv = static_cast<double>(kv_heads) * head_dim();
   const bool gpt = arch == Arch::kGpt;
-  const double attention = h * (h + 2.0 * kv) + h * h + (gpt ? (h + 2.0 * kv) + h : 0.0);
-  const double mlp = gpt ? 2.0 * h * ffn + ffn + h : 3.0 * h * ffn;
-  const double norms = gpt ? 4.0 * h : 2.0 * h;  // LayerNorm has a bias, RMSNorm does not
+  const double attention = h * (q + 2.0 * kv) + q * h + (gpt ? (q + 2.0 * kv) + h : 0.0);
+  const double mlp = moe.enabled() ? moe_dense_params(*this) + expert_params_per_layer()
+                     : gpt         ? 2.0 * h * ffn + ffn + h
+                                   : 3.0 * h * ffn;
+  const double norms = (gpt ? 4.0 * h : 2.0 * h) + (qk_norm ? 2.0 * head_dim() : 0.0);  // LayerNorm has a bias, RMSNorm does not
   return attention + mlp + norms;
 }
 
+double TransformerSpec::expert_params_per_layer() const {
+  return moe.enabled() ? 3.0 * hidden * static_cast<double>(moe.experts) * moe.expert_ffn : 0.0;
+}
+
 double TransformerSpec::linear_params_per_layer() const {
-  const double h = hidden, kv = static_cast<double>(kv_heads) * head_dim();
-  return h * (h + 2.0 * kv) + h * h + (arch == Arch::kGpt ? 2.0 : 3.0) * h * ffn;
+  const double h = hidden, q = q_dim(), kv = static_cast<double>(kv_heads) * head_dim();
+  const double mlp = moe.enabled() ? moe_dense_params(*this) + expert_params_per_layer()
+                                   : (arch == Arch::kGpt ? 2.0 : 3.0) * h * ffn;
+  return h * (q + 2.0 * kv) + q * h + mlp;
 }
 
 std::vector<double> TransformerSpec::layer_tensors(int tp) const {
-  const double h = hidden, t = tp, f = ffn;
+  const double h = hidden, t = tp, f = ffn, q = q_dim();
   const double kv = static_cast<double>(kv_heads) * head_dim();
+  std::vector<double> out;
   if (arch == Arch::kGpt) {
     // LayerNorm weight and bias twice; QKV weight and bias, output projection
     // and its bias; MLP up and its bias, down and its bias.
-    return {h, h, h * (h + 2.0 * kv) / t, (h + 2.0 * kv) / t, h * h / t, h, h, h, h * f / t, f / t, f * h / t, h};
+    out = {h, h, h * (q + 2.0 * kv) / t, (q + 2.0 * kv) / t, q * h / t, h, h, h};
+  } else {
+    // RMSNorm weights; Q, K, V, output projection; the MLP's norm.
+    out = {h, h * q / t, h * kv / t, h * kv / t, q * h / t, h};
   }
-  // RMSNorm weights; Q, K, V, output projection; gate, up, down.
-  return {h, h * h / t, h * kv / t, h * kv / t, h * h / t, h, h * f / t, h * f / t, f * h / t};
+  if (qk_norm) out.insert(out.end(), {static_cast<double>(head_dim()), static_cast<double>(head_dim())});
+  if (!moe.enabled()) {
+    // GPT: up and its bias, down and its bias; Llama: gate, up, down.
+    if (arch == Arch::kGpt) out.insert(out.end(), {h * f / t, f / t, f * h / t, h});
+    else out.insert(out.end(), {h * f / t, h * f / t, f * h / t});
+    return out;
+  }
+  // The router, each routed expert's gate, up and down (whole on their
+  // expert-parallel rank), each shared expert's over tp.
+  out.push_back(h * moe.experts);
+  const double ef = moe.expert_ffn, sf = moe.shared_expert_ffn;
+  for (int e = 0; e < moe.experts; ++e) out.insert(out.end(), {h * ef, h * ef, ef * h});
+  for (int e = 0; e < moe.shared_experts; ++e) out.insert(out.end(), {h * sf / t, h * sf / t, sf * h / t});
+  return out;
 }
 
 double TransformerSpec::embedding_params() const {
@@ -123,10 +121,11 @@ double TransformerSpec::total_params() const {
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                          Attention attention, Elementwise kernels, int cp) {
+                          Attention attention, Elementwise kernels, int cp, const MoeLayout& moe) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
+  const double q = model.q_dim();  // = h unless model.head_dim says otherwise
   const bool gpt = model.arch == Arch::kGpt;
   const bool sp = sequence_parallel && tp > 1;
   // Norms, dropouts and residual adds run on the full hidden state on every
@@ -137,20 +136,24 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   // TorchTitan's Q, K and V are three GEMMs reading the norm's output.
   ops.push_back(eager ? eager_rms_norm("input_norm", replicated, 3) : elementwise("input_norm", replicated));
   const int qkv = static_cast<int>(ops.size());
-  ops.push_back(gemm("qkv_proj", tokens, h, (h + 2.0 * kv) / t));
-  ops.back().op_sac_redo = kv / (h + 2.0 * kv);  // wk redone; wq, wv kept
+  ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
+  ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
+  if (model.qk_norm) {
+    // RMSNorm over each head's queries and keys.
+    ops.push_back(eager ? eager_rms_norm("qk_norm", tokens * (q + kv) / t, 1) : elementwise("qk_norm", tokens * (q + kv) / t));
+  }
   if (eager) {
     // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
     // each way; grouped K and V expanded to every query head by copies
     // (read kv, write h, each).
-    Op rope = elementwise("rotary_embedding", tokens * (h + kv) / t);
-    rope.bytes_forward = 20.0 * tokens * (h + kv) / t;
+    Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
+    rope.bytes_forward = 20.0 * tokens * (q + kv) / t;
     rope.bytes_input_grad = rope.bytes_forward;
     rope.kernels = 6;
     ops.push_back(rope);
     if (model.kv_heads < model.heads) {
-      Op expand = elementwise("repeat_kv", tokens * (h + kv) / t);
-      expand.bytes_forward = 4.0 * tokens * (h + kv) / t;
+      Op expand = elementwise("repeat_kv", tokens * (q + kv) / t);
+      expand.bytes_forward = 4.0 * tokens * (q + kv) / t;
       expand.bytes_input_grad = expand.bytes_forward;
       expand.kernels = 2;
       ops.push_back(expand);
@@ -162,7 +165,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     // output into Q, K and V makes autograd join their gradients into one
     // buffer (2 + 2), and the bias gradient sums the output gradient over
     // tokens (2, with W).
-    const double outputs = tokens * (h + 2.0 * kv) / t;
+    const double outputs = tokens * (q + 2.0 * kv) / t;
     Op bias = elementwise("qkv_bias", outputs);
     bias.bytes_input_grad = 4.0 * outputs;
     bias.bytes_weight_grad = 2.0 * outputs;
@@ -176,7 +179,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       exchange.name = "context_parallel_exchange";
       exchange.kind = OpKind::kCpExchange;
       exchange.cp_kv_bytes = 2.0 * tokens * kv / t * kActivationBytes;
-      exchange.cp_qo_bytes = 2.0 * tokens * h / t * kActivationBytes;
+      exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
       exchange.attention_op = static_cast<int>(ops.size()) + 1;
       exchange.attention_core = true;
       exchange.op_sac_redo = 0.0;  // attention's output is kept; its inputs need no second exchange
@@ -188,9 +191,9 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     Op att;
     att.name = "attention";
     att.kind = OpKind::kAttention;
-    att.flops_forward = 4.0 * b * s * (s * cp) * h / t;
+    att.flops_forward = 4.0 * b * s * (s * cp) * q / t;
     att.flops_input_grad = 2.0 * att.flops_forward;
-    att.bytes_forward = 4.0 * tokens * h / t * kActivationBytes;  // read Q, K, V, write O
+    att.bytes_forward = 4.0 * tokens * q / t * kActivationBytes;  // read Q, K, V, write O
     att.bytes_input_grad = 2.0 * att.bytes_forward;
     att.attention_core = true;
     att.op_sac_redo = 0.0;
@@ -225,13 +228,13 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     // The weighted sum comes out head-major ([b a/t, s, d]); Megatron-LM
     // permutes it back to [s, b, h/t] with a copy (read and write, 2 + 2
     // bytes a value), and backward copies its gradient the other way.
-    Op to_tokens = elementwise("attention_context_copy", tokens * h / t);
+    Op to_tokens = elementwise("attention_context_copy", tokens * q / t);
     to_tokens.bytes_input_grad = to_tokens.bytes_forward;
     to_tokens.attention_core = true;
     ops.push_back(to_tokens);
   }
   const int out_proj = static_cast<int>(ops.size());
-  ops.push_back(gemm("attention_out_proj", tokens, h / t, h));
+  ops.push_back(gemm("attention_out_proj", tokens, q / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   // Per-op checkpointing keeps reduce-scatter outputs and redoes the
   // all-gather before the QKV GEMM; an all-reduce's output is redone.
@@ -240,6 +243,11 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().row_gemm = out_proj;
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(eager ? eager_rms_norm("mlp_norm", replicated, 2) : elementwise("mlp_norm", replicated));
+  if (model.moe.enabled()) {
+    append_moe_ops(ops, model, tokens, tp, sequence_parallel, moe, eager);
+    ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
+    return ops;
+  }
   const int up = static_cast<int>(ops.size());
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
@@ -252,13 +260,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   } else {
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
     ops.back().op_sac_redo = 0.5;  // w3 redone, w1 kept
-    Op swiglu = elementwise("swiglu", 2.0 * tokens * f / t);
-    if (eager) {  // silu (read and write f), then mul (read 2f, write f); backward 18 bytes a value
-      swiglu.bytes_forward = 10.0 * tokens * f / t;
-      swiglu.bytes_input_grad = 18.0 * tokens * f / t;
-      swiglu.kernels = 2;
-    }
-    ops.push_back(swiglu);
+    ops.push_back(build::swiglu("swiglu", tokens * f / t, eager));
   }
   const int down = static_cast<int>(ops.size());
   ops.push_back(gemm("mlp_down", tokens, f / t, h));

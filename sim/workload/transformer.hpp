@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "workload/moe_spec.hpp"
+
 namespace trainsim::workload {
 
 enum class Arch {
@@ -29,9 +31,20 @@ struct TransformerSpec {
   int ffn = 0;
   int seq = 0;
   int vocab = 0;
+  // model.head_dim: each head's width where heads x head_dim is not the
+  // hidden size (Qwen3: 64 heads of 128 on a hidden size of 4096); 0: hidden / heads.
+  int head_dim_given = 0;
+  // RMSNorm on each head's queries and keys before attention (Qwen3).
+  bool qk_norm = false;
+  MoeSpec moe;  // experts: 0 for a dense model
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_dim_given > 0 ? head_dim_given : hidden / heads; }
+  // The queries' width, heads x head_dim: the attention output's too.
+  int q_dim() const { return heads * head_dim(); }
   double params_per_layer() const;
+  // Of those, the routed experts' weights, which expert parallelism splits
+  // (parallel.ep) instead of tensor parallelism; 0 for a dense model.
+  double expert_params_per_layer() const;
   // Of those, the weight matrices of the linear layers (QKV, output
   // projection, the MLP's): what FP8 recipes cast and gather in FP8.
   double linear_params_per_layer() const;
@@ -48,7 +61,13 @@ struct TransformerSpec {
 
 // kCpExchange: context parallelism's movement of keys and values between
 // the cp ranks (Plan::cp_algorithm), timed over the context-parallel group.
-enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective, kCpExchange };
+// kEpDispatch: a MoE layer's tokens sent to their experts' ranks, or the
+// experts' outputs sent back, over the expert-parallel group (MoeDispatcher).
+enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective, kCpExchange, kEpDispatch };
+// The collective a kEpDispatch op runs: an all-to-all each way; or, under the
+// all-gather dispatcher, an all-gather forward and a reduce-scatter backward
+// (dispatch: tokens arrive) or the reverse (combine: outputs leave).
+enum class EpExchange { kAllToAll, kGather, kScatter };
 
 // How the attention core (scores, softmax, weighted sum) runs:
 //   flash    one fused kernel (FlashAttention-2, Dao 2023, arXiv 2307.08691):
@@ -98,6 +117,14 @@ struct Op {
   double weight_grad_held_bytes = 0.0;
   // GEMM shape (m x k times k x n), for the efficiency curve.
   double m = 0.0, n = 0.0, k = 0.0;
+  // A grouped GEMM (a rank's experts): `gemm_groups` GEMMs of m / gemm_groups
+  // rows each, every one at its own shape's rate.
+  int gemm_groups = 1;
+  // kEpDispatch: the bytes this rank sends (all-to-all) or contributes
+  // (all-gather, reduce-scatter), and how many run in forward / input grad.
+  double ep_bytes = 0.0;
+  int ep_forward = 0, ep_input_grad = 0;
+  EpExchange ep_exchange = EpExchange::kAllToAll;
   // Tensor-parallel collectives: the full buffer's size and how many run in
   // forward / input grad. Each is an all-reduce, or with sequence parallelism a
   // reduce-scatter and an all-gather of that buffer.
@@ -145,9 +172,11 @@ inline constexpr double kActivationBytes = 2.0;
 // (of cp); its queries attend to all cp parts, so attention does cp times
 // the work of its own part's, and a kCpExchange op before it brings the keys
 // and values.
+// A MoE model's layers replace the MLP with the ops of workload/moe.hpp, its
+// experts laid out by `moe`.
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                           Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused,
-                          int cp = 1);
+                          int cp = 1, const MoeLayout& moe = {});
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                          Elementwise kernels = Elementwise::kFused);

@@ -168,7 +168,7 @@ TEST_CASE("a check across keys names the --set of any key it reads, before a pre
   // gpt-1.7b has 24 heads; hidden 1 does not divide into them. The check sits
   // at model.heads (the preset's value), but the --set changed model.hidden.
   CHECK(error_of(base(), {"model.hidden=1"}) ==
-        "test.json: model.heads: model.hidden = 1 must divide evenly into 24 heads (from --set model.hidden=1)");
+        "test.json: model.heads: model.hidden = 1 must divide evenly into 24 heads (or give model.head_dim) (from --set model.hidden=1)");
   // ffn 1 over tp 2: the check sits at parallel.tp, which the file gave.
   CHECK(error_of(base(), {"model.ffn=1"}) ==
         "test.json: parallel.tp: model.ffn = 1 does not divide across tp = 2 ranks (from --set model.ffn=1)");
@@ -179,7 +179,7 @@ TEST_CASE("a check across keys names the --set of any key it reads, before a pre
   // Without a --set, the preset is named as before.
   json d = base();
   d["model"] = {{"layers", 24}, {"hidden", 2304}, {"heads", 25}, {"ffn", 9216}, {"seq", 2048}, {"vocab", 51200}};
-  CHECK(error_of(d) == "test.json: model.heads: model.hidden = 2304 must divide evenly into 25 heads");
+  CHECK(error_of(d) == "test.json: model.heads: model.hidden = 2304 must divide evenly into 25 heads (or give model.head_dim)");
 }
 
 TEST_CASE("an unknown preset lists the known ones") {

@@ -1,0 +1,93 @@
+#include "workload/moe.hpp"
+
+#include "workload/op_build.hpp"
+
+namespace trainsim::workload {
+
+void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, bool sequence_parallel,
+                    const MoeLayout& layout, bool eager) {
+  const MoeSpec& moe = model.moe;
+  const double h = model.hidden, experts = moe.experts, f = moe.expert_ffn, t = tp;
+  const bool sp = sequence_parallel && tp > 1;
+  const double routed = sp ? tokens / t : tokens;      // tokens this rank routes
+  const double copies = routed * moe.top_k * layout.load;  // expert inputs on the busiest rank
+  const int local_experts = moe.experts / layout.ep;
+
+  ops.push_back(build::gemm("moe_router", routed, h, experts));
+  ops.back().op_sac_redo = 0.0;
+  // Softmax or sigmoid, top-k and the scores' normalisation over the tokens'
+  // FP32 scores: read and write them (4 + 4 bytes), backward 12.
+  ops.push_back(build::elementwise("moe_router_top_k", routed * experts, 4.0));
+  // Permute: read each token, write its copies (2 + 2 bytes a value);
+  // backward adds the copies' gradients back into one.
+  Op permute = build::elementwise("moe_permute", copies * h);
+  permute.bytes_forward = (routed + copies) * h * kActivationBytes;
+  permute.bytes_input_grad = permute.bytes_forward;
+  ops.push_back(permute);
+  // Dispatch and combine: in forward the copies out and the outputs back; in
+  // backward the outputs' gradients out and the inputs' gradients back.
+  auto exchange = [&](const char* name, bool dispatch) {
+    Op op;
+    op.name = name;
+    op.kind = OpKind::kEpDispatch;
+    op.ep_forward = 1;
+    op.ep_input_grad = 1;
+    op.op_sac_redo = 0.0;
+    if (layout.dispatcher == MoeDispatcher::kAllGather) {
+      // Every rank's tokens gathered whole (dispatch), the outputs
+      // reduce-scattered back (combine); backward the other way round.
+      op.ep_bytes = layout.ep * routed * h * kActivationBytes;
+      op.ep_exchange = dispatch ? EpExchange::kGather : EpExchange::kScatter;
+    } else {
+      op.ep_bytes = copies * h * kActivationBytes;
+    }
+    ops.push_back(op);
+  };
+  if (layout.ep > 1) exchange("moe_dispatch", true);
+  // Under the all-gather dispatcher a rank's experts see every gathered token
+  // routed to them: the same copies per rank as the all-to-all brings.
+  Op fc1 = build::gemm("moe_experts_gate_up", copies, h, 2.0 * f);
+  fc1.gemm_groups = local_experts;
+  fc1.op_sac_redo = 0.0;
+  ops.push_back(fc1);
+  ops.push_back(build::swiglu("moe_experts_swiglu", copies * f, eager));
+  Op fc2 = build::gemm("moe_experts_down", copies, f, h);
+  fc2.gemm_groups = local_experts;
+  fc2.op_sac_redo = 0.0;
+  ops.push_back(fc2);
+  if (layout.ep > 1) exchange("moe_combine", false);
+  // Unpermute: read the copies and their scores, write the tokens.
+  Op unpermute = build::elementwise("moe_unpermute", copies * h);
+  unpermute.bytes_forward = (routed + copies) * h * kActivationBytes;
+  unpermute.bytes_input_grad = (routed + 2.0 * copies) * h * kActivationBytes;
+  ops.push_back(unpermute);
+  if (moe.shared_experts > 0) {
+    const double sf = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
+    const int up = static_cast<int>(ops.size());
+    ops.push_back(build::gemm("moe_shared_gate_up", tokens, h, 2.0 * sf / t));
+    ops.back().op_sac_redo = 0.0;
+    ops.push_back(build::swiglu("moe_shared_swiglu", tokens * sf / t, eager));
+    const int down = static_cast<int>(ops.size());
+    ops.push_back(build::gemm("moe_shared_down", tokens, sf / t, h));
+    ops.back().op_sac_redo = 0.0;
+    if (tp > 1) {
+      ops.push_back(build::tp_collective("moe_shared_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
+      ops.back().op_sac_redo = sp ? 0.5 : 1.0;
+      ops.back().column_gemm = up;
+      ops.back().row_gemm = down;
+    }
+  }
+}
+
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout, int tp) {
+  const MoeSpec& moe = model.moe;
+  const double h = model.hidden, f = moe.expert_ffn;
+  const double per_copy = 2.0 * h + 4.0 * f + 2.0 * f + 2.0 * h;
+  const double shared = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
+  // A shared expert keeps SwiGLU's gate and up outputs and its own output
+  // (4f + 2f) on 1/tp of the columns; with sequence parallelism a routed
+  // token stands for tp of the layer's tokens.
+  return 4.0 * moe.experts + moe.top_k * layout.load * per_copy + 6.0 * shared;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,39 @@
+// The ops of a mixture-of-experts block, which takes the MLP's place in every
+// layer of a MoE model (TransformerSpec::moe), as Megatron-Core runs it with
+// expert parallelism (parallel.ep) and one expert-tensor rank:
+//   router     the tokens' scores over the experts (a GEMM with the h x E
+//              router weight, replicated on every rank), then the top-k
+//              selection over them in FP32;
+//   permute    each token copied once per chosen expert, in expert order;
+//   dispatch   the copies sent to their experts' ranks (MoeDispatcher);
+//   experts    the rank's experts / ep experts as grouped GEMMs (gate and up,
+//              SwiGLU, down), each expert at the shape of its own tokens;
+//   combine    the outputs sent back;
+//   unpermute  each token's k outputs weighted by its scores and summed;
+//   shared     the shared experts, a tensor-parallel SwiGLU MLP every token visits.
+// The tokens a rank routes are its own (1/tp of them with sequence
+// parallelism, which Megatron-Core requires of MoE with tp > 1); each rank
+// receives on average top_k copies of as many tokens as it sends, and the
+// busiest MoeLayout::load times that.
+#pragma once
+
+#include <vector>
+
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload {
+
+// Appends the MoE block for `tokens` tokens of a micro-batch (before the
+// tensor split) to `ops`.
+void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, bool sequence_parallel,
+                    const MoeLayout& layout, bool eager);
+
+// Bytes a MoE block keeps for backward, per token a rank routes, beyond the
+// norm's output that the router reads (counted as a dense layer's MLP input):
+// the router's FP32 scores (4E); per routed copy (top_k x load of them) the
+// experts' input (2h), the gate and up outputs (4f), SwiGLU's output (2f) and
+// the experts' output that unpermute weights (2h); the shared experts' as a
+// dense SwiGLU MLP's, over tp.
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout, int tp);
+
+}  // namespace trainsim::workload

@@ -1,0 +1,48 @@
+// A mixture-of-experts model's experts (MoeSpec, part of the model) and how a
+// plan lays them over its GPUs (MoeLayout). Every layer of such a model is a
+// MoE layer: its MLP is replaced by a router, `experts` routed experts of
+// which each token visits `top_k`, and `shared_experts` that every token
+// visits. The ops are in workload/moe.hpp.
+#pragma once
+
+namespace trainsim::workload {
+
+// How the router scores experts: softmax over the experts (Mixtral, Qwen3),
+// or a sigmoid per expert (DeepSeek-V3). Both are a few memory passes over
+// the tokens' scores; the choice names what the model does.
+enum class MoeRouter { kSoftmax, kSigmoid };
+
+struct MoeSpec {
+  int experts = 0;            // routed experts per layer; 0: a dense model
+  int top_k = 0;              // experts each token is routed to
+  int expert_ffn = 0;         // one routed expert's MLP width (a SwiGLU MLP)
+  int shared_experts = 0;     // experts every token visits
+  int shared_expert_ffn = 0;  // one shared expert's MLP width
+  MoeRouter router = MoeRouter::kSoftmax;
+  // Token dropping: every expert's input cut or padded to capacity_factor x
+  // its mean load (Megatron-Core's --moe-expert-capacity-factor with
+  // --moe-pad-expert-input-to-capacity). 0: drop-less.
+  double capacity_factor = 0.0;
+
+  bool enabled() const { return experts > 0; }
+};
+
+// How tokens reach the experts (parallel.moe_dispatcher):
+//   alltoall   each token's top_k copies sent to their experts' ranks by an
+//              all-to-all over the expert-parallel group, and the experts'
+//              outputs returned by another (Megatron-Core's alltoall
+//              dispatcher);
+//   allgather  every rank gathers all the group's tokens and keeps those of
+//              its experts, and the outputs return by a reduce-scatter
+//              (Megatron-Core's allgather dispatcher).
+enum class MoeDispatcher { kAllToAll, kAllGather };
+
+struct MoeLayout {
+  int ep = 1;  // expert-parallel ranks: each holds experts / ep of the routed experts
+  MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
+  // The busiest rank's routed tokens over the mean (1: balanced). With a
+  // capacity factor, the capacity; drop-less, options.moe_imbalance.
+  double load = 1.0;
+};
+
+}  // namespace trainsim::workload

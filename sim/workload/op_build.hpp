@@ -1,0 +1,72 @@
+// Builders of the ops a layer is made of, shared by the dense layer
+// (transformer.cpp) and the MoE block (moe.cpp).
+#pragma once
+
+#include <string>
+
+#include "workload/transformer.hpp"
+
+namespace trainsim::workload::build {
+
+// An m x k by k x n GEMM: forward, the input gradient (dX = dY W^T) and, with
+// weights, the weight gradient (dW = X^T dY), each 2mnk FLOPs and reading
+// and writing its three matrices once.
+inline Op gemm(std::string name, double m, double k, double n, bool has_weights = true) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kGemm;
+  op.m = m;
+  op.k = k;
+  op.n = n;
+  const double flops = 2.0 * m * n * k;
+  const double bytes = (m * k + k * n + m * n) * kActivationBytes;
+  op.flops_forward = flops;
+  op.bytes_forward = bytes;
+  op.flops_input_grad = flops;
+  op.bytes_input_grad = bytes;
+  if (has_weights) {
+    op.flops_weight_grad = flops;
+    op.bytes_weight_grad = bytes;
+  }
+  return op;
+}
+
+// An element-wise kernel over `elements` values: forward reads and writes them,
+// backward reads the incoming gradient and the saved input and writes one.
+inline Op elementwise(std::string name, double elements, double bytes_per_value = kActivationBytes) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_forward = 2.0 * elements * bytes_per_value;
+  op.bytes_input_grad = 3.0 * elements * bytes_per_value;
+  return op;
+}
+
+// SwiGLU over `outputs` values (its two inputs, gate and up, are twice
+// that): one fused kernel, or eager PyTorch's silu (read and write f) then
+// mul (read 2f, write f), 18 bytes a value backward.
+inline Op swiglu(std::string name, double outputs, bool eager) {
+  Op op = elementwise(std::move(name), 2.0 * outputs);
+  if (eager) {
+    op.bytes_forward = 10.0 * outputs;
+    op.bytes_input_grad = 18.0 * outputs;
+    op.kernels = 2;
+  }
+  return op;
+}
+
+// Tensor-parallel collectives on a buffer of `bytes`: `forward` and
+// `input_grad` of them, each an all-reduce, or with sequence parallelism a
+// reduce-scatter and an all-gather.
+inline Op tp_collective(std::string name, double bytes, int forward, int input_grad, bool sequence_parallel) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kTpCollective;
+  op.collective_bytes = bytes;
+  op.collectives_forward = forward;
+  op.collectives_input_grad = input_grad;
+  op.sequence_parallel = sequence_parallel;
+  return op;
+}
+
+}  // namespace trainsim::workload::build

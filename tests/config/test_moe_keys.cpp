@@ -1,0 +1,101 @@
+// model.moe, parallel.ep, parallel.moe_dispatcher and options.moe_imbalance:
+// how they read, and the one-line errors of experts that do not fit a plan.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "load_error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::config;
+using nlohmann::json;
+
+namespace {
+// Mixtral 8x7B on two DGX H100s: tp 2 x dp 8, its 8 experts over ep 8.
+json base() {
+  return json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 2},
+    "model": "mixtral-8x7b",
+    "parallel": {"tp": 2, "pp": 1, "dp": 8, "ep": 8, "sequence_parallel": true, "microbatch_size": 1, "global_batch": 8}
+  })");
+}
+std::string error_of(const std::vector<std::string>& overrides) { return testing::load_error(base(), overrides); }
+}  // namespace
+
+TEST_CASE("a MoE model and its plan read as given; drop-less and balanced by default") {
+  const Scenario s = load_document(base(), "test.json", ".", {});
+  CHECK(s.model.moe.experts == 8);
+  CHECK(s.model.moe.top_k == 2);
+  CHECK(s.model.moe.expert_ffn == 14336);
+  CHECK(s.model.moe.capacity_factor == 0.0);
+  CHECK(s.plan.ep == 8);
+  CHECK(s.plan.expert_replicas() == 2);  // tp x dp / ep = 16 / 8
+  CHECK(s.plan.moe_dispatcher == workload::MoeDispatcher::kAllToAll);
+  CHECK(s.plan.moe_imbalance == 1.0);
+  const Scenario t = load_document(base(), "test.json", ".",
+                                   {"parallel.moe_dispatcher=allgather", "options.moe_imbalance=1.3",
+                                    "model.moe.router=sigmoid"});
+  CHECK(t.plan.moe_dispatcher == workload::MoeDispatcher::kAllGather);
+  CHECK(t.plan.moe_imbalance == 1.3);
+  CHECK(t.model.moe.router == workload::MoeRouter::kSigmoid);
+  // Qwen3's heads are wider than hidden / heads.
+  const Scenario q = load_document(base(), "test.json", ".", {"model=qwen3-235b-a22b", "parallel.ep=8"});
+  CHECK(q.model.head_dim() == 128);
+  CHECK(q.model.q_dim() == 8192);
+  CHECK(q.model.qk_norm);
+}
+
+TEST_CASE("experts that do not fit the plan, and expert keys without experts") {
+  CHECK(error_of({"parallel.ep=3"}) ==
+        "test.json: parallel.ep: expected a divisor of model.moe.experts = 8 (each rank holds experts / ep), got 3 "
+        "(from --set parallel.ep=3)");
+  CHECK(error_of({"model.moe.experts=16", "parallel.ep=16", "parallel.tp=1", "parallel.dp=2",
+                  "cluster.nodes=1", "cluster.node.gpus_per_node=2", "parallel.global_batch=2"}) ==
+        "test.json: parallel.ep: expected a divisor of a pipeline stage's GPUs, tp x cp x dp = 1 x 1 x 2 = 2 (the MoE "
+        "layers run as ep x (tp x cp x dp / ep) over them), got 16 (from --set parallel.ep=16)");
+  CHECK(error_of({"model.moe.top_k=9"}) ==
+        "test.json: model.moe.top_k: expected at most model.moe.experts = 8 experts a token, got 9 (from --set "
+        "model.moe.top_k=9)");
+  CHECK(error_of({"parallel.sequence_parallel=false"}) ==
+        "test.json: parallel.sequence_parallel: a MoE model with tp = 2 needs sequence parallelism (each tensor rank "
+        "routes its own 1/tp of the tokens, as Megatron-Core requires); expected true (from --set "
+        "parallel.sequence_parallel=false)");
+  CHECK(error_of({"model.ffn=14336"}) ==
+        "test.json: model.ffn: every layer of a MoE model is a MoE layer here, so a dense MLP width has no use; give "
+        "the experts' widths in model.moe (expert_ffn, shared_expert_ffn) (from --set model.ffn=14336)");
+  CHECK(error_of({"model.moe.shared_expert_ffn=10"}) ==
+        "test.json: model.moe.shared_expert_ffn: applies only with model.moe.shared_experts > 0 (from --set "
+        "model.moe.shared_expert_ffn=10)");
+  CHECK(error_of({"options.moe_imbalance=0.5"}) ==
+        "test.json: options.moe_imbalance: expected a number from 1 to 1e+06, got 0.5 (from --set "
+        "options.moe_imbalance=0.5)");
+  CHECK(error_of({"model.moe.capacity_factor=1.0", "options.moe_imbalance=1.2"}) ==
+        "test.json: options.moe_imbalance: applies to drop-less routing; with model.moe.capacity_factor every "
+        "expert's input is padded or cut to that capacity, which sets the busiest expert's load (from --set "
+        "options.moe_imbalance=1.2)");
+  CHECK(error_of({"model=llama3.1-8b"}) ==
+        "test.json: parallel.ep: applies only to a MoE model (model.moe) (from --set model=llama3.1-8b)");
+  CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "parallel.moe_dispatcher=alltoall"}) ==
+        "test.json: parallel.moe_dispatcher: applies only to a MoE model (model.moe) (from --set "
+        "parallel.moe_dispatcher=alltoall)");
+  CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "options.moe_imbalance=1.5"}) ==
+        "test.json: options.moe_imbalance: applies only to a MoE model (model.moe) (from --set "
+        "options.moe_imbalance=1.5)");
+  json gpt = base();
+  gpt["model"] = json::parse(R"({"arch": "gpt", "layers": 2, "hidden": 64, "heads": 4, "seq": 128, "vocab": 100,
+                                "moe": {"experts": 8, "top_k": 2, "expert_ffn": 256}})");
+  CHECK(testing::load_error(gpt) ==
+        "test.json: model.moe: expects model.arch = \"llama\" (experts are SwiGLU MLPs, as in Mixtral, Qwen3 and "
+        "DeepSeek)");
+}
+
+TEST_CASE("what MoE plans cannot run yet says so") {
+  CHECK(error_of({"parallel.zero_stage=3"}) ==
+        "test.json: parallel.zero_stage: ZeRO-3 / FSDP sharding of experts with a MoE model (model.moe) is not "
+        "modelled yet (from --set parallel.zero_stage=3)");
+  CHECK(error_of({"parallel.precision=fp8"}) ==
+        "test.json: parallel.precision: FP8 with a MoE model (model.moe) is not modelled yet (from --set "
+        "parallel.precision=fp8)");
+}

@@ -1,0 +1,201 @@
+// Mixture of experts: the parameters a MoE layer has, the ops that replace
+// its MLP, where its experts live under expert parallelism, and what the
+// busiest expert's load costs.
+#include <doctest/doctest.h>
+
+#include "hw/collective.hpp"
+#include "workload/moe.hpp"
+#include "workload/op_build.hpp"
+#include "workload/op_cost.hpp"
+#include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+
+namespace {
+// A Mixtral-like model at small_gpt's size: 8 layers, hidden 1024, 16 heads,
+// 1024 tokens; every layer 8 SwiGLU experts of width 2048, top 2.
+TransformerSpec small_moe() {
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 8;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.seq = 1024;
+  m.vocab = 32000;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn = 2048;
+  return m;
+}
+
+const Op& find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return ops.front();
+}
+
+// small_moe on one 8-GPU node, data-parallel over all of them, ep experts ranks.
+Plan plan(int ep) {
+  Plan p;
+  p.dp = 8;
+  p.ep = ep;
+  p.global_batch = 8;
+  p.zero_stage = 1;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("a MoE layer's parameters: attention, router, every routed expert, norms") {
+  const TransformerSpec m = small_moe();
+  // Routed experts: 8 x 3 x 1024 x 2048 = 50,331,648.
+  CHECK(m.expert_params_per_layer() == 50'331'648.0);
+  // Attention 1024 x 3072 + 1024 x 1024 = 4,194,304; router 1024 x 8 = 8,192;
+  // two RMSNorms 2,048.
+  CHECK(m.params_per_layer() == 4'194'304.0 + 8'192.0 + 50'331'648.0 + 2'048.0);
+  // The tensor list adds up to the same.
+  double sum = 0.0;
+  for (double n : m.layer_tensors(1)) sum += n;
+  CHECK(sum == m.params_per_layer());
+  // A shared expert of width 512 adds 3 x 1024 x 512 outside the routed experts.
+  TransformerSpec shared = m;
+  shared.moe.shared_experts = 1;
+  shared.moe.shared_expert_ffn = 512;
+  CHECK(shared.params_per_layer() - m.params_per_layer() == 1'572'864.0);
+  CHECK(shared.expert_params_per_layer() == m.expert_params_per_layer());
+}
+
+TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and back, grouped expert GEMMs") {
+  const TransformerSpec m = small_moe();
+  MoeLayout layout;
+  layout.ep = 4;
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
+  // 1024 tokens, 2 copies each: 2048 expert inputs on a rank (balanced: a
+  // rank receives as many copies as it sends), over its 8 / 4 = 2 experts.
+  const Op& up = find(ops, "moe_experts_gate_up");
+  CHECK(up.m == 2048);
+  CHECK(up.k == 1024);
+  CHECK(up.n == 4096);  // gate and up, 2 x 2048
+  CHECK(up.gemm_groups == 2);
+  CHECK(up.flops_forward == 2.0 * 2048 * 1024 * 4096);
+  const Op& down = find(ops, "moe_experts_down");
+  CHECK(down.m == 2048);
+  CHECK(down.k == 2048);
+  CHECK(down.n == 1024);
+  CHECK(find(ops, "moe_router").n == 8);
+  // Dispatch and combine each move the 2048 copies of 1024 values, 2 bytes
+  // each, one all-to-all forward and one backward.
+  for (const char* name : {"moe_dispatch", "moe_combine"}) {
+    const Op& a2a = find(ops, name);
+    CHECK(a2a.kind == OpKind::kEpDispatch);
+    CHECK(a2a.ep_bytes == 2048.0 * 1024 * 2);
+    CHECK(a2a.ep_forward == 1);
+    CHECK(a2a.ep_input_grad == 1);
+    CHECK(a2a.ep_exchange == EpExchange::kAllToAll);
+  }
+  // No MLP of a dense layer, no dispatch without expert parallelism.
+  for (const Op& op : ops) CHECK(op.name != "mlp_gate_up");
+  for (const Op& op : layer_ops(m, 1, 1)) CHECK(op.kind != OpKind::kEpDispatch);
+  // The all-gather dispatcher gathers every rank's 1024 tokens whole: 4 x 1024 x 1024 x 2 bytes.
+  layout.dispatcher = MoeDispatcher::kAllGather;
+  const std::vector<Op> gathered = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
+  CHECK(find(gathered, "moe_dispatch").ep_bytes == 4.0 * 1024 * 1024 * 2);
+  CHECK(find(gathered, "moe_dispatch").ep_exchange == EpExchange::kGather);
+  CHECK(find(gathered, "moe_combine").ep_exchange == EpExchange::kScatter);
+}
+
+TEST_CASE("model FLOPs count the active experts: top_k of them, not all") {
+  TransformerSpec m = small_moe();
+  const double two = model_flops(m, 1.0);
+  m.moe.top_k = 4;
+  const double four = model_flops(m, 1.0);
+  // Two more expert visits a token: 2 x (3 GEMMs of 2 x 1024 x 2048) x 3
+  // passes (F, I, W) x 1024 tokens x 8 layers.
+  CHECK(four - two == doctest::Approx(2.0 * 3.0 * 2.0 * 1024 * 2048 * 3.0 * 1024 * 8).epsilon(1e-12));
+}
+
+TEST_CASE("a grouped GEMM runs each expert's GEMM at its own shape's rate") {
+  const hw::ClusterSpec c = small_cluster();
+  Op grouped = build::gemm("g", 2048, 1024, 1024);
+  grouped.gemm_groups = 2;
+  // Two 1024-cubed GEMMs: small_cluster's 100 TFLOP/s at 1024, so
+  // 2 x 2048 x 1024 x 1024 / 1e14 s; memory ((2048 + 1024 + 2048) x 1024 x 2
+  // bytes at 1.6 TB/s, 6.6 us) is below it.
+  const double t = op_time(grouped, Pass::kForward, c.node, 1024, hw::CollectiveGroup{}).compute_s;
+  CHECK(t == doctest::Approx(2.0 * 2048 * 1024 * 1024 / 1e14).epsilon(1e-12));
+  // One GEMM of 2048 rows sits higher on the curve: faster.
+  Op single = build::gemm("g", 2048, 1024, 1024);
+  CHECK(op_time(single, Pass::kForward, c.node, 1024, hw::CollectiveGroup{}).compute_s < t);
+}
+
+TEST_CASE("expert parallelism: each GPU holds experts / ep, reduced and sharded over the rest") {
+  const TransformerSpec m = small_moe();
+  const hw::ClusterSpec c = small_cluster();
+  const StageCost e1 = stage_costs(m, plan(1), c).stages[0];
+  const StageCost e4 = stage_costs(m, plan(4), c).stages[0];
+  // 8 layers of 50,331,648 expert parameters: all on every GPU with ep 1, a quarter with ep 4.
+  CHECK(e1.expert_params == 8.0 * 50'331'648);
+  CHECK(e4.expert_params == 2.0 * 50'331'648);
+  CHECK(e1.params - e1.expert_params == doctest::Approx(e4.params - e4.expert_params));
+  // ZeRO-1, BF16 gradients (2 + 2 + 12/d bytes a parameter): dense over dp 8,
+  // experts over edp = 8 / 4 = 2.
+  const double dense = e4.params - e4.expert_params;
+  CHECK(static_cast<double>(e4.model_state_bytes) ==
+        doctest::Approx(dense * (4.0 + 12.0 / 8) + e4.expert_params * (4.0 + 12.0 / 2)).epsilon(1e-9));
+  // Dispatch and combine appear with ep > 1 only, in forward and backward.
+  CHECK(e1.ep_comm_forward == core::Time::zero());
+  CHECK(e4.ep_comm_forward > core::Time::zero());
+  CHECK(e4.ep_comm_backward > core::Time::zero());
+  // The same expert FLOPs over 2 experts a GPU, not 8: each expert GEMM 4x taller, so faster.
+  CHECK(e4.forward - e4.ep_comm_forward < e1.forward);
+}
+
+TEST_CASE("the busiest rank's load scales its experts' work and traffic; a capacity factor sets it") {
+  const TransformerSpec m = small_moe();
+  const hw::ClusterSpec c = small_cluster();
+  Plan balanced = plan(4);
+  Plan skewed = plan(4);
+  skewed.moe_imbalance = 2.0;
+  MoeLayout twice;
+  twice.ep = 4;
+  twice.load = 2.0;
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, twice);
+  CHECK(find(ops, "moe_experts_gate_up").m == 4096);  // 2 x the 2048 copies
+  CHECK(find(ops, "moe_dispatch").ep_bytes == 4096.0 * 1024 * 2);
+  CHECK(stage_costs(m, skewed, c).stages[0].forward > stage_costs(m, balanced, c).stages[0].forward);
+  // Padded to capacity 2: the same as a load of 2, whatever the imbalance says.
+  TransformerSpec capped = m;
+  capped.moe.capacity_factor = 2.0;
+  CHECK(stage_costs(capped, balanced, c).stages[0].forward == stage_costs(m, skewed, c).stages[0].forward);
+}
+
+TEST_CASE("heads wider than hidden / heads: Qwen3's 64 heads of 128 on 4096") {
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 1;
+  m.hidden = 4096;
+  m.heads = 64;
+  m.kv_heads = 4;
+  m.head_dim_given = 128;
+  m.ffn = 1;
+  m.seq = 4096;
+  m.vocab = 1;
+  CHECK(m.q_dim() == 8192);
+  const std::vector<Op> ops = layer_ops(m, 1, 1);
+  // Q, K, V: 8192 + 2 x 4 x 128 columns; the output projection reads 8192.
+  CHECK(find(ops, "qkv_proj").n == 8192 + 1024);
+  CHECK(find(ops, "attention_out_proj").k == 8192);
+  // Attention scores and sums over 64 x 128 = 8192 values a token: 4 x 4096^2 x 8192.
+  CHECK(find(ops, "attention").flops_forward == 4.0 * 4096 * 4096 * 8192);
+  // Parameters: 4096 x (8192 + 1024) + 8192 x 4096, and the MLP and norms.
+  CHECK(m.params_per_layer() == 4096.0 * 9216 + 8192.0 * 4096 + 3.0 * 4096 + 2.0 * 4096);
+  // QK-norm: one more element-wise op, and 2 x 128 weights.
+  m.qk_norm = true;
+  CHECK(find(layer_ops(m, 1, 1), "qk_norm").kind == OpKind::kElementwise);
+  CHECK(m.params_per_layer() == 4096.0 * 9216 + 8192.0 * 4096 + 3.0 * 4096 + 2.0 * 4096 + 256.0);
+}
