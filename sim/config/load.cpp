@@ -163,7 +163,7 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   // Expert settings need experts; a capacity factor sets the busiest expert's
   // load itself, so a drop-less imbalance beside it would go unused.
   if (!sc.model.moe.enabled()) {
-    for (const char* key : {"parallel.moe_dispatcher", "options.moe_imbalance"}) {
+    for (const char* key : {"parallel.moe_dispatcher", "options.moe_imbalance", "options.moe_a2a_overlap"}) {
       const std::string k = key;
       const std::string section = k.substr(0, k.find('.')), name = k.substr(k.find('.') + 1);
       if (doc.contains(section) && doc[section].is_object() && doc[section].contains(name)) {

@@ -85,6 +85,10 @@ void check_moe(const Scenario& sc, const Context& ctx) {
                          p.tp, p.cp, p.dp, stage_gpus, p.ep),
              {"parallel.tp", "parallel.cp", "parallel.dp"});
   }
+  if (p.overlap.moe_a2a && p.ep == 1) {
+    ctx.fail("options.moe_a2a_overlap", "there is no dispatch or combine to overlap with parallel.ep = 1",
+             {"parallel.ep"});
+  }
   if (p.tp > 1 && !p.sequence_parallel) {
     ctx.fail("parallel.sequence_parallel",
              fmt::format("a MoE model with tp = {} needs sequence parallelism (each tensor rank routes its own 1/tp of "
@@ -189,6 +193,25 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
   }
   check_moe(sc, ctx);
+  // Selective recompute's parts must exist in the model, and are
+  // Megatron-Core's, whose element-wise kernels are fused.
+  if (p.recompute == workload::Recompute::kSelective && p.recompute_modules != workload::kModuleCoreAttn) {
+    const bool moe = m.moe.enabled();
+    if (moe && (p.recompute_modules & workload::kModuleMlp) != 0) {
+      ctx.fail("parallel.recompute_modules", "\"mlp\" is a dense layer's MLP, and every layer of a MoE model has a MoE "
+                                             "block instead; expected \"moe\" or \"moe_act\"",
+               {"model.moe"});
+    }
+    if (!moe && (p.recompute_modules & (workload::kModuleMoe | workload::kModuleMoeAct)) != 0) {
+      ctx.fail("parallel.recompute_modules", "\"moe\" and \"moe_act\" need a MoE model (model.moe)", {"model.moe"});
+    }
+    if (p.elementwise == workload::Elementwise::kEager) {
+      ctx.fail("parallel.recompute_modules",
+               "Megatron-Core's recompute modules come with its fused element-wise kernels; expected "
+               "parallel.elementwise \"fused\", got \"eager\"",
+               {"parallel.elementwise"});
+    }
+  }
   // Gradients in the other 16-bit type than the weights' (a layer-table
   // model refuses both keys above instead).
   const bool fp16 = p.precision == workload::Precision::kFp16;

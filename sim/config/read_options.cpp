@@ -93,6 +93,7 @@ void read_overlap(const json& doc, workload::Plan& plan, const Context& ctx) {
   plan.overlap.param_gather = s.boolean_or("overlap_param_gather", workload::Overlap{}.param_gather);
   plan.overlap.tp_comm = s.boolean_or("tp_comm_overlap", workload::Overlap{}.tp_comm);
   if (s.has("moe_imbalance")) plan.moe_imbalance = s.positive_number("moe_imbalance", 1.0, 1e6);
+  plan.overlap.moe_a2a = s.boolean_or("moe_a2a_overlap", workload::Overlap{}.moe_a2a);
 }
 
 }  // namespace trainsim::config::detail

@@ -24,7 +24,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.ep = s.positive_int_or("ep", 1, kMaxCount);
   p.moe_dispatcher = s.choice<workload::MoeDispatcher>("moe_dispatcher", workload::MoeDispatcher::kAllToAll,
                                                        {{"alltoall", workload::MoeDispatcher::kAllToAll},
-                                                        {"allgather", workload::MoeDispatcher::kAllGather}});
+                                                        {"allgather", workload::MoeDispatcher::kAllGather},
+                                                        {"deepep", workload::MoeDispatcher::kDeepEp}});
   p.vp = s.positive_int_or("vp", 1, kMaxCount);
   p.microbatch_size = s.positive_int_or("microbatch_size", 1, kMaxCount);
   p.global_batch = s.positive_int("global_batch", 1'000'000'000);
@@ -35,6 +36,33 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                 {"selective", workload::Recompute::kSelective},
                                                 {"full", workload::Recompute::kFull},
                                                 {"selective-op", workload::Recompute::kSelectiveOp}});
+  if (s.has("recompute_modules")) {
+    if (p.recompute != workload::Recompute::kSelective) {
+      ctx.fail(s.path("recompute_modules"),
+               "applies only with parallel.recompute = \"selective\" (the parts selective recompute redoes)",
+               {"parallel.recompute"});
+    }
+    static const std::vector<std::pair<std::string, workload::RecomputeModule>> names = {
+        {"core_attn", workload::kModuleCoreAttn}, {"layernorm", workload::kModuleLayernorm},
+        {"mlp", workload::kModuleMlp},           {"moe", workload::kModuleMoe},
+        {"moe_act", workload::kModuleMoeAct}};
+    std::string expected = "a non-empty list of";
+    for (std::size_t i = 0; i < names.size(); ++i) expected += (i ? ", \"" : " \"") + names[i].first + "\"";
+    const json& v = s.required("recompute_modules", expected);
+    if (!v.is_array() || v.empty()) ctx.fail(s.path("recompute_modules"), "expected " + expected + ", got " + show(v));
+    p.recompute_modules = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string where = fmt::format("{}[{}]", s.path("recompute_modules"), i);
+      const auto it = v[i].is_string() ? std::find_if(names.begin(), names.end(),
+                                                      [&](const auto& n) { return n.first == v[i].get<std::string>(); })
+                                       : names.end();
+      if (it == names.end()) {
+        ctx.fail(where, "expected one of" + expected.substr(std::string("a non-empty list of").size()) + ", got " + show(v[i]));
+      }
+      if ((p.recompute_modules & it->second) != 0) ctx.fail(where, fmt::format("\"{}\" is listed twice", it->first));
+      p.recompute_modules |= it->second;
+    }
+  }
   if (s.has("recompute_layers")) {
     if (p.recompute != workload::Recompute::kFull) {
       ctx.fail(s.path("recompute_layers"), "applies only with parallel.recompute = \"full\" (the layers fully recomputed)",

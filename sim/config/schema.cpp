@@ -30,7 +30,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"model", model},
       {"model.moe", {"experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "router", "capacity_factor"}},
       {"parallel",
-       {"tp", "pp", "dp", "cp", "cp_algorithm", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers",
+       {"tp", "pp", "dp", "cp", "cp_algorithm", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers", "recompute_modules",
         "sequence_parallel", "attention", "elementwise", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params", "fsdp_persistence_threshold", "reshard_after_forward",
         "fsdp_shard_size", "offload", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "pipeline_send_split",
@@ -41,7 +41,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"options",
        {"strict_memory", "fidelity", "collectives", "collective_algorithm", "gpu_speed", "links", "comm_slowdown",
         "pipeline_sends", "cuda_context_mib", "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap",
-        "moe_imbalance"}},
+        "moe_imbalance", "moe_a2a_overlap"}},
   };
   return s;
 }

@@ -13,6 +13,7 @@
 
 #include "lower/lowering.hpp"
 #include "schedule/check.hpp"
+#include "workload/tp_overlap.hpp"
 
 namespace trainsim::lower::detail {
 
@@ -59,6 +60,60 @@ core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
   }
 }
 
+// options.moe_a2a_overlap: a forward and a backward run as one step, each
+// one's dispatch and combine (ep time) under the other's compute, as
+// Megatron-Core's combined 1F1B step and DeepSeek-V3's paired chunks run
+// them. An action's share of the pair: its own compute, plus (by its share of
+// the pair's ep time) the compute slowed while the exchanges run (the
+// communication kernels take SMs: workload::kOverlapComputeSlowdown) and
+// whatever of the exchanges the pair's compute cannot cover.
+struct PairedTime {
+  core::Time duration;
+  core::Time ep_exposed;
+};
+PairedTime paired_time(const Action& a, const workload::StageCost& ca, const Action& b, const workload::StageCost& cb) {
+  const double ea = ep_comm_inside(a, ca).to_seconds(), eb = ep_comm_inside(b, cb).to_seconds();
+  const double own = compute_duration(a, ca).to_seconds() - ea;
+  const double other = compute_duration(b, cb).to_seconds() - eb;
+  const double exchanges = ea + eb;
+  if (exchanges <= 0.0) return {compute_duration(a, ca), core::Time::zero()};
+  const double hidden = std::min(exchanges, own + other);
+  const double exposed = exchanges - hidden;
+  const double share = ea / exchanges;
+  return {core::Time::seconds(own + share * (workload::kOverlapComputeSlowdown * hidden + exposed)),
+          core::Time::seconds(share * exposed)};
+}
+
+// The pairs options.moe_a2a_overlap makes on a rank: each forward or
+// backward (B or I) with the next compute action when that is the other kind
+// and not the same chunk of the same micro-batch (it could not run beside its
+// own forward); a W between them breaks the pair. partner[k] = the other's
+// index, -1 when unpaired (warm-up forwards, cool-down backwards).
+std::vector<int> a2a_partners(const std::vector<Action>& actions) {
+  std::vector<int> partner(actions.size(), -1);
+  std::optional<std::size_t> prev;
+  for (std::size_t k = 0; k < actions.size(); ++k) {
+    const Action& a = actions[k];
+    if (!schedule::is_compute(a.op)) continue;
+    if (a.op == Op::kWeightGrad) {
+      prev.reset();
+      continue;
+    }
+    if (prev) {
+      const Action& b = actions[*prev];
+      const bool one_each = (a.op == Op::kForward) != (b.op == Op::kForward);
+      if (one_each && !(a.stage == b.stage && a.microbatch == b.microbatch)) {
+        partner[*prev] = static_cast<int>(k);
+        partner[k] = static_cast<int>(*prev);
+        prev.reset();
+        continue;
+      }
+    }
+    prev = k;
+  }
+  return partner;
+}
+
 // Whether actions[k] ends a run of backward-ending actions (B or W) of its
 // stage: the next compute action on the rank is not another of them.
 bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
@@ -97,6 +152,7 @@ void Lowering::lower_pipeline(int p) {
       if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
       if (schedule::is_compute(actions[k].op)) last_compute = k;
     }
+    const std::vector<int> partner = plan_.overlap.moe_a2a ? a2a_partners(actions) : std::vector<int>(actions.size(), -1);
     // Overlap::grad_reduce off: the reductions wait for the rank's whole backward.
     std::vector<core::TaskId> after_backward;
     std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
@@ -199,6 +255,13 @@ void Lowering::lower_pipeline(int p) {
         // micro-batch run as one op; it is timed on the run's last W, the
         // others take no time.
         core::Time duration = compute_duration(a, c);
+        core::Time ep = ep_comm_inside(a, c);
+        if (partner[k] >= 0) {
+          const Action& other = actions[static_cast<std::size_t>(partner[k])];
+          const PairedTime paired = paired_time(a, c, other, costs_.stages[other.stage]);
+          duration = paired.duration;
+          ep = paired.ep_exposed;
+        }
         if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
         const bool split =
@@ -208,7 +271,7 @@ void Lowering::lower_pipeline(int p) {
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
                                       first_forward.at(a.stage) == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c), ep = ep_comm_inside(a, c);
+        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c);
         // The parts this action's gradients are ready after, unit by unit
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).

@@ -310,7 +310,9 @@ std::string to_text(const Summary& s) {
   if (s.param_all_gather_s > 0.0) {
     line("parameter all-gather",
          fmt::format("{:.4f} s on the busiest rank's {}", s.param_all_gather_s,
-                     s.param_gather_stream ? "parameter-gather stream (ZeRO-3)" : "communication stream"));
+                     !s.param_gather_stream  ? "communication stream"
+                     : s.info.zero_stage == 3 ? "parameter-gather stream (ZeRO-3)"
+                                              : "parameter-gather stream (under the next forward)"));
   }
   line("exposed communication",
        fmt::format("tp {:.4f} s, {}{}pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,

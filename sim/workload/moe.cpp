@@ -1,5 +1,7 @@
 #include "workload/moe.hpp"
 
+#include <algorithm>
+
 #include "workload/op_build.hpp"
 
 namespace trainsim::workload {
@@ -40,6 +42,10 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
       op.ep_exchange = dispatch ? EpExchange::kGather : EpExchange::kScatter;
     } else {
       op.ep_bytes = copies * h * kActivationBytes;
+      if (layout.dispatcher == MoeDispatcher::kDeepEp) {
+        op.ep_dedup_experts = moe.experts;
+        op.ep_dedup_top_k = moe.top_k;
+      }
     }
     ops.push_back(op);
   };
@@ -51,6 +57,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   fc1.op_sac_redo = 0.0;
   ops.push_back(fc1);
   ops.push_back(build::swiglu("moe_experts_swiglu", copies * f, eager));
+  ops.back().modules = kModuleMoeAct;
   Op fc2 = build::gemm("moe_experts_down", copies, f, h);
   fc2.gemm_groups = local_experts;
   fc2.op_sac_redo = 0.0;
@@ -79,7 +86,18 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   }
 }
 
-double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout, int tp) {
+double deepep_network_share(int experts, int top_k, int nodes) {
+  if (nodes < 2) return 1.0;
+  // C(E - E/N, k) / C(E, k): no expert of the token on a given other node.
+  const double e = experts, per_node = e / nodes;
+  double none = 1.0;
+  for (int i = 0; i < top_k; ++i) none *= std::max(0.0, (e - per_node - i) / (e - i));
+  const double nodes_hit = (nodes - 1) * (1.0 - none);
+  const double copies_across = static_cast<double>(top_k) * (nodes - 1) / nodes;
+  return nodes_hit / copies_across;
+}
+
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout) {
   const MoeSpec& moe = model.moe;
   const double h = model.hidden, f = moe.expert_ffn;
   const double per_copy = 2.0 * h + 4.0 * f + 2.0 * f + 2.0 * h;

@@ -28,12 +28,20 @@ namespace trainsim::workload {
 void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, bool sequence_parallel,
                     const MoeLayout& layout, bool eager);
 
+// DeepEP's traffic through the NICs over an all-to-all's, for a group
+// spanning `nodes` nodes (each holding experts / nodes of the experts, ranks
+// spread evenly): a token sends one copy to each other node holding any of
+// its top_k experts, (nodes - 1) (1 - C(E - E/nodes, k) / C(E, k)) of them
+// on average with experts chosen uniformly, against the all-to-all's k
+// (nodes - 1) / nodes. 1 within a node.
+double deepep_network_share(int experts, int top_k, int nodes);
+
 // Bytes a MoE block keeps for backward, per token a rank routes, beyond the
 // norm's output that the router reads (counted as a dense layer's MLP input):
 // the router's FP32 scores (4E); per routed copy (top_k x load of them) the
 // experts' input (2h), the gate and up outputs (4f), SwiGLU's output (2f) and
 // the experts' output that unpermute weights (2h); the shared experts' as a
 // dense SwiGLU MLP's, over tp.
-double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout, int tp);
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout);
 
 }  // namespace trainsim::workload

@@ -34,8 +34,14 @@ struct MoeSpec {
 //              dispatcher);
 //   allgather  every rank gathers all the group's tokens and keeps those of
 //              its experts, and the outputs return by a reduce-scatter
-//              (Megatron-Core's allgather dispatcher).
-enum class MoeDispatcher { kAllToAll, kAllGather };
+//              (Megatron-Core's allgather dispatcher);
+//   deepep     DeepEP's kernels (Megatron-Core's flex dispatcher): as the
+//              all-to-all inside a node, but across nodes a token goes once
+//              to each node that holds any of its experts, over RDMA to the
+//              GPU of the same local rank, which forwards it over NVLink
+//              (deepseek-ai/DeepEP README; DeepSeek-V3, arXiv 2412.19437
+//              §3.2.2): the NICs carry a copy a node, not a copy an expert.
+enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp };
 
 struct MoeLayout {
   int ep = 1;  // expert-parallel ranks: each holds experts / ep of the routed experts

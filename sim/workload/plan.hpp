@@ -126,6 +126,11 @@ struct Overlap {
   // (Megatron-LM's --tp-comm-overlap, default false) and TorchTitan's async
   // TP (default false).
   bool tp_comm = false;
+  // A MoE model's dispatch and combine under compute: each forward paired
+  // with the backward beside it, one's exchanges hidden under the other's
+  // compute (Megatron-Core's --overlap-moe-expert-parallel-comm, its "1F1B
+  // A2A overlap", default false; DeepSeek-V3's overlapped chunks).
+  bool moe_a2a = false;
 };
 
 // How context parallelism moves the keys and values that a rank's queries
@@ -191,6 +196,10 @@ struct Plan {
   // checkpointing of a fraction of the blocks. 0: every layer. A stage with
   // fewer layers recomputes them all.
   int recompute_layers = 0;
+  // Selective recompute's parts (RecomputeModule bits): the attention core
+  // alone by default, as Korthikanti et al. and Megatron-Core's default
+  // --recompute-modules core_attn.
+  unsigned recompute_modules = kModuleCoreAttn;
   // Layers of a stage of `layers` that are recomputed.
   int recomputed_layers(int layers) const {
     if (recompute == Recompute::kNone) return 0;

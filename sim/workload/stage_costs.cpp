@@ -45,7 +45,12 @@ struct Timing {
                                     : (op.ep_exchange == EpExchange::kGather) == forward
                                         ? hw::CollectiveKind::kAllGather
                                         : hw::CollectiveKind::kReduceScatter;
-    return count * hw::collective_time(kind, op.ep_bytes, *ep_group, node, algorithm).to_seconds();
+    // DeepEP: fewer bytes through the NICs, the same over NVLink.
+    hw::CollectiveGroup group = *ep_group;
+    if (op.ep_dedup_experts > 0) {
+      group.nic_share /= deepep_network_share(op.ep_dedup_experts, op.ep_dedup_top_k, group.nodes);
+    }
+    return count * hw::collective_time(kind, op.ep_bytes, group, node, algorithm).to_seconds();
   }
 
   // What the exchange before attention leaves exposed in `pass`.
@@ -187,20 +192,21 @@ struct Redo {
   double ep_comm_s = 0.0;
 };
 // The share of an op's forward that `recompute` redoes.
-double redone_share(const Op& op, Recompute recompute) {
+double redone_share(const Op& op, Recompute recompute, unsigned modules) {
   switch (recompute) {
     case Recompute::kNone: return 0.0;
-    case Recompute::kSelective: return op.attention_core ? 1.0 : 0.0;
+    case Recompute::kSelective:
+      return (op.modules & modules) != 0 || (op.attention_core && (modules & kModuleCoreAttn) != 0) ? 1.0 : 0.0;
     case Recompute::kFull: return 1.0;
     case Recompute::kSelectiveOp: return op.op_sac_redo;
   }
   return 0.0;
 }
 
-Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, const Timing& timing) {
+Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, unsigned modules, const Timing& timing) {
   Redo r;
   for (std::size_t k = 0; k < layer.size(); ++k) {
-    const double share = redone_share(layer[k], recompute);
+    const double share = redone_share(layer[k], recompute, modules);
     if (share <= 0.0) continue;
     const OpTiming f = timing.of(layer, k, Pass::kForward);
     r.seconds += share * (f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s);
@@ -220,9 +226,9 @@ double grad_add_seconds(double params, const Plan& plan, const hw::NodeSpec& nod
 }
 
 // FLOPs recomputed per sequence, over the whole model.
-double recompute_flops(const TransformerSpec& model, Recompute recompute) {
+double recompute_flops(const TransformerSpec& model, Recompute recompute, unsigned modules) {
   double f = 0.0;
-  for (const Op& op : layer_ops(model, 1, 1)) f += redone_share(op, recompute) * op.flops_forward;
+  for (const Op& op : layer_ops(model, 1, 1)) f += redone_share(op, recompute, modules) * op.flops_forward;
   return f * model.layers;
 }
 
@@ -353,7 +359,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   double recomputed = 0.0;
   for (int st = 0; st < stages; ++st) recomputed += plan.recomputed_layers(plan.layers_of_stage(st, model.layers));
   out.hardware_flops_per_iteration =
-      out.model_flops_per_iteration + recompute_flops(model, plan.recompute) * (recomputed / model.layers) *
+      out.model_flops_per_iteration + recompute_flops(model, plan.recompute, plan.recompute_modules) * (recomputed / model.layers) *
                                           static_cast<double>(plan.global_batch);
   for (int st = 0; st < stages; ++st) {
     const bool first = st == 0;
@@ -413,7 +419,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double layer_params_on_gpu = (model.params_per_layer() - model.expert_params_per_layer()) / t + expert_per_layer;
     PassTimes one;
     one.add(layer, 1, timing);
-    const Redo redo_one = recompute_time(layer, plan.recompute, timing);
+    const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, timing);
     if (first) {
       out.layer_forward = core::Time::seconds(one.forward);
       out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
@@ -469,18 +475,39 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     TransformerSpec no_mlp = local;
     if (moe) no_mlp.ffn = 0;
     const double routed_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
+    // Selective recompute of more than the attention core (Megatron-Core's
+    // --recompute-modules) keeps none of those parts' activations: the two
+    // norms' outputs (the QKV and up projections' inputs, 2h + 2h), a dense
+    // MLP's own (split over tp), a MoE block's whole, or only its experts'
+    // SwiGLU outputs (2f a routed copy).
+    const unsigned modules = plan.recompute == Recompute::kSelective ? plan.recompute_modules : 0u;
+    const double split_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
+    const double norm_outputs = (modules & kModuleLayernorm) != 0 ? split_tokens * 4.0 * h : 0.0;
+    const bool gpt = model.arch == Arch::kGpt;
+    const double mlp_own = (modules & kModuleMlp) != 0 && !moe ? b * s * (gpt ? 4.0 : 6.0) * model.ffn / t : 0.0;
+    const double mlp_down_input = (modules & kModuleMlp) != 0 && !moe ? b * s * 2.0 * model.ffn / t : 0.0;
+    const double moe_own = !moe                               ? 0.0
+                           : (modules & kModuleMoe) != 0      ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
+                           : (modules & kModuleMoeAct) != 0   ? routed_tokens * model.moe.top_k * moe_layout.load * 2.0 * model.moe.expert_ffn
+                                                              : 0.0;
     auto layer_bytes = [&](Recompute policy) {
+      const bool selective = policy == Recompute::kSelective;
+      // Korthikanti et al.'s selective formula drops the attention core's scores.
+      const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
       const double moe_block = moe && policy != Recompute::kFull
-                                   ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout, plan.tp)
+                                   ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
                                    : 0.0;
-      return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, policy, sp, plan.attention,
+      return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
                                     plan.elementwise) +
-             moe_block;
+             moe_block - (selective ? norm_outputs + mlp_own + moe_own : 0.0);
     };
     double activations = redone * layer_bytes(plan.recompute) + (layers_per_stage - redone) * layer_bytes(Recompute::kNone);
-    // FP8 inputs saved instead of BF16 ones: the other half of each kept input goes.
+    // FP8 inputs saved instead of BF16 ones: the other half of each kept input
+    // goes. (The recomputed norms' outputs and a recomputed MLP's down
+    // projection input are not kept at all.)
     const double kept_inputs =
-        redone * layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) +
+        redone * (layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) -
+                  (plan.recompute == Recompute::kSelective ? norm_outputs + mlp_down_input : 0.0)) +
         (layers_per_stage - redone) *
             layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
     activations -= (1.0 - kept_input_scale) * kept_inputs;

@@ -135,6 +135,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   std::vector<Op> ops;
   // TorchTitan's Q, K and V are three GEMMs reading the norm's output.
   ops.push_back(eager ? eager_rms_norm("input_norm", replicated, 3) : elementwise("input_norm", replicated));
+  ops.back().modules = kModuleLayernorm;
   const int qkv = static_cast<int>(ops.size());
   ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
   ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
@@ -243,12 +244,16 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().row_gemm = out_proj;
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(eager ? eager_rms_norm("mlp_norm", replicated, 2) : elementwise("mlp_norm", replicated));
+  ops.back().modules = kModuleLayernorm;
   if (model.moe.enabled()) {
+    const std::size_t block = ops.size();
     append_moe_ops(ops, model, tokens, tp, sequence_parallel, moe, eager);
+    for (std::size_t i = block; i < ops.size(); ++i) ops[i].modules |= kModuleMoe;
     ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
     return ops;
   }
   const int up = static_cast<int>(ops.size());
+  const std::size_t mlp = ops.size();
   if (gpt) {
     ops.push_back(gemm("mlp_up", tokens, h, f / t));
     ops.back().op_sac_redo = 0.0;
@@ -269,6 +274,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;
   ops.back().row_gemm = down;
+  for (std::size_t i = mlp; i < ops.size(); ++i) ops[i].modules |= kModuleMlp;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
   return ops;
 }

@@ -125,6 +125,10 @@ struct Op {
   double ep_bytes = 0.0;
   int ep_forward = 0, ep_input_grad = 0;
   EpExchange ep_exchange = EpExchange::kAllToAll;
+  // MoeDispatcher::kDeepEp: the model's experts and top_k, from which the
+  // copies a token sends across nodes follow (one a node, see moe_spec.hpp);
+  // 0 for an all-to-all of every copy.
+  int ep_dedup_experts = 0, ep_dedup_top_k = 0;
   // Tensor-parallel collectives: the full buffer's size and how many run in
   // forward / input grad. Each is an all-reduce, or with sequence parallelism a
   // reduce-scatter and an all-gather of that buffer.
@@ -161,6 +165,20 @@ struct Op {
   // GEMM, the share of its columns that are the recomputed matmul's (wk of
   // QKV, w3 of gate-and-up).
   double op_sac_redo = 1.0;
+  // The RecomputeModule bits of the parts it belongs to, beside attention_core.
+  unsigned modules = 0;
+};
+
+// The parts of a layer Megatron-Core's selective recompute can redo
+// (--recompute-modules, parallel.recompute_modules), as bits of a mask: the
+// attention core (Op::attention_core), the two norms before attention and
+// the MLP, a dense layer's MLP, a MoE block whole, and the experts' activation.
+enum RecomputeModule : unsigned {
+  kModuleCoreAttn = 1u,
+  kModuleLayernorm = 2u,
+  kModuleMlp = 4u,
+  kModuleMoe = 8u,
+  kModuleMoeAct = 16u,
 };
 
 // Bytes of one BF16/FP16 value.

@@ -40,6 +40,8 @@ TEST_CASE("a MoE model and its plan read as given; drop-less and balanced by def
   CHECK(t.plan.moe_dispatcher == workload::MoeDispatcher::kAllGather);
   CHECK(t.plan.moe_imbalance == 1.3);
   CHECK(t.model.moe.router == workload::MoeRouter::kSigmoid);
+  CHECK_FALSE(s.plan.overlap.moe_a2a);
+  CHECK(load_document(base(), "test.json", ".", {"options.moe_a2a_overlap=true"}).plan.overlap.moe_a2a);
   // Qwen3's heads are wider than hidden / heads.
   const Scenario q = load_document(base(), "test.json", ".", {"model=qwen3-235b-a22b", "parallel.ep=8"});
   CHECK(q.model.head_dim() == 128);
@@ -83,12 +85,46 @@ TEST_CASE("experts that do not fit the plan, and expert keys without experts") {
   CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "options.moe_imbalance=1.5"}) ==
         "test.json: options.moe_imbalance: applies only to a MoE model (model.moe) (from --set "
         "options.moe_imbalance=1.5)");
+  CHECK(error_of({"parallel.ep=1", "options.moe_a2a_overlap=true"}) ==
+        "test.json: options.moe_a2a_overlap: there is no dispatch or combine to overlap with parallel.ep = 1 (from "
+        "--set options.moe_a2a_overlap=true)");
+  CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "options.moe_a2a_overlap=true"}) ==
+        "test.json: options.moe_a2a_overlap: applies only to a MoE model (model.moe) (from --set "
+        "options.moe_a2a_overlap=true)");
   json gpt = base();
   gpt["model"] = json::parse(R"({"arch": "gpt", "layers": 2, "hidden": 64, "heads": 4, "seq": 128, "vocab": 100,
                                 "moe": {"experts": 8, "top_k": 2, "expert_ffn": 256}})");
   CHECK(testing::load_error(gpt) ==
         "test.json: model.moe: expects model.arch = \"llama\" (experts are SwiGLU MLPs, as in Mixtral, Qwen3 and "
         "DeepSeek)");
+}
+
+TEST_CASE("parallel.recompute_modules: Megatron-Core's parts of a layer, under selective recompute") {
+  const Scenario s = load_document(base(), "test.json", ".",
+                                   {"parallel.recompute=selective", R"(parallel.recompute_modules=["moe_act","layernorm"])"});
+  CHECK(s.plan.recompute_modules == (workload::kModuleMoeAct | workload::kModuleLayernorm));
+  CHECK(error_of({R"(parallel.recompute_modules=["moe"])"}) ==
+        "test.json: parallel.recompute_modules: applies only with parallel.recompute = \"selective\" (the parts "
+        "selective recompute redoes) (from --set parallel.recompute_modules=[\"moe\"])");
+  CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["bogus"])"}) ==
+        "test.json: parallel.recompute_modules[0]: expected one of \"core_attn\", \"layernorm\", \"mlp\", \"moe\", "
+        "\"moe_act\", got \"bogus\" (from --set parallel.recompute_modules=[\"bogus\"])");
+  CHECK(error_of({"parallel.recompute=selective", "parallel.recompute_modules=[]"}) ==
+        "test.json: parallel.recompute_modules: expected a non-empty list of \"core_attn\", \"layernorm\", \"mlp\", "
+        "\"moe\", \"moe_act\", got [] (from --set parallel.recompute_modules=[])");
+  CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["moe","moe"])"}) ==
+        "test.json: parallel.recompute_modules[1]: \"moe\" is listed twice (from --set "
+        "parallel.recompute_modules=[\"moe\",\"moe\"])");
+  CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["mlp"])"}) ==
+        "test.json: parallel.recompute_modules: \"mlp\" is a dense layer's MLP, and every layer of a MoE model has a "
+        "MoE block instead; expected \"moe\" or \"moe_act\" (from --set parallel.recompute_modules=[\"mlp\"])");
+  CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "parallel.recompute=selective",
+                  R"(parallel.recompute_modules=["moe"])"}) ==
+        "test.json: parallel.recompute_modules: \"moe\" and \"moe_act\" need a MoE model (model.moe) (from --set "
+        "parallel.recompute_modules=[\"moe\"])");
+  CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["moe"])", "parallel.elementwise=eager"}) ==
+        "test.json: parallel.recompute_modules: Megatron-Core's recompute modules come with its fused element-wise "
+        "kernels; expected parallel.elementwise \"fused\", got \"eager\" (from --set parallel.recompute_modules=[\"moe\"])");
 }
 
 TEST_CASE("what MoE plans cannot run yet says so") {

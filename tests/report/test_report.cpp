@@ -32,10 +32,11 @@ Run run_example(const std::vector<std::string>& overrides = {}) {
   return r;
 }
 
-// The run's summary with nothing but the cluster's 8 GPUs known.
+// The run's summary with nothing but the cluster's 8 GPUs and the plan's ZeRO stage known.
 report::Summary summary_of(const Run& r) {
   report::RunInfo info;
   info.gpus = 8;
+  info.zero_stage = r.scenario.plan.zero_stage;
   return report::summarize(r.sim(), info);
 }
 
@@ -329,6 +330,17 @@ TEST_CASE("gradient reductions and parameter gathers are reported apart") {
   const std::string text = report::to_text(s);
   CHECK(text.find("parameter all-gather") != std::string::npos);
   CHECK(text.find("parameter-gather stream (ZeRO-3)") != std::string::npos);
+
+  // The distributed optimizer's gathers under the next forward
+  // (options.overlap_param_gather) run on that stream too, but are not ZeRO-3's.
+  Run overlapped;
+  overlapped.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json",
+                                          {"parallel.tp=1", "parallel.dp=8", "parallel.pp=1",
+                                           "parallel.distributed_optimizer=true", "options.overlap_param_gather=true"});
+  overlapped.whatif = driver::simulate(overlapped.scenario);
+  const std::string under_forward = report::to_text(summary_of(overlapped));
+  CHECK(under_forward.find("parameter-gather stream (under the next forward)") != std::string::npos);
+  CHECK(under_forward.find("(ZeRO-3)") == std::string::npos);
 
   // Without ZeRO there is nothing to gather, and no line for it.
   const report::Summary plain = summary_of(run_example());

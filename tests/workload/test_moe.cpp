@@ -109,6 +109,36 @@ TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and bac
   CHECK(find(gathered, "moe_combine").ep_exchange == EpExchange::kScatter);
 }
 
+TEST_CASE("DeepEP sends a token once to each other node that holds any of its experts") {
+  // 8 experts, top 2, on 2 nodes of 4 experts each: the other node holds
+  // none of a token's two with probability C(4,2) / C(8,2) = 6 / 28, so it
+  // gets a copy with 22 / 28; the all-to-all sends 2 x 1/2 copies there.
+  CHECK(deepep_network_share(8, 2, 2) == doctest::Approx(22.0 / 28.0));
+  // Qwen3's 128 experts, top 8, over 4 nodes: 3 x (1 - C(96,8)/C(128,8))
+  // nodes a token against 8 x 3/4 copies.
+  double none = 1.0;
+  for (int i = 0; i < 8; ++i) none *= (96.0 - i) / (128.0 - i);
+  CHECK(deepep_network_share(128, 8, 4) == doctest::Approx(3.0 * (1.0 - none) / 6.0));
+  CHECK(deepep_network_share(128, 8, 1) == 1.0);
+  // Every expert on its own node (E = N): a copy an expert either way.
+  CHECK(deepep_network_share(8, 2, 8) == doctest::Approx(1.0));
+}
+
+TEST_CASE("DeepEP's dispatch is cheaper than the all-to-all across nodes, the same within one") {
+  TransformerSpec m = small_moe();
+  m.moe.experts = 16;
+  const hw::ClusterSpec two = small_cluster(2);
+  auto cost = [&](int ep, MoeDispatcher d) {
+    Plan p = plan(ep);
+    p.dp = 16;
+    p.global_batch = 16;
+    p.moe_dispatcher = d;
+    return stage_costs(m, p, two).stages[0].ep_comm_forward;
+  };
+  CHECK(cost(16, MoeDispatcher::kDeepEp) < cost(16, MoeDispatcher::kAllToAll));
+  CHECK(cost(8, MoeDispatcher::kDeepEp) == cost(8, MoeDispatcher::kAllToAll));
+}
+
 TEST_CASE("model FLOPs count the active experts: top_k of them, not all") {
   TransformerSpec m = small_moe();
   const double two = model_flops(m, 1.0);

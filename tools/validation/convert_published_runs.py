@@ -1057,10 +1057,172 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
     return out
 
 
+# ---------------------------------------------------------------------------
+# Megatron-Core MoE (NVIDIA/Megatron-LM's MoE README; yanring/Megatron-MoE-ModelZoo)
+# ---------------------------------------------------------------------------
+
+MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", "Qwen3-235B-A22B": "qwen3-235b-a22b"}
+
+# What the MoE records run that the simulator does not model yet; a record
+# that needs one is left out, with the reason (SKIPPED_MOE).
+def moe_unmodelled(rec: dict) -> str | None:
+    par, hw = rec["parallel"], rec["hardware"]
+    recompute = par.get("recompute") or "none"
+    if hw["gpu"].startswith("GB200") and hw["gpus"] % 72 != 0:
+        return (f"{hw['gpus']} GPUs do not fill whole NVL72 racks and the record does not say how they sit in them "
+                "(the simulator's NVLink domains are whole)")
+    if par.get("a2a_overlap"):
+        return "overlap of one micro-batch's dispatch and combine with another's compute (not modelled yet)"
+    if par.get("zero_stage") == 3:
+        return "Megatron FSDP's sharding of experts (not modelled yet)"
+    if "fp8" in par["precision"] or "mxfp8" in par["precision"]:
+        return "FP8 with experts (not modelled yet)"
+    if par.get("offload"):
+        return "activation offloading (not modelled yet)"
+    return None
+
+
+def recompute_modules(text: str) -> list[str]:
+    """The modules of a record's '--recompute-modules a b (...)'."""
+    words = text.split("--recompute-modules", 1)[1].split("(")[0].split()
+    assert words and all(w in ("core_attn", "layernorm", "mlp", "moe", "moe_act") for w in words), text
+    return words
+
+
+def megatron_moe_flops_per_token(m: dict, causal_half: bool) -> float:
+    """Model FLOPs a token, as Megatron-LM's num_floating_point_operations counts
+    them (megatron/training/training.py): 12 L h^2 (attention + MLP + logits),
+    the attention term (1 + g/a + s/h) q/h, whose s/h is halved for the causal
+    mask since 2025 (the 2024-08 formula, commit 89ec6b1, counts it whole; the
+    2025-05 one, commit 9eebd51, halves it); the routed experts' 1.5 f_e k / h
+    (SwiGLU); the logits' V / (2 L h), the vocabulary as the runs pad it (to
+    a multiple of --make-vocab-size-divisible-by x tp: 128 for Mixtral, 1187
+    for Qwen3, which 32000 and 151936 already are). The router is not counted."""
+    h, L, seq = m["hidden"], m["layers"], m["seq"]
+    q = m["heads"] * m.get("head_dim", h // m["heads"])
+    vocab = m["vocab"]
+    assert vocab % (128 if vocab == 32000 else 1187) == 0
+    attention = (1 + m["kv_heads"] / m["heads"] + seq / h / (2 if causal_half else 1)) * q / h
+    mlp = m["moe"]["expert_ffn"] / h * m["moe"]["top_k"] * 1.5
+    logits = vocab / (2 * L * h)
+    return 12 * L * h * h * (attention + mlp + logits)
+
+
+def moe_case(rec: dict) -> dict:
+    par, hw, m, meas = rec["parallel"], rec["hardware"], rec["model"], rec["measured"]
+    preset = MOE_MODELS[m["name"]]
+    p = load_preset(preset)
+    for key in ("layers", "hidden", "heads", "kv_heads", "vocab"):
+        if m.get(key) is not None and m[key] != p[key]:
+            raise SystemExit(f"{rec['id']}: model preset {preset} has {key} = {p[key]}, the record {m[key]}")
+    for key in ("experts", "top_k", "expert_ffn"):
+        if m["moe"][key] != p["moe"][key]:
+            raise SystemExit(f"{rec['id']}: model preset {preset} has moe.{key} = {p['moe'][key]}, the record {m['moe'][key]}")
+    model: object = preset
+    if m["seq"] != p["seq"]:
+        model = dict(p)
+        model["name"] = f"{p['name']} at {m['seq']} tokens"
+        model["seq"] = m["seq"]
+        model["source"] = f"the {preset} preset's shape; the sequence length of the record"
+    gb200 = hw["gpu"].startswith("GB200")
+    vp = par.get("vp") or 1
+    routing = par.get("moe_routing") or ""
+    parallel = {
+        "tp": par["tp"], "pp": par["pp"], "dp": par["dp"], "ep": par["ep"], "vp": vp,
+        "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
+        "schedule": "interleaved-1f1b" if vp > 1 else "1f1b",
+        "sequence_parallel": par["tp"] > 1, "distributed_optimizer": True, "grad_dtype": "fp32",
+        "moe_dispatcher": "deepep" if "DeepEP" in str(par["moe_dispatcher"]) else "alltoall",
+    }
+    if par.get("cp", 1) > 1:
+        parallel["cp"] = par["cp"]
+    modelzoo = "Megatron-MoE-ModelZoo" in rec["source"]
+    if modelzoo and preset.startswith("qwen3"):
+        # --account-for-embedding-in-pipeline-split and -loss-: the embedding
+        # and the loss each count as a layer, 96 over pp x vp stages.
+        per_stage = (m["layers"] + 2) // (par["pp"] * vp)
+        assert per_stage * par["pp"] * vp == m["layers"] + 2, rec["id"]
+        parallel["stage_layers"] = [per_stage - 1] + [per_stage] * (par["pp"] * vp - 2) + [per_stage - 1]
+    assumptions = {
+        "cluster": ("gb200-nvl72 trays, every 18 one NVLink domain (the record's NVLink domain of 72); the scale-out "
+                    "network is not stated: cx8-800g-rail" if gb200 else
+                    "dgx-h100 nodes on superpod-h100-rail: the record's H100s with NVLink 4 and 8 x 400 Gb/s "
+                    "InfiniBand a node (the form factor is not stated: SXM, as NVLink 4 implies)"),
+        "parallel.distributed_optimizer": "true: Megatron-Core's distributed optimizer (ZeRO-1), as the record runs",
+        "parallel.grad_dtype": "fp32: Megatron-Core reduces gradients in FP32 unless told otherwise "
+                               "(--accumulate-allreduce-grads-in-fp32 off, its main gradients FP32)",
+        "parallel.sequence_parallel": f"{str(par['tp'] > 1).lower()}: Megatron-Core requires it of MoE with tp > 1",
+        "parallel.recompute": "none: " + (par.get("recompute") or "the record states none"),
+        "parallel.moe_dispatcher": (f"{parallel['moe_dispatcher']}: the record's {par['moe_dispatcher']}"),
+    }
+    if vp > 1:
+        assumptions["parallel.vp"] = f"{vp}: the record's virtual pipeline stages"
+    recompute = par.get("recompute") or "none"
+    if recompute.startswith("selective"):
+        parallel["recompute"] = "selective"
+        parallel["recompute_modules"] = recompute_modules(recompute)
+        assumptions["parallel.recompute"] = (f"selective, modules {', '.join(parallel['recompute_modules'])}: the "
+                                             f"record's {recompute} (the list replaces Megatron-Core's default "
+                                             "core_attn)")
+    case = {"id": rec["id"], "group": "Megatron-Core MoE", "source": rec["source"]}
+    options: dict = {}
+    if "stage_layers" in parallel:
+        assumptions["parallel.stage_layers"] = (
+            "one layer fewer on the first and the last stage: the ModelZoo's Qwen3 config passes "
+            "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, so 94 layers and "
+            "those two split evenly (runtime.conf's 96 'layers'; yanring/Megatron-MoE-ModelZoo "
+            "model_configs/benchmarking/Qwen3-235B-A22B.yaml, commit e865051)")
+    if modelzoo:
+        options["overlap_grad_reduce"] = True
+        options["overlap_param_gather"] = True
+        assumptions["options.overlap_grad_reduce"] = ("true, and overlap_param_gather: the ModelZoo's model configs "
+                                                      "pass --overlap-grad-reduce and --overlap-param-gather")
+    if "capacity-factor" in routing:
+        model = dict(p) if isinstance(model, str) else model
+        model["moe"] = dict(p["moe"], capacity_factor=1.0)
+        assumptions["model.moe.capacity_factor"] = ("1.0: the record's token dropping, --moe-expert-capacity-factor "
+                                                    "1.0 with --moe-pad-expert-input-to-capacity")
+    elif "force" in routing or "forced" in routing:
+        assumptions["options.moe_imbalance"] = "1 (balanced): the record's --moe-router-force-load-balancing"
+    else:
+        assumptions["options.moe_imbalance"] = ("1 (balanced): drop-less routing, whose busiest expert's load the "
+                                                "record does not publish; the prediction is that of balanced routing")
+    if "tflops_per_gpu_forced_balance" in meas:
+        # The long-context table gives both; the forced-balance column is the balanced run.
+        tflops = meas["tflops_per_gpu_forced_balance"]
+        assumptions["options.moe_imbalance"] = "1 (balanced): the table's forced-balance column"
+    else:
+        tflops = meas.get("tflops_per_gpu")
+    case["config"] = {
+        "description": f"{p['name']} on {hw['gpus']} {'GB200' if gb200 else 'H100'}s (Megatron-Core, ep {par['ep']})",
+        "cluster": ({"node": "gb200-nvl72", "nodes": hw["nodes"],
+                     "network": "cx8-800g-rail"} if gb200 else
+                    {"node": "dgx-h100", "nodes": hw["gpus"] // 8, "network": "superpod-h100-rail"}),
+        "model": model,
+        "parallel": parallel,
+    }
+    if options:
+        case["config"]["options"] = options
+    case["assumptions"] = assumptions
+    if "step_time_s" in meas:
+        case["measured"] = {"iteration_time_s": meas["step_time_s"]}
+        case["notes"] = "Measured: the table's step time (its TFLOP/s is the same measurement scaled)."
+    else:
+        # Megatron-LM's formula of the source's date: the 2024 README's counts
+        # causal attention whole, the 2025 tables' half of it.
+        causal_half = "Megatron-LM megatron/core/transformer/moe/README.md" not in rec["source"]
+        shape = dict(m, seq=m["seq"], head_dim=p.get("head_dim", m["hidden"] // m["heads"]))
+        per_token = megatron_moe_flops_per_token(shape, causal_half)
+        case["measured"] = {"tokens_per_gpu_per_s": round(tflops * 1e12 / per_token, 1)}
+        case["notes"] = (f"Measured: the published {tflops} TFLOP/s per GPU in tokens a second per GPU, divided by "
+                         f"Megatron-LM's model FLOPs a token for this shape ({per_token:.4g}, causal attention "
+                         f"{'halved' if causal_half else 'whole'}, as the formula of the source's date counts it).")
+    return case
+
+
 # Records not turned into cases, and why.
 SKIPPED = {
     "zb_t5_": "theoretical bubble rates computed from profiled times (Table 5), not measurements",
-    "moe_": "mixtures of experts (expert parallelism and token dispatch are not modelled yet)",
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
     "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
                               "models: what was offloaded, if anything, is unknown",
@@ -1085,7 +1247,9 @@ DESCRIPTION = (
     "H100 context parallel (Llama 3.1 8B on 8 GPUs and 405B on 512 GPUs with Float8 at 32K to 256K tokens, cp 1 to "
     "8, K and V all-gathered), fms-fsdp Llama 2 (FSDP and HSDP on A100 and H100; the blocks recomputed follow from the "
     "published HFU / MFU), llm-foundry MPT (FSDP on A100 and H100) and DeepSpeed ZeRO-3 on Azure (175B and 1T, "
-    "data parallelism only, the 1T with its optimizer offloaded). Cases with an empty `measured` carry no published per-run figure and exist only for the "
+    "data parallelism only, the 1T with its optimizer offloaded) and Megatron-Core MoE (Mixtral 8x7B and 8x22B, "
+    "Qwen3-235B-A22B on H100 and GB200 with expert parallelism; a published TFLOP/s becomes tokens a second by "
+    "Megatron-LM's own FLOP formula of the source's date). Cases with an empty `measured` carry no published per-run figure and exist only for the "
     "orderings of headline claims (2BP, breadth-first, FSDP's reshard after forward). The async TP bands keep the "
     "published speedup's gain within half to twice its size, and so do the Float8-over-BF16 bands. The selective-recompute ratio band (1.20 to 1.45) takes "
     "the published 1.29 to 1.32 ('about 30%'), keeps the effect within a third of its size on the low side, and "
@@ -1217,6 +1381,7 @@ for _rules in (UNFUSED_ATTENTION, BLOCKING_SENDS, GRAD_ACCUMULATION, GRAD_DTYPE,
 
 def build(runs: dict) -> dict:
     cases: list[dict] = []
+    skipped_moe: dict[str, str] = {}
     fig1: list[dict] = []
     layer: list[dict] = []
     for rec in runs["records"]:
@@ -1240,6 +1405,12 @@ def build(runs: dict) -> dict:
             cases.extend(bfpp_cases(rec))
         elif any(rid.startswith(k) for k in SKIPPED):
             continue
+        elif rid.startswith("moe_"):
+            why = moe_unmodelled(rec)
+            if why is None:
+                cases.append(moe_case(rec))
+            else:
+                skipped_moe[rid] = why
         elif rid.startswith("torchtitan_"):
             cases.append(torchtitan_case(rec))
         elif rid.startswith("fsdp_fms_"):
@@ -1283,7 +1454,11 @@ def build(runs: dict) -> dict:
     assert len(by_id) == len(cases), "duplicate case ids"
     speedups = {r["id"]: r["measured"]["async_tp_speedup"] for r in runs["records"]
                 if "async_tp_speedup" in r.get("measured", {})}
-    return {"description": DESCRIPTION, "cases": cases, "orderings": orderings(by_id, speedups)}
+    description = DESCRIPTION
+    if skipped_moe:
+        description += (" Megatron-Core MoE records not converted: "
+                        + "; ".join(f"{rid}: {why}" for rid, why in skipped_moe.items()) + ".")
+    return {"description": description, "cases": cases, "orderings": orderings(by_id, speedups)}
 
 
 def dumps(value, indent: int = 0) -> str:

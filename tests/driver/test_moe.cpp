@@ -1,0 +1,74 @@
+// A MoE model end to end: dispatch and combine on the compute stream, and
+// options.moe_a2a_overlap's pairs of a forward and a backward.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "config/load.hpp"
+#include "driver/whatif.hpp"
+#include "workload/tp_overlap.hpp"
+
+using namespace trainsim;
+using nlohmann::json;
+
+namespace {
+// A small Mixtral-like model on one DGX H100: its 8 experts over ep 8, data
+// parallelism over the 8 GPUs, no pipeline; 4 micro-batches a GPU, one
+// gradient bucket (so the last backward is one task).
+config::Scenario scenario(bool overlap) {
+  json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"dp": 8, "ep": 8, "microbatch_size": 1, "global_batch": 32, "grad_bucket_mib": 1000000},
+    "options": {}
+  })");
+  doc["options"]["moe_a2a_overlap"] = overlap;
+  return config::load_document(doc, "test.json", ".", {});
+}
+
+// Each compute task's time on GPU 0.
+std::vector<double> compute_times(const driver::WhatIf& w) {
+  std::vector<double> out;
+  for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+    const lower::TaskInfo& ti = w.sim->info[id];
+    if (ti.kind != lower::TaskKind::kCompute || ti.rank != 0) continue;
+    out.push_back((w.sim->timeline.end[id] - w.sim->timeline.start[id]).to_seconds());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("1F1B A2A overlap: each backward beside the next forward hides both exchanges") {
+  const driver::WhatIf plain = driver::simulate(scenario(false));
+  const driver::WhatIf paired = driver::simulate(scenario(true));
+  const workload::StageCost& c = plain.costs.stages[0];
+  // One stage: F0 B0 F1 B1 F2 B2 F3 B3. Without overlap every action carries
+  // its own exchanges: F = f + e_f, B = b + e_b.
+  const double e_f = c.ep_comm_forward.to_seconds(), e_b = c.ep_comm_backward.to_seconds();
+  const double f = c.forward.to_seconds() - e_f, b = c.backward().to_seconds() - e_b;
+  REQUIRE(e_f > 0.0);
+  REQUIRE(e_b > 0.0);
+  REQUIRE(e_f + e_b < f + b);  // the compute covers both exchanges
+  const std::vector<double> before = compute_times(plain), after = compute_times(paired);
+  REQUIRE(before.size() == 8);
+  REQUIRE(after.size() == 8);
+  CHECK(before[0] == doctest::Approx(f + e_f).epsilon(1e-9));
+  CHECK(before[1] == doctest::Approx(b + e_b).epsilon(1e-9));
+  // With it: (B0, F1), (B1, F2), (B2, F3) run as pairs; F0 and B3 stay alone.
+  // A pair hides H = e_f + e_b under f + b, its compute slowed by s x H,
+  // which each side takes by its share of H: B gets e_b / H of it.
+  const double s = workload::kOverlapComputeSlowdown;
+  CHECK(after[0] == doctest::Approx(f + e_f).epsilon(1e-9));
+  for (int k : {1, 3, 5}) CHECK(after[k] == doctest::Approx(b + s * e_b).epsilon(1e-9));
+  for (int k : {2, 4, 6}) CHECK(after[k] == doctest::Approx(f + s * e_f).epsilon(1e-9));
+  CHECK(after[7] == doctest::Approx(b + e_b).epsilon(1e-9));
+  // The summary's exposed ep time: four exchanges of each kind without, the
+  // two unpaired actions' with.
+  const report::Summary sb = driver::summarize(scenario(false), plain, "test.json");
+  const report::Summary sa = driver::summarize(scenario(true), paired, "test.json");
+  CHECK(sb.exposed.ep == doctest::Approx(4 * (e_f + e_b)).epsilon(1e-9));
+  CHECK(sa.exposed.ep == doctest::Approx(e_f + e_b).epsilon(1e-9));
+  CHECK(sa.iteration_time_s < sb.iteration_time_s);
+}
