@@ -61,41 +61,54 @@ core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
 }
 
 // options.moe_a2a_overlap: a forward and a backward run as one step, each
-// one's dispatch and combine (ep time) under the other's compute, as
-// Megatron-Core's combined 1F1B step and DeepSeek-V3's paired chunks run
-// them. An action's share of the pair: its own compute, plus (by its share of
-// the pair's ep time) the compute slowed while the exchanges run (the
-// communication kernels take SMs: workload::kOverlapComputeSlowdown) and
-// whatever of the exchanges the pair's compute cannot cover.
+// one's exchanges under the other's compute, as Megatron-Core's combined
+// 1F1B step and DeepSeek-V3's paired chunks run them (arXiv 2412.19437,
+// Figure 4). Layer by layer the forward runs attention, dispatch, experts,
+// combine, and the backward combine, experts, dispatch, attention; each
+// exchange runs beside the other pass's compute that has no need of it:
+//   forward's attention  | backward's combine
+//   backward's experts    | forward's dispatch
+//   forward's experts     | backward's dispatch
+//   backward's attention  | forward's combine
+// Each slot takes the longer of the two, plus the compute slowed while both
+// run (the communication kernels take SMs: workload::kOverlapComputeSlowdown
+// of the time they share). The pair's time is split between its two actions
+// by their own times; what no compute covers is their exposed ep time.
 struct PairedTime {
   core::Time duration;
   core::Time ep_exposed;
 };
 PairedTime paired_time(const Action& a, const workload::StageCost& ca, const Action& b, const workload::StageCost& cb) {
-  const double ea = ep_comm_inside(a, ca).to_seconds(), eb = ep_comm_inside(b, cb).to_seconds();
-  const double own = compute_duration(a, ca).to_seconds() - ea;
-  const double other = compute_duration(b, cb).to_seconds() - eb;
-  const double exchanges = ea + eb;
-  if (exchanges <= 0.0) return {compute_duration(a, ca), core::Time::zero()};
-  const double hidden = std::min(exchanges, own + other);
-  const double exposed = exchanges - hidden;
-  const double share = ea / exchanges;
-  return {core::Time::seconds(own + share * (workload::kOverlapComputeSlowdown * hidden + exposed)),
-          core::Time::seconds(share * exposed)};
+  const bool a_forward = a.op == Op::kForward;
+  const workload::StageCost::EpChunks& f = a_forward ? ca.ep_forward_chunks : cb.ep_forward_chunks;
+  const workload::StageCost::EpChunks& w = a_forward ? cb.ep_backward_chunks : ca.ep_backward_chunks;
+  double pair = 0.0, exposed = 0.0;
+  auto slot = [&](double compute, double exchange) {
+    pair += std::max(compute, exchange) + workload::kOverlapComputeSlowdown * std::min(compute, exchange);
+    exposed += std::max(0.0, exchange - compute);
+  };
+  slot(f.rest, w.combine);
+  slot(w.mlp, f.dispatch);
+  slot(f.mlp, w.dispatch);
+  slot(w.rest, f.combine);
+  const double own = compute_duration(a, ca).to_seconds(), other = compute_duration(b, cb).to_seconds();
+  const double share = own + other > 0.0 ? own / (own + other) : 0.5;
+  return {core::Time::seconds(share * pair), core::Time::seconds(share * exposed)};
 }
 
 // The pairs options.moe_a2a_overlap makes on a rank: each forward or
-// backward (B or I) with the next compute action when that is the other kind
-// and not the same chunk of the same micro-batch (it could not run beside its
-// own forward); a W between them breaks the pair. partner[k] = the other's
-// index, -1 when unpaired (warm-up forwards, cool-down backwards).
+// backward (B) with the next compute action when that is the other kind and
+// not the same chunk of the same micro-batch (it could not run beside its
+// own forward); anything else between them (a split backward's I or W)
+// breaks the pair. partner[k] = the other's index, -1 when unpaired
+// (warm-up forwards, cool-down backwards).
 std::vector<int> a2a_partners(const std::vector<Action>& actions) {
   std::vector<int> partner(actions.size(), -1);
   std::optional<std::size_t> prev;
   for (std::size_t k = 0; k < actions.size(); ++k) {
     const Action& a = actions[k];
     if (!schedule::is_compute(a.op)) continue;
-    if (a.op == Op::kWeightGrad) {
+    if (a.op != Op::kForward && a.op != Op::kBackward) {
       prev.reset();
       continue;
     }

@@ -49,7 +49,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
     }
     ops.push_back(op);
   };
-  if (layout.ep > 1) exchange("moe_dispatch", true);
+  if (layout.ep > 1) exchange(kMoeDispatchOp, true);
   // Under the all-gather dispatcher a rank's experts see every gathered token
   // routed to them: the same copies per rank as the all-to-all brings.
   Op fc1 = build::gemm("moe_experts_gate_up", copies, h, 2.0 * f);
@@ -62,7 +62,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   fc2.gemm_groups = local_experts;
   fc2.op_sac_redo = 0.0;
   ops.push_back(fc2);
-  if (layout.ep > 1) exchange("moe_combine", false);
+  if (layout.ep > 1) exchange(kMoeCombineOp, false);
   // Unpermute: read the copies and their scores, write the tokens.
   Op unpermute = build::elementwise("moe_unpermute", copies * h);
   unpermute.bytes_forward = (routed + copies) * h * kActivationBytes;

@@ -23,6 +23,10 @@
 
 namespace trainsim::workload {
 
+// The names of the block's two exchanges (ops of kind kEpDispatch).
+inline constexpr const char* kMoeDispatchOp = "moe_dispatch";
+inline constexpr const char* kMoeCombineOp = "moe_combine";
+
 // Appends the MoE block for `tokens` tokens of a micro-batch (before the
 // tensor split) to `ops`.
 void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, bool sequence_parallel,

@@ -420,6 +420,32 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, timing);
+    // One layer's MoE chunks (see StageCost::EpChunks): the experts' ops
+    // between dispatch and combine, and the two exchanges, each pass with
+    // what recompute redoes of it counted in the backward.
+    StageCost::EpChunks layer_f, layer_b, layer_redo;
+    if (moe) {
+      bool between = false;
+      for (std::size_t k = 0; k < layer.size(); ++k) {
+        const Op& op = layer[k];
+        const OpTiming f = timing.of(layer, k, Pass::kForward), i = timing.of(layer, k, Pass::kInputGrad),
+                       w = timing.of(layer, k, Pass::kWeightGrad);
+        const double redo = redone_share(op, plan.recompute, plan.recompute_modules);
+        const double forward = f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s;
+        const double backward = i.compute_s + i.tp_comm_s + i.cp_comm_s + i.ep_comm_s + w.compute_s + w.tp_comm_s;
+        if (op.kind == OpKind::kEpDispatch) {
+          const bool dispatch = op.name == kMoeDispatchOp;
+          (dispatch ? layer_f.dispatch : layer_f.combine) += forward;
+          (dispatch ? layer_b.dispatch : layer_b.combine) += backward;
+          (dispatch ? layer_redo.dispatch : layer_redo.combine) += redo * forward;
+          between = dispatch;
+        } else if (between) {
+          layer_f.mlp += forward;
+          layer_b.mlp += backward;
+          layer_redo.mlp += redo * forward;
+        }
+      }
+    }
     if (first) {
       out.layer_forward = core::Time::seconds(one.forward);
       out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
@@ -467,6 +493,20 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     c.cp_comm_backward = core::Time::seconds(times.cp_backward);
     c.ep_comm_forward = core::Time::seconds(times.ep_forward);
     c.ep_comm_backward = core::Time::seconds(times.ep_backward);
+    if (moe) {
+      // The stage's layers (the first `redone` of them recomputed); the rest
+      // of each pass is everything else.
+      auto stage_chunks = [&](const StageCost::EpChunks& per_layer, const StageCost::EpChunks& redo, double pass_s) {
+        StageCost::EpChunks out;
+        out.dispatch = layers_per_stage * per_layer.dispatch + redone * redo.dispatch;
+        out.mlp = layers_per_stage * per_layer.mlp + redone * redo.mlp;
+        out.combine = layers_per_stage * per_layer.combine + redone * redo.combine;
+        out.rest = std::max(0.0, pass_s - out.dispatch - out.mlp - out.combine);
+        return out;
+      };
+      c.ep_forward_chunks = stage_chunks(layer_f, StageCost::EpChunks{}, times.forward);
+      c.ep_backward_chunks = stage_chunks(layer_b, layer_redo, times.input_grad + times.weight_grad);
+    }
 
     // The recomputed layers keep what the policy keeps; the rest keep
     // everything. A MoE layer: the dense formula without its MLP, plus the

@@ -48,6 +48,16 @@ struct StageCost {
   core::Time cp_comm_backward;  // and of `input_grad`
   core::Time ep_comm_forward;   // a MoE model's dispatch and combine in `forward`
   core::Time ep_comm_backward;  // and in `input_grad`
+  // A MoE stage's F and B cut where its layers' dispatch and combine fall,
+  // summed over its layers: the experts' compute between them (mlp), the
+  // dispatch and the combine, and the rest (attention and everything else,
+  // the stage's extras included). Forward runs attention, dispatch, experts,
+  // combine; backward the reverse (B: I and W, with what recompute redoes).
+  // What options.moe_a2a_overlap interleaves (lower/lower_pipeline.cpp).
+  struct EpChunks {
+    double rest = 0.0, dispatch = 0.0, mlp = 0.0, combine = 0.0;
+  };
+  EpChunks ep_forward_chunks, ep_backward_chunks;
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
