@@ -17,7 +17,10 @@ std::vector<RankWork> rank_work(const config::Scenario& setting, const workload:
     RankWork& w = work[plan.rank_of_stage(s)];
     if (s < plan.pp) w.wait_s = before;
     before += c.forward.to_seconds();
-    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad).to_seconds();
+    // With the A2A overlap a MoE stage's dispatch and combine may hide
+    // entirely: only its compute is sure to take time.
+    const core::Time hideable = plan.overlap.moe_a2a ? c.ep_comm_forward + c.ep_comm_backward : core::Time::zero();
+    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad - hideable).to_seconds();
   }
   return work;
 }
@@ -42,7 +45,12 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 plan.cp,
                 static_cast<int>(plan.cp_algorithm),
                 static_cast<int>(plan.precision),
-                static_cast<int>(plan.fp8_recipe)};
+                static_cast<int>(plan.fp8_recipe),
+                plan.ep,
+                static_cast<int>(plan.moe_dispatcher),
+                plan.moe_imbalance,
+                plan.recompute_modules,
+                plan.overlap.moe_a2a};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

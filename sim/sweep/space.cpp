@@ -50,6 +50,7 @@ std::string plan_key(const std::string& cluster_label, const workload::Plan& p) 
   if (p.zero_stage == 3 && !p.reshard_after_forward) extra += " reshard=off";
   if (p.overlap.tp_comm) extra += " tpoverlap=on";
   if (p.cp > 1) extra += fmt::format(" cp={}", p.cp);
+  if (p.ep > 1) extra += fmt::format(" ep={}", p.ep);
   return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}{}",
                      cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
                      p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute),
@@ -85,6 +86,7 @@ Space enumerate(const Spec& spec) {
   track("fsdp_shard_size", spec.fsdp_shard_size);
   track("reshard_after_forward", spec.reshard_after_forward);
   track("tp_comm_overlap", spec.tp_comm_overlap);
+  track("ep", spec.ep);
 
   // A schedule's consent depends only on (schedule, pp, vp, micro-batches).
   std::map<std::tuple<std::string, int, int, int>, std::optional<std::string>> consent;
@@ -148,6 +150,15 @@ Space enumerate(const Spec& spec) {
     const auto overlaps = spec.tp_comm_overlap.listed || spec.tp_comm_overlap.automatic
                               ? values_or(spec.tp_comm_overlap, {false, true})
                               : std::vector<bool>{setting.plan.overlap.tp_comm};
+    // Expert parallelism: "auto" every divisor of the experts (1 for a dense model).
+    const auto eps = values_or(spec.ep, [&] {
+      std::vector<int> v;
+      const int experts = std::max(1, model.moe.experts);
+      for (int e = 1; e <= experts; ++e) {
+        if (experts % e == 0) v.push_back(e);
+      }
+      return v;
+    }());
     // Every count below is a product of these sizes: checked once here, so
     // that none of them wraps, and so that an enumeration stays in seconds.
     const std::size_t dps_most = spec.dp.automatic ? 1 : spec.dp.values.size();
@@ -158,7 +169,8 @@ Space enumerate(const Spec& spec) {
         static_cast<long long>(mbss.size()),  static_cast<long long>(scheds.size()),
         static_cast<long long>(zeros.size()), static_cast<long long>(sps.size()),
         static_cast<long long>(rcs.size()),   static_cast<long long>(shards.size()),
-        static_cast<long long>(reshards.size()), static_cast<long long>(overlaps.size())};
+        static_cast<long long>(reshards.size()), static_cast<long long>(overlaps.size()),
+        static_cast<long long>(eps.size())};
     const auto combinations = core::checked_product(sizes);
     if (!combinations || *combinations > kMaxCombinations - space.combinations) {
       throw config::ConfigError(fmt::format("{}: axes: {} combinations of plan values{}, more than the {} a sweep "
@@ -167,7 +179,7 @@ Space enumerate(const Spec& spec) {
                                             labelled ? " on " + spec.cluster_labels[c] : "", kMaxCombinations));
     }
     const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size() *
-                           shards.size() * reshards.size() * overlaps.size();
+                           shards.size() * reshards.size() * overlaps.size() * eps.size();
 
     // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
     using At = std::vector<std::pair<const char*, std::size_t>>;
@@ -194,7 +206,7 @@ Space enumerate(const Spec& spec) {
         refuse(below_tp, "tp group would cross a node (set allow_cross_node_tp)", {{"tp", ti}});
         continue;
       }
-      if (model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0) {
+      if (model.heads % tp != 0 || model.kv_heads % tp != 0 || (!model.moe.enabled() && model.ffn % tp != 0)) {
         refuse(below_tp, "model.heads, kv_heads or ffn does not divide by tp", {{"tp", ti}});
         continue;
       }
@@ -279,6 +291,11 @@ Space enumerate(const Spec& spec) {
                 probe.plan.microbatch_size = mbs;
                 probe.plan.global_batch = spec.global_batch;
                 probe.plan.schedule = name;
+                // Expert parallelism and the sequence parallelism MoE needs
+                // with tp > 1 are chosen below, plan by plan.
+                probe.plan.ep = 1;
+                probe.plan.overlap.moe_a2a = false;
+                if (model.moe.enabled() && tp > 1) probe.plan.sequence_parallel = true;
                 std::optional<std::string> why;
                 try {
                   config::check_plan(probe);
@@ -324,6 +341,29 @@ Space enumerate(const Spec& spec) {
                       for (std::size_t hi = 0; hi < shards.size(); ++hi) {
                         for (std::size_t fi = 0; fi < reshards.size(); ++fi) {
                           for (std::size_t oi = 0; oi < overlaps.size(); ++oi) {
+                           for (std::size_t ei = 0; ei < eps.size(); ++ei) {
+                            const int ep = eps[ei];
+                            if (ep > 1 && !model.moe.enabled()) {
+                              refuse(1, "ep > 1 needs a MoE model", {{"ep", ei}});
+                              continue;
+                            }
+                            if (model.moe.enabled() && model.moe.experts % ep != 0) {
+                              refuse(1, "ep does not divide the experts", {{"ep", ei}});
+                              continue;
+                            }
+                            if ((static_cast<long long>(tp) * cp * dp) % ep != 0) {
+                              refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei}, {"dp", di}});
+                              continue;
+                            }
+                            if (model.moe.enabled() && tp > 1 && !plan.sequence_parallel) {
+                              refuse(1, "a MoE model with tp > 1 needs sequence parallelism",
+                                     {{"sequence_parallel", qi}, {"tp", ti}});
+                              continue;
+                            }
+                            if (plan.overlap.moe_a2a && ep == 1) {
+                              refuse(1, "options.moe_a2a_overlap needs ep > 1", {{"ep", ei}});
+                              continue;
+                            }
                             int shard = shards[hi];
                             if (shard == kNodeShardGroup) {
                               // One node's replicas a group (its GPUs / tp), if that makes HSDP.
@@ -366,6 +406,7 @@ Space enumerate(const Spec& spec) {
                             plan.fsdp_shard_size = shard;
                             plan.reshard_after_forward = reshards[fi];
                             plan.overlap.tp_comm = overlaps[oi];
+                            plan.ep = ep;
                             if (spec.fixed_plan_keys) {
                               // The sweep's fixed keys against this plan's ZeRO stage and the rest.
                               config::Scenario whole;
@@ -395,10 +436,12 @@ Space enumerate(const Spec& spec) {
                                 {"tp", ti},         {"pp", pi},         {"dp", di},  {"cp", ci},
                                 {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
                                 {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri},
-                                {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi}};
+                                {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi},
+                                {"ep", ei}};
                             for (const auto& [axis, i] : at) {
                               if (auto* list = find_use(axis)) (*list)[i].used = true;
                             }
+                           }
                           }
                         }
                       }

@@ -35,6 +35,9 @@ struct Spec {
   // checked against the ZeRO stage, so every plan is checked whole.
   bool fixed_plan_keys = false;
   Axis<int> tp, pp, dp, cp, vp, microbatch_size, zero_stage;
+  // Expert-parallel ranks (a MoE model's): left out, 1; "auto", every
+  // divisor of the model's experts.
+  Axis<int> ep;
   Axis<std::string> schedule;
   Axis<bool> sequence_parallel;
   Axis<workload::Recompute> recompute;

@@ -211,3 +211,29 @@ TEST_CASE("fixed keys that need a ZeRO stage are checked with each plan's own") 
           "fp8.json: axes.zero_stage[0]: no valid plan uses this value (config check: parallel.fp8_param_gather)");
   }
 }
+
+TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a stage's GPUs") {
+  // A Mixtral-like model (8 experts) on one DGX H100, tp 2, pp 1, dp 4:
+  // ep "auto" tries 1, 2, 4, 8; all divide 8 experts and tp x dp = 8.
+  auto doc = [](const std::string& model, const std::string& axes) {
+    return nlohmann::json::parse(R"({"model": )" + model + R"(, "cluster": {"node": "dgx-h100", "nodes": 1},
+        "global_batch": 8, "axes": )" + axes + "}");
+  };
+  const std::string moe = R"({"arch": "llama", "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 8, "seq": 1024,
+      "vocab": 32000, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 2048}})";
+  const sweep::Space space = sweep::enumerate(
+      sweep::parse_spec(doc(moe, R"({"tp": 2, "pp": 1, "ep": "auto", "sequence_parallel": "auto"})"), "moe.json", "."));
+  // tp 2 without sequence parallelism is refused for a MoE model: 4 plans, not 8.
+  REQUIRE(space.plans.size() == 4);
+  CHECK(space.invalid.at("a MoE model with tp > 1 needs sequence parallelism") == 4);
+  CHECK(space.plans[0].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none");
+  CHECK(space.plans[3].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none ep=8");
+  CHECK(space.plans[3].plan.ep == 8);
+  // A dense model: ep 2 is refused, and a listed value no plan uses is an error that says why.
+  try {
+    (void)sweep::enumerate(sweep::parse_spec(doc("\"gpt-1.7b\"", R"({"tp": 2, "pp": 1, "ep": [1, 2]})"), "dense.json", "."));
+    FAIL("expected an error");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "dense.json: axes.ep[1]: no valid plan uses this value (ep > 1 needs a MoE model)");
+  }
+}
