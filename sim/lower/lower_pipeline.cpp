@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "lower/a2a_pairs.hpp"
 #include "lower/lowering.hpp"
 #include "schedule/check.hpp"
 #include "workload/tp_overlap.hpp"
@@ -96,37 +97,6 @@ PairedTime paired_time(const Action& a, const workload::StageCost& ca, const Act
   return {core::Time::seconds(share * pair), core::Time::seconds(share * exposed)};
 }
 
-// The pairs options.moe_a2a_overlap makes on a rank: each forward or
-// backward (B) with the next compute action when that is the other kind and
-// not the same chunk of the same micro-batch (it could not run beside its
-// own forward); anything else between them (a split backward's I or W)
-// breaks the pair. partner[k] = the other's index, -1 when unpaired
-// (warm-up forwards, cool-down backwards).
-std::vector<int> a2a_partners(const std::vector<Action>& actions) {
-  std::vector<int> partner(actions.size(), -1);
-  std::optional<std::size_t> prev;
-  for (std::size_t k = 0; k < actions.size(); ++k) {
-    const Action& a = actions[k];
-    if (!schedule::is_compute(a.op)) continue;
-    if (a.op != Op::kForward && a.op != Op::kBackward) {
-      prev.reset();
-      continue;
-    }
-    if (prev) {
-      const Action& b = actions[*prev];
-      const bool one_each = (a.op == Op::kForward) != (b.op == Op::kForward);
-      if (one_each && !(a.stage == b.stage && a.microbatch == b.microbatch)) {
-        partner[*prev] = static_cast<int>(k);
-        partner[k] = static_cast<int>(*prev);
-        prev.reset();
-        continue;
-      }
-    }
-    prev = k;
-  }
-  return partner;
-}
-
 // Whether actions[k] ends a run of backward-ending actions (B or W) of its
 // stage: the next compute action on the rank is not another of them.
 bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
@@ -165,7 +135,7 @@ void Lowering::lower_pipeline(int p) {
       if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
       if (schedule::is_compute(actions[k].op)) last_compute = k;
     }
-    const std::vector<int> partner = plan_.overlap.moe_a2a ? a2a_partners(actions) : std::vector<int>(actions.size(), -1);
+    const std::vector<int> partner = plan_.overlap.moe_a2a ? lower::a2a_partners(actions) : std::vector<int>(actions.size(), -1);
     // Overlap::grad_reduce off: the reductions wait for the rank's whole backward.
     std::vector<core::TaskId> after_backward;
     std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);

@@ -521,3 +521,49 @@ TEST_CASE("blocking sends hold the sender's next compute until the send arrives"
   const auto sim = simulate("gpipe", 2, 2, costs, 1, options);
   CHECK(sim->timeline.makespan == Time::microseconds(53));
 }
+
+TEST_CASE("dualpipev: within the DualPipe README's bubble, PP + 1 chunk activations a rank") {
+  // p = 2, m = 4, F = I = W = 1 (B = 2), free communication, by hand. Rank 0
+  // holds stages 0 and 3, rank 1 stages 1 and 2. Rank 0: F s0 mb0-2 0-3,
+  // F s3 mb0 3-4, I s3 mb0 4-5, W 5-6, F s3 mb1 6-7 (s2 mb1 at 5), F s0 mb3
+  // 7-8, B s3 mb1 8-10, F s3 mb2 10-11, B s0 mb0 11-13, B s3 mb2 13-15,
+  // F s3 mb3 15-16, B s0 mb1 17-19, B s3 mb3 19-21, I s0 mb2 21-22, W 22-23,
+  // I s0 mb3 23-24, W 24-25. Rank 1: F s1/s2 mb0, mb1 1-5, F s1 mb2 5-6,
+  // B s2 mb0 6-8, F s2 mb2 8-9, B s1 mb0 9-11, F s1 mb3 11-12, B s2 mb1
+  // 12-14, F s2 mb3 14-15, B s1 mb1 15-17, B s2 mb2 17-19, B s1 mb2 19-21,
+  // I s2 mb3 21-22, I s1 mb3 22-23, W 23-24, W 24-25. Makespan 25 = 2m x 3 + 1.
+  const Time F = Time::ps(1000);
+  CHECK(simulate("dualpipev", 2, 4, uniform_split(4, F, F, F), 1, {}, 2)->timeline.makespan == F * 25);
+  // The README's bubble for 2p stages on p ranks is (p - 1)(F&B + B - 3W),
+  // F&B the time of an overlapped forward-backward pair: with nothing to
+  // overlap (a dense model) F + B, so the bound is (p - 1)(F + 2I - W). The
+  // simulated schedule stays within it, and above the work itself.
+  for (int p : {1, 2, 3, 4, 8}) {
+    for (int m : {2 * p, 2 * p + 1, 3 * p, 4 * p + 2}) {
+      for (auto [f, i, w] : {std::tuple{1, 1, 1}, std::tuple{2, 1, 1}, std::tuple{1, 2, 1}, std::tuple{1, 1, 2}}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        const Time v = simulate("dualpipev", p, m, uniform_split(2 * p, F * f, F * i, F * w), 1, {}, 2)->timeline.makespan;
+        const Time work = F * (2 * m * (f + i + w));
+        CHECK(v >= work);
+        CHECK(v <= work + F * ((p - 1) * (f + 2 * i - w)));
+      }
+    }
+  }
+  // Memory: a chunk's activation from its F to its backward's end. Each rank
+  // holds 2(p - r - 1) + 2(r + 1) = 2p chunks after its warm-up and one more
+  // in the main phase's F0 B1 F1 B0: PP + 1 = 2p + 1, the README's figure.
+  const std::int64_t A = 1000;
+  for (int p : {2, 4}) {
+    for (int m : {2 * p, 3 * p}) {
+      auto costs = uniform_split(2 * p, F, F, F);
+      for (auto& c : costs.stages) c.activation_bytes = A;
+      const auto sim = simulate("dualpipev", p, m, costs, 1, {}, 2);
+      for (int r = 0; r < p; ++r) {
+        CAPTURE(p);
+        CAPTURE(r);
+        CHECK(sim->memory.pools()[r].peak() == A * (2 * p + 1));
+      }
+    }
+  }
+}

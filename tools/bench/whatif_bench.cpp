@@ -43,4 +43,12 @@ BENCHMARK_CAPTURE(BM_WhatIf, llama3_8b_128k_cp8_8xh100, "configs/examples/llama3
 BENCHMARK_CAPTURE(BM_WhatIf, llama31_405b_fp8_1024xh100, "configs/examples/llama3.1-405b-fp8-1024xh100.json")
     ->Unit(benchmark::kMillisecond);
 
+// Mixtures of experts: Qwen3-235B on 256 H100s (94 MoE layers, ep 32 through
+// DeepEP, the 1F1B A2A overlap pairing forwards and backwards), against a
+// dense model of its layer count above (Llama 3 405B, 126 layers).
+BENCHMARK_CAPTURE(BM_WhatIf, qwen3_235b_256xh100, "configs/examples/qwen3-235b-256xh100.json")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WhatIf, mixtral_8x7b_64xh100, "configs/examples/mixtral-8x7b-64xh100.json")
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();
