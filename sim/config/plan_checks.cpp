@@ -197,9 +197,9 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   // Megatron-Core's, whose element-wise kernels are fused.
   if (p.recompute == workload::Recompute::kSelective && p.recompute_modules != workload::kModuleCoreAttn) {
     const bool moe = m.moe.enabled();
-    if (moe && (p.recompute_modules & workload::kModuleMlp) != 0) {
-      ctx.fail("parallel.recompute_modules", "\"mlp\" is a dense layer's MLP, and every layer of a MoE model has a MoE "
-                                             "block instead; expected \"moe\" or \"moe_act\"",
+    if (moe && !m.moe.has_dense_layers() && (p.recompute_modules & workload::kModuleMlp) != 0) {
+      ctx.fail("parallel.recompute_modules", "\"mlp\" is a dense layer's MLP, and every layer of this MoE model has a "
+                                             "MoE block instead; expected \"moe\" or \"moe_act\"",
                {"model.moe"});
     }
     if (!moe && (p.recompute_modules & (workload::kModuleMoe | workload::kModuleMoeAct)) != 0) {

@@ -31,6 +31,14 @@ workload::MoeSpec read_moe(const json& doc, const Context& ctx) {
                                             {{"softmax", workload::MoeRouter::kSoftmax},
                                              {"sigmoid", workload::MoeRouter::kSigmoid}});
   if (s.has("capacity_factor")) e.capacity_factor = s.positive_number("capacity_factor", 0.01, 1e6);
+  if (s.has("dense_layers")) {
+    const json& v = s.required("dense_layers", "a count");
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > kMaxModelDim) {
+      ctx.fail(s.path("dense_layers"), "expected a count of layers from 0 up, got " + show(v));
+    }
+    e.dense_layers = v.get<int>();
+  }
+  e.layer_freq = s.positive_int_or("layer_freq", 1, kMaxModelDim);
   return e;
 }
 
@@ -54,10 +62,18 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
       ctx.fail(s.path("moe"), "expects model.arch = \"llama\" (experts are SwiGLU MLPs, as in Mixtral, Qwen3 and DeepSeek)",
                {"model.arch"});
     }
-    if (s.has("ffn")) {
+    if (m.moe.has_dense_layers()) {
+      if (!s.has("ffn")) {
+        ctx.fail(s.path("ffn"),
+                 "is missing: the dense layers model.moe.dense_layers and layer_freq leave need their MLP width "
+                 "(expected a positive integer)",
+                 {"model.moe.dense_layers", "model.moe.layer_freq"});
+      }
+      m.ffn = s.positive_int("ffn", kMaxModelDim);  // the dense layers' MLP
+    } else if (s.has("ffn")) {
       ctx.fail(s.path("ffn"),
-               "every layer of a MoE model is a MoE layer here, so a dense MLP width has no use; give the experts' "
-               "widths in model.moe (expert_ffn, shared_expert_ffn)",
+               "every layer of this MoE model is a MoE layer (model.moe.dense_layers 0, layer_freq 1), so a dense "
+               "MLP width has no use; give the experts' widths in model.moe (expert_ffn, shared_expert_ffn)",
                {"model.moe"});
     }
   } else {
@@ -65,6 +81,13 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   }
   m.seq = s.positive_int("seq", kMaxModelDim);
   m.vocab = s.positive_int("vocab", kMaxModelDim);
+  if (m.moe.enabled() && m.moe_layers_in(0, m.layers) == 0) {
+    ctx.fail(s.path("moe.dense_layers"),
+             fmt::format("leaves no MoE layer among model.layers = {} (dense_layers {}, layer_freq {}); expected "
+                         "fewer dense layers",
+                         m.layers, m.moe.dense_layers, m.moe.layer_freq),
+             {"model.layers", "model.moe.layer_freq"});
+  }
   s.free_text("source");
   if (m.head_dim_given == 0 && m.hidden % m.heads != 0) {
     ctx.fail(s.path("heads"),

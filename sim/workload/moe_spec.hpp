@@ -23,8 +23,19 @@ struct MoeSpec {
   // its mean load (Megatron-Core's --moe-expert-capacity-factor with
   // --moe-pad-expert-input-to-capacity). 0: drop-less.
   double capacity_factor = 0.0;
+  // Which layers are MoE layers: the first `dense_layers` are dense (MLP
+  // width model.ffn; DeepSeek-V3's first 3), and of the rest every
+  // `layer_freq`-th, counting from the first after them (Megatron-Core's
+  // --moe-layer-freq; 1: all of them).
+  int dense_layers = 0;
+  int layer_freq = 1;
 
   bool enabled() const { return experts > 0; }
+  bool is_moe_layer(int layer) const {
+    return enabled() && layer >= dense_layers && (layer - dense_layers) % layer_freq == 0;
+  }
+  // Whether some layers are dense (and need the model's ffn).
+  bool has_dense_layers() const { return dense_layers > 0 || layer_freq > 1; }
 };
 
 // How tokens reach the experts (parallel.moe_dispatcher):

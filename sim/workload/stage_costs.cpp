@@ -345,6 +345,13 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   // half the bytes of the BF16 inputs layer_kept_gemm_input_bytes counts.
   const double kept_input_scale = fp8 && fp8_saves_fp8_inputs(plan.fp8_recipe) ? 0.5 : 1.0;
   const std::vector<Op> layer = layer_ops_of(plan.microbatch_size);
+  // A MoE model's dense layers (MoeSpec::dense_layers, layer_freq): `layer`
+  // is its MoE layer, these its dense one; empty when every layer is MoE.
+  const TransformerSpec dense_model = local.dense_part();
+  const std::vector<Op> dense_layer =
+      moe && model.moe.has_dense_layers()
+          ? layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp)
+          : std::vector<Op>{};
   const std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
   const std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   const bool tied = model.arch == Arch::kGpt;
@@ -358,9 +365,17 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   // The recomputed layers' share of the model's (recompute_flops counts every layer).
   double recomputed = 0.0;
   for (int st = 0; st < stages; ++st) recomputed += plan.recomputed_layers(plan.layers_of_stage(st, model.layers));
+  // Recomputed FLOPs a sequence over every layer: a MoE model's MoE and dense layers each their own.
+  const int model_moe_layers = model.moe_layers_in(0, model.layers);
+  const double redone_flops =
+      moe ? model_moe_layers * recompute_flops(model, plan.recompute, plan.recompute_modules) / model.layers +
+                (model.layers - model_moe_layers) *
+                    recompute_flops(model.dense_part(), plan.recompute, plan.recompute_modules) / model.layers
+          : recompute_flops(model, plan.recompute, plan.recompute_modules);
   out.hardware_flops_per_iteration =
-      out.model_flops_per_iteration + recompute_flops(model, plan.recompute, plan.recompute_modules) * (recomputed / model.layers) *
+      out.model_flops_per_iteration + redone_flops * (recomputed / model.layers) *
                                           static_cast<double>(plan.global_batch);
+  int first_layer = 0;  // of the stage in the loop below: stages hold the layers in order
   for (int st = 0; st < stages; ++st) {
     const bool first = st == 0;
     const bool last = st == stages - 1;
@@ -420,6 +435,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, timing);
+    PassTimes one_dense;
+    Redo redo_dense;
+    if (!dense_layer.empty()) {
+      one_dense.add(dense_layer, 1, timing);
+      redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, timing);
+    }
     // One layer's MoE chunks (see StageCost::EpChunks): the experts' ops
     // between dispatch and combine, and the two exchanges, each pass with
     // what recompute redoes of it counted in the backward.
@@ -453,16 +474,24 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     const int redone = plan.recomputed_layers(layers_per_stage);  // its first `redone` layers
-    PassTimes times = one.times(layers_per_stage);
+    // Of them (and of the redone ones), the MoE model's MoE layers; the rest
+    // are dense. A dense model's layers are all of the one kind, `layer`.
+    const int main_layers = moe ? model.moe_layers_in(first_layer, layers_per_stage) : layers_per_stage;
+    const int dense_layers = layers_per_stage - main_layers;
+    const int main_redone = moe ? model.moe_layers_in(first_layer, redone) : redone;
+    const int dense_redone = redone - main_redone;
+    first_layer += layers_per_stage;
+    PassTimes times = one.times(main_layers);
+    times.plus(one_dense.times(dense_layers));
     PassTimes embedding_times, head_times;
     if (first) embedding_times.add(embedding, 1, timing);
     if (last) head_times.add(head, 1, timing);
     times.plus(embedding_times);
     times.plus(head_times);
-    times.input_grad += redone * redo_one.seconds;
-    times.tp_backward += redone * redo_one.tp_comm_s;
-    times.cp_backward += redone * redo_one.cp_comm_s;
-    times.ep_backward += redone * redo_one.ep_comm_s;
+    times.input_grad += main_redone * redo_one.seconds + dense_redone * redo_dense.seconds;
+    times.tp_backward += main_redone * redo_one.tp_comm_s + dense_redone * redo_dense.tp_comm_s;
+    times.cp_backward += main_redone * redo_one.cp_comm_s + dense_redone * redo_dense.cp_comm_s;
+    times.ep_backward += main_redone * redo_one.ep_comm_s;
     // Scatter-gather: a stage that received 1/tp of an activation (forward)
     // or of its gradient (backward) from another pipeline rank all-gathers it
     // in its tensor group before its compute can use it, on the compute
@@ -498,9 +527,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       // of each pass is everything else.
       auto stage_chunks = [&](const StageCost::EpChunks& per_layer, const StageCost::EpChunks& redo, double pass_s) {
         StageCost::EpChunks out;
-        out.dispatch = layers_per_stage * per_layer.dispatch + redone * redo.dispatch;
-        out.mlp = layers_per_stage * per_layer.mlp + redone * redo.mlp;
-        out.combine = layers_per_stage * per_layer.combine + redone * redo.combine;
+        out.dispatch = main_layers * per_layer.dispatch + main_redone * redo.dispatch;
+        out.mlp = main_layers * per_layer.mlp + main_redone * redo.mlp;
+        out.combine = main_layers * per_layer.combine + main_redone * redo.combine;
         out.rest = std::max(0.0, pass_s - out.dispatch - out.mlp - out.combine);
         return out;
       };
@@ -524,8 +553,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const double split_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
     const double norm_outputs = (modules & kModuleLayernorm) != 0 ? split_tokens * 4.0 * h : 0.0;
     const bool gpt = model.arch == Arch::kGpt;
-    const double mlp_own = (modules & kModuleMlp) != 0 && !moe ? b * s * (gpt ? 4.0 : 6.0) * model.ffn / t : 0.0;
-    const double mlp_down_input = (modules & kModuleMlp) != 0 && !moe ? b * s * 2.0 * model.ffn / t : 0.0;
+    // (A dense layer's; a MoE model's dense layers have one too.)
+    const double mlp_own = (modules & kModuleMlp) != 0 ? b * s * (gpt ? 4.0 : 6.0) * model.ffn / t : 0.0;
+    const double mlp_down_input = (modules & kModuleMlp) != 0 ? b * s * 2.0 * model.ffn / t : 0.0;
     const double moe_own = !moe                               ? 0.0
                            : (modules & kModuleMoe) != 0      ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
                            : (modules & kModuleMoeAct) != 0   ? routed_tokens * model.moe.top_k * moe_layout.load * 2.0 * model.moe.expert_ffn
@@ -539,17 +569,36 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                    : 0.0;
       return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
                                     plan.elementwise) +
-             moe_block - (selective ? norm_outputs + mlp_own + moe_own : 0.0);
+             moe_block - (selective ? norm_outputs + (moe ? moe_own : mlp_own) : 0.0);
     };
-    double activations = redone * layer_bytes(plan.recompute) + (layers_per_stage - redone) * layer_bytes(Recompute::kNone);
+    auto dense_bytes = [&](Recompute policy) {  // a MoE model's dense layer
+      const bool selective = policy == Recompute::kSelective;
+      const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
+      return layer_activation_bytes(dense_model, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
+                                    plan.elementwise) -
+             (selective ? norm_outputs + mlp_own : 0.0);
+    };
+    double activations = main_redone * layer_bytes(plan.recompute) +
+                         (main_layers - main_redone) * layer_bytes(Recompute::kNone);
+    if (dense_layers > 0) {
+      activations += dense_redone * dense_bytes(plan.recompute) + (dense_layers - dense_redone) * dense_bytes(Recompute::kNone);
+    }
     // FP8 inputs saved instead of BF16 ones: the other half of each kept input
     // goes. (The recomputed norms' outputs and a recomputed MLP's down
     // projection input are not kept at all.)
-    const double kept_inputs =
-        redone * (layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) -
-                  (plan.recompute == Recompute::kSelective ? norm_outputs + mlp_down_input : 0.0)) +
-        (layers_per_stage - redone) *
+    const bool selective = plan.recompute == Recompute::kSelective;
+    double kept_inputs =
+        main_redone * (layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) -
+                       (selective ? norm_outputs + (moe ? 0.0 : mlp_down_input) : 0.0)) +
+        (main_layers - main_redone) *
             layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+    if (dense_layers > 0) {
+      kept_inputs +=
+          dense_redone * (layer_kept_gemm_input_bytes(dense_model, plan.microbatch_size, plan.tp, plan.recompute, sp) -
+                          (selective ? norm_outputs + mlp_down_input : 0.0)) +
+          (dense_layers - dense_redone) *
+              layer_kept_gemm_input_bytes(dense_model, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+    }
     activations -= (1.0 - kept_input_scale) * kept_inputs;
     // All-gather context parallelism: attention's backward keeps the gathered
     // keys and values, the other cp - 1 ranks' parts beside the rank's own, on
@@ -574,7 +623,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     c.activation_bytes = to_bytes(activations);
     // (W's inputs X that Transformer Engine keeps in FP8 take half their bytes, as above.)
-    double w_operands = layers_per_stage * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;
+    double w_operands = main_layers * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;
+    if (dense_layers > 0) w_operands += dense_layers * weight_grad_operand_bytes(dense_layer);
     if (first) w_operands += weight_grad_operand_bytes(embedding);
     if (last) w_operands += weight_grad_operand_bytes(head);
     c.weight_grad_bytes = to_bytes(w_operands);
@@ -595,7 +645,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
 
     // Routed experts apart (1/ep of them on each GPU), the rest over tp.
-    double params = layers_per_stage * (model.params_per_layer() - model.expert_params_per_layer());
+    double params = main_layers * (model.params_per_layer() - model.expert_params_per_layer()) +
+                    (dense_layers > 0 ? dense_layers * dense_model.params_per_layer() : 0.0);
     if (first) params += model.embedding_params();
     if (last) params += model.head_params();
     // When the first and last stages share a rank (one pipeline rank, with or
@@ -603,7 +654,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // across ranks the last stage keeps its own copy (as Megatron-LM does).
     const bool ends_share_rank = plan.rank_of_stage(0) == plan.rank_of_stage(stages - 1);
     if (last && tied && ends_share_rank) params -= static_cast<double>(model.vocab) * h;
-    c.expert_params = layers_per_stage * expert_per_layer;
+    c.expert_params = main_layers * expert_per_layer;
     c.params = params / t + c.expert_params;
     const double dense_params = c.params - c.expert_params;
     const int expert_shard = plan.expert_replicas();

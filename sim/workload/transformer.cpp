@@ -115,9 +115,17 @@ double TransformerSpec::head_params() const {
   return norm + static_cast<double>(vocab) * hidden;
 }
 
+int TransformerSpec::moe_layers_in(int first, int count) const {
+  int n = 0;
+  for (int l = first; l < first + count; ++l) n += moe.is_moe_layer(l);
+  return n;
+}
+
 double TransformerSpec::total_params() const {
   const double tied = arch == Arch::kGpt ? static_cast<double>(vocab) * hidden : 0.0;
-  return layers * params_per_layer() + embedding_params() + head_params() - tied;
+  const int moe_layers = moe_layers_in(0, layers);
+  const double dense = moe_layers < layers ? dense_part().params_per_layer() : 0.0;
+  return moe_layers * params_per_layer() + (layers - moe_layers) * dense + embedding_params() + head_params() - tied;
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
@@ -336,8 +344,12 @@ double model_flops(const TransformerSpec& model, double samples) {
     for (const Op& op : ops) f += op.flops_forward + op.flops_input_grad + op.flops_weight_grad;
     return f;
   };
-  // With tp = 1 the per-rank FLOPs are the whole model's.
-  return samples * (model.layers * sum(layer_ops(model, 1, 1)) + sum(embedding_ops(model, 1, 1)) +
+  // With tp = 1 the per-rank FLOPs are the whole model's; a MoE model's
+  // dense layers as a dense model's.
+  const int moe_layers = model.moe_layers_in(0, model.layers);
+  const double dense = moe_layers < model.layers ? sum(layer_ops(model.dense_part(), 1, 1)) : 0.0;
+  const double moe = moe_layers > 0 ? sum(layer_ops(model, 1, 1)) : 0.0;
+  return samples * (moe_layers * moe + (model.layers - moe_layers) * dense + sum(embedding_ops(model, 1, 1)) +
                     sum(head_ops(model, 1, 1)));
 }
 

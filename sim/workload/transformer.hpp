@@ -41,6 +41,16 @@ struct TransformerSpec {
   int head_dim() const { return head_dim_given > 0 ? head_dim_given : hidden / heads; }
   // The queries' width, heads x head_dim: the attention output's too.
   int q_dim() const { return heads * head_dim(); }
+  // Of a MoE model's layers, those with a MoE block (MoeSpec::is_moe_layer),
+  // among the `count` layers from `first` on; the rest are dense.
+  int moe_layers_in(int first, int count) const;
+  // The model's dense layers as a model of their own (no experts): what a
+  // dense layer of a MoE model costs and holds.
+  TransformerSpec dense_part() const {
+    TransformerSpec d = *this;
+    d.moe = MoeSpec{};
+    return d;
+  }
   double params_per_layer() const;
   // Of those, the routed experts' weights, which expert parallelism splits
   // (parallel.ep) instead of tensor parallelism; 0 for a dense model.

@@ -65,8 +65,18 @@ TEST_CASE("experts that do not fit the plan, and expert keys without experts") {
         "routes its own 1/tp of the tokens, as Megatron-Core requires); expected true (from --set "
         "parallel.sequence_parallel=false)");
   CHECK(error_of({"model.ffn=14336"}) ==
-        "test.json: model.ffn: every layer of a MoE model is a MoE layer here, so a dense MLP width has no use; give "
-        "the experts' widths in model.moe (expert_ffn, shared_expert_ffn) (from --set model.ffn=14336)");
+        "test.json: model.ffn: every layer of this MoE model is a MoE layer (model.moe.dense_layers 0, layer_freq 1), "
+        "so a dense MLP width has no use; give the experts' widths in model.moe (expert_ffn, shared_expert_ffn) (from "
+        "--set model.ffn=14336)");
+  // Dense layers need it: DeepSeek-V3's first 3.
+  CHECK(error_of({"model.moe.dense_layers=3"}) ==
+        "test.json: model.ffn: is missing: the dense layers model.moe.dense_layers and layer_freq leave need their MLP "
+        "width (expected a positive integer) (from --set model.moe.dense_layers=3)");
+  CHECK(error_of({"model.moe.dense_layers=32", "model.ffn=14336"}) ==
+        "test.json: model.moe.dense_layers: leaves no MoE layer among model.layers = 32 (dense_layers 32, layer_freq "
+        "1); expected fewer dense layers (from --set model.moe.dense_layers=32)");
+  CHECK(error_of({"model.moe.layer_freq=0", "model.ffn=14336"}) ==
+        "test.json: model.moe.layer_freq: expected a positive integer, got 0 (from --set model.moe.layer_freq=0)");
   CHECK(error_of({"model.moe.shared_expert_ffn=10"}) ==
         "test.json: model.moe.shared_expert_ffn: applies only with model.moe.shared_experts > 0 (from --set "
         "model.moe.shared_expert_ffn=10)");
@@ -116,8 +126,8 @@ TEST_CASE("parallel.recompute_modules: Megatron-Core's parts of a layer, under s
         "test.json: parallel.recompute_modules[1]: \"moe\" is listed twice (from --set "
         "parallel.recompute_modules=[\"moe\",\"moe\"])");
   CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["mlp"])"}) ==
-        "test.json: parallel.recompute_modules: \"mlp\" is a dense layer's MLP, and every layer of a MoE model has a "
-        "MoE block instead; expected \"moe\" or \"moe_act\" (from --set parallel.recompute_modules=[\"mlp\"])");
+        "test.json: parallel.recompute_modules: \"mlp\" is a dense layer's MLP, and every layer of this MoE model has "
+        "a MoE block instead; expected \"moe\" or \"moe_act\" (from --set parallel.recompute_modules=[\"mlp\"])");
   CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "parallel.recompute=selective",
                   R"(parallel.recompute_modules=["moe"])"}) ==
         "test.json: parallel.recompute_modules: \"moe\" and \"moe_act\" need a MoE model (model.moe) (from --set "

@@ -229,3 +229,39 @@ TEST_CASE("heads wider than hidden / heads: Qwen3's 64 heads of 128 on 4096") {
   CHECK(find(layer_ops(m, 1, 1), "qk_norm").kind == OpKind::kElementwise);
   CHECK(m.params_per_layer() == 4096.0 * 9216 + 8192.0 * 4096 + 3.0 * 4096 + 2.0 * 4096 + 256.0);
 }
+
+TEST_CASE("dense layers in a MoE model: DeepSeek's first k, and every n-th layer a MoE one") {
+  TransformerSpec m = small_moe();
+  m.ffn = 4096;
+  m.moe.dense_layers = 2;
+  // Layers 0-1 dense, 2-7 MoE.
+  CHECK_FALSE(m.moe.is_moe_layer(1));
+  CHECK(m.moe.is_moe_layer(2));
+  CHECK(m.moe_layers_in(0, 8) == 6);
+  CHECK(m.moe_layers_in(0, 4) == 2);
+  // layer_freq 2 after them: 2, 4, 6 MoE; 3, 5, 7 dense.
+  TransformerSpec every_other = m;
+  every_other.moe.layer_freq = 2;
+  CHECK(every_other.moe_layers_in(0, 8) == 3);
+  CHECK_FALSE(every_other.moe.is_moe_layer(3));
+  // Parameters: 6 MoE layers and 2 dense ones (attention 4,194,304 + SwiGLU
+  // 3 x 1024 x 4096 + norms 2,048), with the embedding and the head.
+  const double dense_layer = 4'194'304.0 + 3.0 * 1024 * 4096 + 2'048.0;
+  CHECK(m.dense_part().params_per_layer() == dense_layer);
+  CHECK(m.total_params() == 6 * m.params_per_layer() + 2 * dense_layer + m.embedding_params() + m.head_params());
+  // Model FLOPs: 6 MoE layers and 2 dense ones. With A the all-MoE model and
+  // D the all-dense one (same embedding and head), a MoE layer costs
+  // (F(A) - F(D)) / 8 more than a dense one, so F = F(D) + 6 (F(A) - F(D)) / 8.
+  const double all_moe = model_flops(small_moe(), 1.0), all_dense = model_flops(m.dense_part(), 1.0);
+  CHECK(model_flops(m, 1.0) == doctest::Approx(all_dense + 6 * (all_moe - all_dense) / 8).epsilon(1e-12));
+  // Two stages of 4 layers: the first holds both dense layers and 2 MoE ones,
+  // the second 4 MoE; the first holds fewer routed experts.
+  Plan p = plan(4);
+  p.pp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  const StageCosts costs = stage_costs(m, p, small_cluster(1));
+  // tp x dp = 4 GPUs a stage, ep 4: 2 experts a GPU a MoE layer.
+  CHECK(costs.stages[0].expert_params == 2.0 * 2 * 3 * 1024 * 2048);
+  CHECK(costs.stages[1].expert_params == 4.0 * 2 * 3 * 1024 * 2048);
+}
