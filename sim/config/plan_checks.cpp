@@ -193,6 +193,17 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
   }
   check_moe(sc, ctx);
+  // Multi-head Latent Attention runs fused (FlashAttention-style) and alone
+  // so far.
+  if (m.mla.enabled()) {
+    auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
+      ctx.fail(path, what + " with Multi-head Latent Attention (model.attention \"mla\") is not modelled yet", related);
+    };
+    if (p.attention == workload::Attention::kUnfused) not_yet("parallel.attention", "unfused attention", {"model.attention"});
+    if (p.cp > 1) not_yet("parallel.cp", "context parallelism", {"model.attention"});
+    if (p.recompute == workload::Recompute::kSelectiveOp) not_yet("parallel.recompute", "\"selective-op\"", {"model.attention"});
+    if (p.precision == workload::Precision::kFp8) not_yet("parallel.precision", "FP8", {"model.attention"});
+  }
   // Selective recompute's parts must exist in the model, and are
   // Megatron-Core's, whose element-wise kernels are fused.
   if (p.recompute == workload::Recompute::kSelective && p.recompute_modules != workload::kModuleCoreAttn) {
@@ -201,6 +212,10 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
       ctx.fail("parallel.recompute_modules", "\"mlp\" is a dense layer's MLP, and every layer of this MoE model has a "
                                              "MoE block instead; expected \"moe\" or \"moe_act\"",
                {"model.moe"});
+    }
+    if (!m.mla.enabled() && (p.recompute_modules & workload::kModuleMlaUpProj) != 0) {
+      ctx.fail("parallel.recompute_modules", "\"mla_up_proj\" needs Multi-head Latent Attention (model.attention \"mla\")",
+               {"model.attention"});
     }
     if (!moe && (p.recompute_modules & (workload::kModuleMoe | workload::kModuleMoeAct)) != 0) {
       ctx.fail("parallel.recompute_modules", "\"moe\" and \"moe_act\" need a MoE model (model.moe)", {"model.moe"});

@@ -56,6 +56,33 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   m.kv_heads = s.positive_int_or("kv_heads", m.heads, kMaxModelDim);
   m.head_dim_given = s.positive_int_or("head_dim", 0, kMaxModelDim);
   m.qk_norm = s.boolean_or("qk_norm", false);
+  // Multi-head Latent Attention: its four widths, and the non-rotary head width.
+  const bool mla = s.choice<bool>("attention", false, {{"standard", false}, {"mla", true}});
+  const std::vector<std::string> mla_keys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"};
+  if (mla) {
+    m.mla.q_lora_rank = s.positive_int("q_lora_rank", kMaxModelDim);
+    m.mla.kv_lora_rank = s.positive_int("kv_lora_rank", kMaxModelDim);
+    m.mla.qk_rope_head_dim = s.positive_int("qk_rope_head_dim", kMaxModelDim);
+    m.mla.v_head_dim = s.positive_int("v_head_dim", kMaxModelDim);
+    if (m.head_dim_given == 0) {
+      ctx.fail(s.path("head_dim"),
+               "is missing: Multi-head Latent Attention needs each head's non-rotary query and key width "
+               "(DeepSeek-V3's qk_nope_head_dim, 128)",
+               {"model.attention"});
+    }
+    if (s.has("kv_heads") && m.kv_heads != m.heads) {
+      ctx.fail(s.path("kv_heads"),
+               fmt::format("Multi-head Latent Attention gives every head its own key and value (from the shared "
+                           "low-rank kv_lora_rank); expected model.heads = {} or no kv_heads, got {}",
+                           m.heads, m.kv_heads),
+               {"model.attention", "model.heads"});
+    }
+    if (m.qk_norm) ctx.fail(s.path("qk_norm"), "applies to standard attention; MLA has its own norms", {"model.attention"});
+  } else {
+    for (const std::string& key : mla_keys) {
+      if (s.has(key)) ctx.fail(s.path(key), "applies only with model.attention = \"mla\"", {"model.attention"});
+    }
+  }
   if (s.has("moe")) {
     m.moe = read_moe(doc, ctx);
     if (m.arch != workload::Arch::kLlama) {

@@ -45,7 +45,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     static const std::vector<std::pair<std::string, workload::RecomputeModule>> names = {
         {"core_attn", workload::kModuleCoreAttn}, {"layernorm", workload::kModuleLayernorm},
         {"mlp", workload::kModuleMlp},           {"moe", workload::kModuleMoe},
-        {"moe_act", workload::kModuleMoeAct}};
+        {"moe_act", workload::kModuleMoeAct}, {"mla_up_proj", workload::kModuleMlaUpProj}};
     std::string expected = "a non-empty list of";
     for (std::size_t i = 0; i < names.size(); ++i) expected += (i ? ", \"" : " \"") + names[i].first + "\"";
     const json& v = s.required("recompute_modules", expected);

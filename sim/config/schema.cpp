@@ -11,7 +11,8 @@ namespace {
 const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
   // A model is a transformer by shape, or (arch "layers") a per-layer table.
   static const std::vector<std::string> model = {"name", "arch",  "layers", "hidden", "heads",
-                                                 "kv_heads", "head_dim", "qk_norm", "ffn", "moe",
+                                                 "kv_heads", "head_dim", "qk_norm", "attention", "q_lora_rank",
+                                                 "kv_lora_rank", "qk_rope_head_dim", "v_head_dim", "ffn", "moe",
                                                  "seq", "vocab", "input_bytes_per_sample", "source"};
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/collective.hpp"
+#include "workload/mla.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/tp_overlap.hpp"
@@ -259,13 +260,13 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   // is [s/t, b, h] there, in Megatron-LM and in TorchTitan's SequenceParallel).
   if (recompute == Recompute::kFull) return sequence_parallel && tp > 1 ? 2.0 * tokens * h / t : 2.0 * tokens * h;
   const bool gpt = model.arch == Arch::kGpt;
-  const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim();
+  const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim(), q = model.q_dim();
   if (recompute == Recompute::kSelectiveOp) {
     // The checkpoint's input (2h, 1/tp of it with sequence parallelism) and
     // the kept outputs: wq's (2h), wv's (2kv), attention's (2h), w1's (2f)
     // on 1/tp of the columns; w2's (2h), whole before its reduction.
     const bool split = sequence_parallel && tp > 1;
-    return tokens * ((split ? 2.0 * h / t : 2.0 * h) + (4.0 * h + 2.0 * kv + 2.0 * f) / t + 2.0 * h);
+    return tokens * ((split ? 2.0 * h / t : 2.0 * h) + (4.0 * q + 2.0 * kv + 2.0 * f) / t + 2.0 * h);
   }
   // Bytes a token keeps, Table 2's terms with the MLP width and the K/V width
   // as the model has them. On every tensor rank: the two norms' inputs
@@ -273,18 +274,24 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   // GPT, the two dropout masks (h + h).
   const bool eager = kernels == Elementwise::kEager && !gpt;
   const double replicated = (gpt ? 10.0 : 8.0) * h + (eager ? 8.0 * h : 0.0);
-  // On 1/tp of the heads and MLP columns: Q (2h), K and V (2kv + 2kv), the
-  // output projection's input (2h); GPT's MLP keeps GeLU's input and the down
+  // On 1/tp of the heads and MLP columns: Q (2q, q = heads x head_dim, h
+  // unless the model says otherwise), K and V (2kv + 2kv), the output
+  // projection's input (2q); GPT's MLP keeps GeLU's input and the down
   // projection's input (2f + 2f), SwiGLU its gate and up outputs (4f) and its
-  // own output (2f).
-  const double split = 4.0 * h + 4.0 * kv + (gpt ? 4.0 : 6.0) * f + (eager ? 8.0 * h + 2.0 * f : 0.0);
+  // own output (2f). MLA: Q and K of heads x (head_dim + rope), V and the
+  // output projection's input of heads x v_head_dim, and beside them, whole
+  // on every tensor rank, its low-rank tensors.
+  const double attention_split = model.mla.enabled() ? 4.0 * model.qk_width() + 4.0 * model.v_width()
+                                                     : 4.0 * q + 4.0 * kv;
+  const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? 8.0 * h + 2.0 * f : 0.0);
+  const double lowrank = model.mla.enabled() ? mla_lowrank_activation_bytes(model) : 0.0;
   // Unfused attention keeps the scores' softmax output, dropout mask and
   // dropout output (2 + 1 + 2 bytes for each of a*s scores a token);
   // FlashAttention and selective recompute keep none of them.
   const double scores =
       recompute == Recompute::kNone && attention == Attention::kUnfused ? 5.0 * model.heads * model.seq : 0.0;
   const bool sp = sequence_parallel && tp > 1;
-  return tokens * (sp ? (replicated + split + scores) / t : replicated + (split + scores) / t);
+  return tokens * ((sp ? (replicated + split + scores) / t : replicated + (split + scores) / t) + lowrank);
 }
 
 double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
@@ -294,9 +301,11 @@ double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch,
   const bool sp = sequence_parallel && tp > 1;
   // The QKV and up projections' inputs (2h + 2h a token), whole on every
   // tensor rank, or 1/tp of them with sequence parallelism (the rest is
-  // gathered again); the output and down projections' inputs (2h + 2f) on
-  // 1/tp of the columns.
-  return tokens * ((sp ? 4.0 * h / t : 4.0 * h) + (2.0 * h + 2.0 * model.ffn) / t);
+  // gathered again); the output and down projections' inputs (2 x the
+  // attention output's width + 2f) on 1/tp of the columns; MLA's up
+  // projections' low-rank inputs (2 q_lora + 2 kv_lora) whole.
+  const double lowrank = model.mla.enabled() ? 2.0 * model.mla.q_lora_rank + 2.0 * model.mla.kv_lora_rank : 0.0;
+  return tokens * ((sp ? 4.0 * h / t : 4.0 * h) + (2.0 * model.v_width() + 2.0 * model.ffn) / t + lowrank);
 }
 
 double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes) {
@@ -552,6 +561,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const unsigned modules = plan.recompute == Recompute::kSelective ? plan.recompute_modules : 0u;
     const double split_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
     const double norm_outputs = (modules & kModuleLayernorm) != 0 ? split_tokens * 4.0 * h : 0.0;
+    // MLA's up projections redone: their outputs Q, K (heads x (head_dim +
+    // rope) each) and V (heads x v_head_dim) not kept, on 1/tp of the heads.
+    const double mla_up = (modules & kModuleMlaUpProj) != 0 && model.mla.enabled()
+                              ? b * s * (4.0 * model.qk_width() + 2.0 * model.v_width()) / t
+                              : 0.0;
     const bool gpt = model.arch == Arch::kGpt;
     // (A dense layer's; a MoE model's dense layers have one too.)
     const double mlp_own = (modules & kModuleMlp) != 0 ? b * s * (gpt ? 4.0 : 6.0) * model.ffn / t : 0.0;
@@ -569,14 +583,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                    : 0.0;
       return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
                                     plan.elementwise) +
-             moe_block - (selective ? norm_outputs + (moe ? moe_own : mlp_own) : 0.0);
+             moe_block - (selective ? norm_outputs + mla_up + (moe ? moe_own : mlp_own) : 0.0);
     };
     auto dense_bytes = [&](Recompute policy) {  // a MoE model's dense layer
       const bool selective = policy == Recompute::kSelective;
       const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
       return layer_activation_bytes(dense_model, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
                                     plan.elementwise) -
-             (selective ? norm_outputs + mlp_own : 0.0);
+             (selective ? norm_outputs + mla_up + mlp_own : 0.0);
     };
     double activations = main_redone * layer_bytes(plan.recompute) +
                          (main_layers - main_redone) * layer_bytes(Recompute::kNone);

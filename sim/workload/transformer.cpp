@@ -1,5 +1,6 @@
 #include "workload/transformer.hpp"
 
+#include "workload/mla.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_build.hpp"
 
@@ -59,7 +60,8 @@ double TransformerSpec::params_per_layer() const {
   const double h = hidden, q = q_dim();
   const double kv = static_cast<double>(kv_heads) * head_dim();
   const bool gpt = arch == Arch::kGpt;
-  const double attention = h * (q + 2.0 * kv) + q * h + (gpt ? (q + 2.0 * kv) + h : 0.0);
+  const double attention = mla.enabled() ? mla_attention_params(*this)
+                                         : h * (q + 2.0 * kv) + q * h + (gpt ? (q + 2.0 * kv) + h : 0.0);
   const double mlp = moe.enabled() ? moe_dense_params(*this) + expert_params_per_layer()
                      : gpt         ? 2.0 * h * ffn + ffn + h
                                    : 3.0 * h * ffn;
@@ -75,7 +77,10 @@ double TransformerSpec::linear_params_per_layer() const {
   const double h = hidden, q = q_dim(), kv = static_cast<double>(kv_heads) * head_dim();
   const double mlp = moe.enabled() ? moe_dense_params(*this) + expert_params_per_layer()
                                    : (arch == Arch::kGpt ? 2.0 : 3.0) * h * ffn;
-  return h * (q + 2.0 * kv) + q * h + mlp;
+  // MLA's: every projection but its two norms' weights.
+  const double attention = mla.enabled() ? mla_attention_params(*this) - mla.q_lora_rank - mla.kv_lora_rank
+                                         : h * (q + 2.0 * kv) + q * h;
+  return attention + mlp;
 }
 
 std::vector<double> TransformerSpec::layer_tensors(int tp) const {
@@ -86,6 +91,13 @@ std::vector<double> TransformerSpec::layer_tensors(int tp) const {
     // LayerNorm weight and bias twice; QKV weight and bias, output projection
     // and its bias; MLP up and its bias, down and its bias.
     out = {h, h, h * (q + 2.0 * kv) / t, (q + 2.0 * kv) / t, q * h / t, h, h, h};
+  } else if (mla.enabled()) {
+    // RMSNorm; MLA's down projections and their norms (whole on every tensor
+    // rank), its up projections and the output projection (over tp); the MLP's norm.
+    const double heads_d = heads, d = head_dim(), r = mla.qk_rope_head_dim, v = mla.v_head_dim;
+    const double ql = mla.q_lora_rank, kl = mla.kv_lora_rank;
+    out = {h, h * ql, ql, ql * heads_d * (d + r) / t, h * (kl + r), kl, kl * heads_d * (d + v) / t,
+           heads_d * v * h / t, h};
   } else {
     // RMSNorm weights; Q, K, V, output projection; the MLP's norm.
     out = {h, h * q / t, h * kv / t, h * kv / t, q * h / t, h};
@@ -144,106 +156,110 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   // TorchTitan's Q, K and V are three GEMMs reading the norm's output.
   ops.push_back(eager ? eager_rms_norm("input_norm", replicated, 3) : elementwise("input_norm", replicated));
   ops.back().modules = kModuleLayernorm;
-  const int qkv = static_cast<int>(ops.size());
-  ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
-  ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
-  if (model.qk_norm) {
-    // RMSNorm over each head's queries and keys.
-    ops.push_back(eager ? eager_rms_norm("qk_norm", tokens * (q + kv) / t, 1) : elementwise("qk_norm", tokens * (q + kv) / t));
-  }
-  if (eager) {
-    // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
-    // each way; grouped K and V expanded to every query head by copies
-    // (read kv, write h, each).
-    Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
-    rope.bytes_forward = 20.0 * tokens * (q + kv) / t;
-    rope.bytes_input_grad = rope.bytes_forward;
-    rope.kernels = 6;
-    ops.push_back(rope);
-    if (model.kv_heads < model.heads) {
-      Op expand = elementwise("repeat_kv", tokens * (q + kv) / t);
-      expand.bytes_forward = 4.0 * tokens * (q + kv) / t;
-      expand.bytes_input_grad = expand.bytes_forward;
-      expand.kernels = 2;
-      ops.push_back(expand);
-    }
-  }
-  if (gpt) {
-    // Megatron-LM's column-parallel linear adds the bias after the GEMM
-    // (read and write each output, 2 + 2 bytes); backward, splitting the
-    // output into Q, K and V makes autograd join their gradients into one
-    // buffer (2 + 2), and the bias gradient sums the output gradient over
-    // tokens (2, with W).
-    const double outputs = tokens * (q + 2.0 * kv) / t;
-    Op bias = elementwise("qkv_bias", outputs);
-    bias.bytes_input_grad = 4.0 * outputs;
-    bias.bytes_weight_grad = 2.0 * outputs;
-    ops.push_back(bias);
-  }
-  if (attention == Attention::kFlash) {
-    if (cp > 1) {
-      // This rank's keys and values (and, for all-to-all, its queries and
-      // output), 2 bytes a value, for the exchange the plan's algorithm runs.
-      Op exchange;
-      exchange.name = "context_parallel_exchange";
-      exchange.kind = OpKind::kCpExchange;
-      exchange.cp_kv_bytes = 2.0 * tokens * kv / t * kActivationBytes;
-      exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
-      exchange.attention_op = static_cast<int>(ops.size()) + 1;
-      exchange.attention_core = true;
-      exchange.op_sac_redo = 0.0;  // attention's output is kept; its inputs need no second exchange
-      ops.push_back(exchange);
-    }
-    // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
-    // twice that backward, no weights; with context parallelism this rank's
-    // s queries against all cp*s keys.
-    Op att;
-    att.name = "attention";
-    att.kind = OpKind::kAttention;
-    att.flops_forward = 4.0 * b * s * (s * cp) * q / t;
-    att.flops_input_grad = 2.0 * att.flops_forward;
-    att.bytes_forward = 4.0 * tokens * q / t * kActivationBytes;  // read Q, K, V, write O
-    att.bytes_input_grad = 2.0 * att.bytes_forward;
-    att.attention_core = true;
-    att.op_sac_redo = 0.0;
-    ops.push_back(att);
+  int qkv = static_cast<int>(ops.size());
+  if (model.mla.enabled()) {
+    qkv = append_mla_attention(ops, model, tokens, tp, cp);
   } else {
-    // The same FLOPs as two batched GEMMs over the rank's a/t heads, each
-    // timed as one GEMM of b*(a/t)*s rows; between them the b*(a/t)*s*s
-    // scores pass through memory. Forward: scale-mask-softmax reads and writes
-    // them (2 + 2 bytes a value), dropout reads them and writes its output and
-    // a one-byte mask (2 + 2 + 1). Backward: dropout's gradient reads the
-    // incoming gradient and the mask and writes (2 + 1 + 2), softmax's reads
-    // its output and that gradient and writes (2 + 2 + 2).
-    const double heads = static_cast<double>(model.heads) / t, d = model.head_dim();
-    const double rows = b * heads * s;
-    Op scores = gemm("attention_scores", rows, d, s, false);
-    Op values = gemm("attention_values", rows, s, d, false);
-    for (Op* g : {&scores, &values}) {
-      g->flops_input_grad = 2.0 * g->flops_forward;  // gradients for both operands
-      g->bytes_input_grad = 2.0 * g->bytes_forward;
-      g->attention_core = true;
+    ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
+    ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
+    if (model.qk_norm) {
+      // RMSNorm over each head's queries and keys.
+      ops.push_back(eager ? eager_rms_norm("qk_norm", tokens * (q + kv) / t, 1) : elementwise("qk_norm", tokens * (q + kv) / t));
     }
-    const double probabilities = rows * s;
-    Op softmax;
-    softmax.name = "attention_softmax_dropout";
-    softmax.kind = OpKind::kElementwise;
-    softmax.bytes_forward = 9.0 * probabilities;
-    softmax.bytes_input_grad = 11.0 * probabilities;
-    softmax.attention_core = true;
-    ops.push_back(scores);
-    ops.push_back(softmax);
-    ops.push_back(values);
-    // The weighted sum comes out head-major ([b a/t, s, d]); Megatron-LM
-    // permutes it back to [s, b, h/t] with a copy (read and write, 2 + 2
-    // bytes a value), and backward copies its gradient the other way.
-    Op to_tokens = elementwise("attention_context_copy", tokens * q / t);
-    to_tokens.bytes_input_grad = to_tokens.bytes_forward;
-    to_tokens.attention_core = true;
-    ops.push_back(to_tokens);
+    if (eager) {
+      // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
+      // each way; grouped K and V expanded to every query head by copies
+      // (read kv, write h, each).
+      Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
+      rope.bytes_forward = 20.0 * tokens * (q + kv) / t;
+      rope.bytes_input_grad = rope.bytes_forward;
+      rope.kernels = 6;
+      ops.push_back(rope);
+      if (model.kv_heads < model.heads) {
+        Op expand = elementwise("repeat_kv", tokens * (q + kv) / t);
+        expand.bytes_forward = 4.0 * tokens * (q + kv) / t;
+        expand.bytes_input_grad = expand.bytes_forward;
+        expand.kernels = 2;
+        ops.push_back(expand);
+      }
+    }
+    if (gpt) {
+      // Megatron-LM's column-parallel linear adds the bias after the GEMM
+      // (read and write each output, 2 + 2 bytes); backward, splitting the
+      // output into Q, K and V makes autograd join their gradients into one
+      // buffer (2 + 2), and the bias gradient sums the output gradient over
+      // tokens (2, with W).
+      const double outputs = tokens * (q + 2.0 * kv) / t;
+      Op bias = elementwise("qkv_bias", outputs);
+      bias.bytes_input_grad = 4.0 * outputs;
+      bias.bytes_weight_grad = 2.0 * outputs;
+      ops.push_back(bias);
+    }
+    if (attention == Attention::kFlash) {
+      if (cp > 1) {
+        // This rank's keys and values (and, for all-to-all, its queries and
+        // output), 2 bytes a value, for the exchange the plan's algorithm runs.
+        Op exchange;
+        exchange.name = "context_parallel_exchange";
+        exchange.kind = OpKind::kCpExchange;
+        exchange.cp_kv_bytes = 2.0 * tokens * kv / t * kActivationBytes;
+        exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
+        exchange.attention_op = static_cast<int>(ops.size()) + 1;
+        exchange.attention_core = true;
+        exchange.op_sac_redo = 0.0;  // attention's output is kept; its inputs need no second exchange
+        ops.push_back(exchange);
+      }
+      // Scores QK^T and the weighted sum over V: 2 x 2*b*s*s*h/t FLOPs forward,
+      // twice that backward, no weights; with context parallelism this rank's
+      // s queries against all cp*s keys.
+      Op att;
+      att.name = "attention";
+      att.kind = OpKind::kAttention;
+      att.flops_forward = 4.0 * b * s * (s * cp) * q / t;
+      att.flops_input_grad = 2.0 * att.flops_forward;
+      att.bytes_forward = 4.0 * tokens * q / t * kActivationBytes;  // read Q, K, V, write O
+      att.bytes_input_grad = 2.0 * att.bytes_forward;
+      att.attention_core = true;
+      att.op_sac_redo = 0.0;
+      ops.push_back(att);
+    } else {
+      // The same FLOPs as two batched GEMMs over the rank's a/t heads, each
+      // timed as one GEMM of b*(a/t)*s rows; between them the b*(a/t)*s*s
+      // scores pass through memory. Forward: scale-mask-softmax reads and writes
+      // them (2 + 2 bytes a value), dropout reads them and writes its output and
+      // a one-byte mask (2 + 2 + 1). Backward: dropout's gradient reads the
+      // incoming gradient and the mask and writes (2 + 1 + 2), softmax's reads
+      // its output and that gradient and writes (2 + 2 + 2).
+      const double heads = static_cast<double>(model.heads) / t, d = model.head_dim();
+      const double rows = b * heads * s;
+      Op scores = gemm("attention_scores", rows, d, s, false);
+      Op values = gemm("attention_values", rows, s, d, false);
+      for (Op* g : {&scores, &values}) {
+        g->flops_input_grad = 2.0 * g->flops_forward;  // gradients for both operands
+        g->bytes_input_grad = 2.0 * g->bytes_forward;
+        g->attention_core = true;
+      }
+      const double probabilities = rows * s;
+      Op softmax;
+      softmax.name = "attention_softmax_dropout";
+      softmax.kind = OpKind::kElementwise;
+      softmax.bytes_forward = 9.0 * probabilities;
+      softmax.bytes_input_grad = 11.0 * probabilities;
+      softmax.attention_core = true;
+      ops.push_back(scores);
+      ops.push_back(softmax);
+      ops.push_back(values);
+      // The weighted sum comes out head-major ([b a/t, s, d]); Megatron-LM
+      // permutes it back to [s, b, h/t] with a copy (read and write, 2 + 2
+      // bytes a value), and backward copies its gradient the other way.
+      Op to_tokens = elementwise("attention_context_copy", tokens * q / t);
+      to_tokens.bytes_input_grad = to_tokens.bytes_forward;
+      to_tokens.attention_core = true;
+      ops.push_back(to_tokens);
+    }
   }
   const int out_proj = static_cast<int>(ops.size());
-  ops.push_back(gemm("attention_out_proj", tokens, q / t, h));
+  ops.push_back(gemm("attention_out_proj", tokens, model.v_width() / t, h));
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   // Per-op checkpointing keeps reduce-scatter outputs and redoes the
   // all-gather before the QKV GEMM; an all-reduce's output is redone.

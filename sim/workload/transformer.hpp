@@ -21,6 +21,21 @@ enum class Arch {
   kLlama,  // RMSNorm, SwiGLU MLP without biases, rotary positions, untied embeddings
 };
 
+// Multi-head Latent Attention (DeepSeek-V2, arXiv 2405.04434; DeepSeek-V3):
+// queries through a low-rank down projection (h -> q_lora_rank, normed) and
+// an up projection to every head's head_dim + qk_rope_head_dim; keys and
+// values through a shared down projection (h -> kv_lora_rank + the rope
+// part of the key, normed) and an up projection to every head's head_dim
+// (key) + v_head_dim (value); the output projection reads heads x
+// v_head_dim. head_dim is the non-rotary part of a query or key head.
+struct MlaSpec {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;  // 0: standard attention
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+  bool enabled() const { return kv_lora_rank > 0; }
+};
+
 struct TransformerSpec {
   std::string name;
   Arch arch = Arch::kGpt;
@@ -37,10 +52,15 @@ struct TransformerSpec {
   // RMSNorm on each head's queries and keys before attention (Qwen3).
   bool qk_norm = false;
   MoeSpec moe;  // experts: 0 for a dense model
+  MlaSpec mla;  // model.attention "mla"
 
   int head_dim() const { return head_dim_given > 0 ? head_dim_given : hidden / heads; }
   // The queries' width, heads x head_dim: the attention output's too.
   int q_dim() const { return heads * head_dim(); }
+  // Widths a token has across all heads: a query or key (with MLA, its
+  // rotary part too), a value, and so the attention output.
+  double qk_width() const { return static_cast<double>(heads) * (head_dim() + mla.qk_rope_head_dim); }
+  double v_width() const { return static_cast<double>(heads) * (mla.enabled() ? mla.v_head_dim : head_dim()); }
   // Of a MoE model's layers, those with a MoE block (MoeSpec::is_moe_layer),
   // among the `count` layers from `first` on; the rest are dense.
   int moe_layers_in(int first, int count) const;
@@ -189,6 +209,7 @@ enum RecomputeModule : unsigned {
   kModuleMlp = 4u,
   kModuleMoe = 8u,
   kModuleMoeAct = 16u,
+  kModuleMlaUpProj = 32u,  // MLA's up projections and rotary embeddings (their Q, K and V not kept)
 };
 
 // Bytes of one BF16/FP16 value.

@@ -1,0 +1,51 @@
+#include "workload/mla.hpp"
+
+#include "workload/op_build.hpp"
+
+namespace trainsim::workload {
+
+int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp) {
+  const MlaSpec& a = model.mla;
+  const double h = model.hidden, t = tp, heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim;
+  const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
+  const double b_s = tokens;
+  const int first = static_cast<int>(ops.size());
+  ops.push_back(build::gemm("mla_q_down", tokens, h, ql));
+  ops.push_back(build::elementwise("mla_q_norm", tokens * ql));
+  ops.push_back(build::gemm("mla_q_up", tokens, ql, heads * (d + r) / t));
+  ops.back().modules = kModuleMlaUpProj;
+  ops.push_back(build::gemm("mla_kv_down", tokens, h, kl + r));
+  ops.push_back(build::elementwise("mla_kv_norm", tokens * kl));
+  ops.push_back(build::gemm("mla_kv_up", tokens, kl, heads * (d + v) / t));
+  ops.back().modules = kModuleMlaUpProj;
+  ops.push_back(build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
+  ops.back().modules = kModuleMlaUpProj;
+  // QK^T over head_dim + rope, the weighted sum over v_head_dim; with context
+  // parallelism this rank's queries against all cp parts' keys.
+  Op att;
+  att.name = "attention";
+  att.kind = OpKind::kAttention;
+  const double s = model.seq;
+  att.flops_forward = 2.0 * b_s * (s * cp) * heads * (d + r + v) / t;
+  att.flops_input_grad = 2.0 * att.flops_forward;
+  att.bytes_forward = tokens * heads * (2.0 * (d + r) + 2.0 * v) / t * kActivationBytes;  // read Q, K, V, write O
+  att.bytes_input_grad = 2.0 * att.bytes_forward;
+  att.attention_core = true;
+  att.op_sac_redo = 0.0;
+  ops.push_back(att);
+  return first;
+}
+
+double mla_attention_params(const TransformerSpec& model) {
+  const MlaSpec& a = model.mla;
+  const double h = model.hidden, heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim;
+  const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
+  return h * ql + ql + ql * heads * (d + r) + h * (kl + r) + kl + kl * heads * (d + v) + heads * v * h;
+}
+
+double mla_lowrank_activation_bytes(const TransformerSpec& model) {
+  const MlaSpec& a = model.mla;
+  return 4.0 * a.q_lora_rank + 2.0 * (a.kv_lora_rank + a.qk_rope_head_dim) + 2.0 * a.kv_lora_rank;
+}
+
+}  // namespace trainsim::workload

@@ -1,0 +1,86 @@
+// Multi-head Latent Attention (TransformerSpec::mla): its parameters, its
+// ops, and what it keeps for the backward.
+#include <doctest/doctest.h>
+
+#include "workload/mla.hpp"
+#include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+
+namespace {
+// A small DeepSeek-like attention: hidden 1024, 8 heads of 64 (+ 32 rotary
+// for queries and keys, values of 64), q_lora 256, kv_lora 128; 1024 tokens.
+TransformerSpec small_mla() {
+  TransformerSpec m;
+  m.arch = Arch::kLlama;
+  m.layers = 2;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.head_dim_given = 64;
+  m.ffn = 2048;
+  m.seq = 1024;
+  m.vocab = 32000;
+  m.mla = {256, 128, 32, 64};
+  return m;
+}
+
+const Op& find(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return ops.front();
+}
+}  // namespace
+
+TEST_CASE("MLA's parameters: two down projections with their norms, two up projections, the output") {
+  const TransformerSpec m = small_mla();
+  // q: 1024 x 256 + 256 + 256 x 8 x (64 + 32); kv: 1024 x (128 + 32) + 128 +
+  // 128 x 8 x (64 + 64); out: 8 x 64 x 1024. 1,278,336 in all.
+  CHECK(mla_attention_params(m) == 1'278'336.0);
+  // The layer: that, the SwiGLU MLP (3 x 1024 x 2048) and two RMSNorms.
+  CHECK(m.params_per_layer() == 1'278'336.0 + 3.0 * 1024 * 2048 + 2.0 * 1024);
+  double sum = 0.0;
+  for (double n : m.layer_tensors(1)) sum += n;
+  CHECK(sum == m.params_per_layer());
+}
+
+TEST_CASE("MLA's ops: the up projections and attention split over tp, the down projections whole") {
+  const std::vector<Op> ops = layer_ops(small_mla(), 1, 2);
+  CHECK(find(ops, "mla_q_down").n == 256);            // whole on every tensor rank
+  CHECK(find(ops, "mla_q_up").n == 8 * 96 / 2);        // 4 of the 8 heads
+  CHECK(find(ops, "mla_kv_down").n == 128 + 32);
+  CHECK(find(ops, "mla_kv_up").n == 8 * 128 / 2);
+  CHECK(find(ops, "attention_out_proj").k == 8 * 64 / 2);
+  // QK^T over 96 values a head and the sum over 64: 2 x 1024^2 x 4 heads x 160.
+  CHECK(find(ops, "attention").flops_forward == 2.0 * 1024 * 1024 * 4 * 160);
+  for (const Op& op : ops) CHECK(op.name != "qkv_proj");
+}
+
+TEST_CASE("MLA keeps its low-rank tensors whole and Q, K, V on 1/tp of the heads; mla_up_proj drops the last") {
+  const TransformerSpec m = small_mla();
+  // Per token, beyond the norms' inputs and the MLP's: Q and K 2 x 768 each,
+  // V and the attention output 2 x 512 each, over tp 2; the low-rank tensors
+  // 2 x 256 + 2 x 256 + 2 x 160 + 2 x 128 whole.
+  TransformerSpec no_mla = m;
+  no_mla.mla = {};
+  no_mla.head_dim_given = 0;  // standard attention of width h: Q, K, V, out of 1024 each
+  const double with = layer_activation_bytes(m, 1, 2, Recompute::kNone, false, Attention::kFlash);
+  const double without = layer_activation_bytes(no_mla, 1, 2, Recompute::kNone, false, Attention::kFlash);
+  CHECK(with - without == doctest::Approx(1024.0 * ((4 * 768 + 4 * 512 - 4 * 1024 - 4 * 1024) / 2.0 + 1600)));
+  // Recomputing the up projections: 1024 tokens x (4 x 768 + 2 x 512) / 2 fewer a layer.
+  Plan p;
+  p.dp = 4;
+  p.tp = 2;
+  p.global_batch = 4;
+  p.recompute = Recompute::kSelective;
+  p.recompute_modules = kModuleCoreAttn;
+  const StageCost keep = stage_costs(m, p, testing::small_cluster()).stages[0];
+  p.recompute_modules = kModuleCoreAttn | kModuleMlaUpProj;
+  const StageCost redo = stage_costs(m, p, testing::small_cluster()).stages[0];
+  CHECK(keep.activation_bytes - redo.activation_bytes == 2LL * 1024 * (4 * 768 + 2 * 512) / 2);
+  CHECK(redo.input_grad > keep.input_grad);
+}
