@@ -118,10 +118,10 @@ TEST_CASE("parallel.recompute_modules: Megatron-Core's parts of a layer, under s
         "selective recompute redoes) (from --set parallel.recompute_modules=[\"moe\"])");
   CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["bogus"])"}) ==
         "test.json: parallel.recompute_modules[0]: expected one of \"core_attn\", \"layernorm\", \"mlp\", \"moe\", "
-        "\"moe_act\", got \"bogus\" (from --set parallel.recompute_modules=[\"bogus\"])");
+        "\"moe_act\", \"mla_up_proj\", got \"bogus\" (from --set parallel.recompute_modules=[\"bogus\"])");
   CHECK(error_of({"parallel.recompute=selective", "parallel.recompute_modules=[]"}) ==
         "test.json: parallel.recompute_modules: expected a non-empty list of \"core_attn\", \"layernorm\", \"mlp\", "
-        "\"moe\", \"moe_act\", got [] (from --set parallel.recompute_modules=[])");
+        "\"moe\", \"moe_act\", \"mla_up_proj\", got [] (from --set parallel.recompute_modules=[])");
   CHECK(error_of({"parallel.recompute=selective", R"(parallel.recompute_modules=["moe","moe"])"}) ==
         "test.json: parallel.recompute_modules[1]: \"moe\" is listed twice (from --set "
         "parallel.recompute_modules=[\"moe\",\"moe\"])");
