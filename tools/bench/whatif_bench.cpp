@@ -51,4 +51,28 @@ BENCHMARK_CAPTURE(BM_WhatIf, qwen3_235b_256xh100, "configs/examples/qwen3-235b-2
 BENCHMARK_CAPTURE(BM_WhatIf, mixtral_8x7b_64xh100, "configs/examples/mixtral-8x7b-64xh100.json")
     ->Unit(benchmark::kMillisecond);
 
+// DeepSeek-V3 on 2,048 H800s (symmetric: 16 ranks standing for all) under
+// DualPipeV, against the same plan and 61 layers with every MoE block a
+// dense MLP (experts, expert parallelism and their overlap taken out).
+static void BM_DeepSeekV3(benchmark::State& state, bool dense) {
+  sweep::keep_freed_memory();
+  config::Scenario sc = config::load_file(std::string(TRAINSIM_SOURCE_DIR) +
+                                          "/configs/examples/deepseek-v3-2048xh800-dualpipev.json");
+  if (dense) {
+    sc.model.moe = workload::MoeSpec{};
+    sc.plan.ep = 1;
+    sc.plan.overlap.moe_a2a = false;
+    sc.plan.recompute_modules &= ~(workload::kModuleMoe | workload::kModuleMoeAct);
+  }
+  std::size_t events = 0;
+  for (auto _ : state) {
+    const driver::WhatIf w = driver::simulate(sc);
+    events = w.sim->timeline.events;
+    benchmark::DoNotOptimize(events);
+  }
+  state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK_CAPTURE(BM_DeepSeekV3, moe_2048xh800, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DeepSeekV3, dense_same_layers, true)->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();
