@@ -102,7 +102,6 @@ void check_moe(const Scenario& sc, const Context& ctx) {
   };
   if (p.zero_stage == 3) not_yet("parallel.zero_stage", "ZeRO-3 / FSDP sharding of experts", {"model.moe"});
   if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"model.moe"});
-  if (p.precision == workload::Precision::kFp8) not_yet("parallel.precision", "FP8", {"model.moe"});
   if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});
 }
 
@@ -202,7 +201,6 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     if (p.attention == workload::Attention::kUnfused) not_yet("parallel.attention", "unfused attention", {"model.attention"});
     if (p.cp > 1) not_yet("parallel.cp", "context parallelism", {"model.attention"});
     if (p.recompute == workload::Recompute::kSelectiveOp) not_yet("parallel.recompute", "\"selective-op\"", {"model.attention"});
-    if (p.precision == workload::Precision::kFp8) not_yet("parallel.precision", "FP8", {"model.attention"});
   }
   // Selective recompute's parts must exist in the model, and are
   // Megatron-Core's, whose element-wise kernels are fused.

@@ -70,7 +70,7 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
   std::vector<int> moved(ops.size());  // where each op lands in `out`
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    const bool linear = op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0;
+    const bool linear = op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0 && !op.keeps_precision;
     if (!linear) {
       moved[i] = static_cast<int>(out.size());
       out.push_back(op);
@@ -79,7 +79,8 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
     Op cast;
     cast.name = op.name + "_fp8_cast";
     cast.kind = OpKind::kElementwise;
-    const double x = op.m * op.k * input_share[i], w = op.k * op.n, dy = op.m * op.n;
+    // A grouped GEMM (a rank's experts) casts each of its experts' weights.
+    const double x = op.m * op.k * input_share[i], w = op.k * op.n * op.gemm_groups, dy = op.m * op.n;
     cast.bytes_forward = c.input_forward * x + c.weight_forward * w;
     cast.bytes_input_grad = c.grad_backward * dy + c.weight_backward * w;
     cast.kernels = std::max(c.kernels_forward, c.kernels_backward);  // one count serves both passes: the larger

@@ -17,6 +17,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
 
   ops.push_back(build::gemm("moe_router", routed, h, experts));
   ops.back().op_sac_redo = 0.0;
+  ops.back().keeps_precision = true;
   // Softmax or sigmoid, top-k and the scores' normalisation over the tokens'
   // FP32 scores: read and write them (4 + 4 bytes), backward 12.
   ops.push_back(build::elementwise("moe_router_top_k", routed * experts, 4.0));

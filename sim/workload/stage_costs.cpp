@@ -357,10 +357,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   // A MoE model's dense layers (MoeSpec::dense_layers, layer_freq): `layer`
   // is its MoE layer, these its dense one; empty when every layer is MoE.
   const TransformerSpec dense_model = local.dense_part();
-  const std::vector<Op> dense_layer =
-      moe && model.moe.has_dense_layers()
-          ? layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp)
-          : std::vector<Op>{};
+  std::vector<Op> dense_layer;
+  if (moe && model.moe.has_dense_layers()) {
+    dense_layer = layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp);
+    if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.tp);
+  }
   const std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
   const std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   const bool tied = model.arch == Arch::kGpt;
@@ -703,10 +704,13 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // Transformer Engine's FP8 copy of every linear weight and its transpose,
     // beside the BF16 weights (ZeRO-3 gathers and frees those unit by unit;
     // the copies of the units in flight are left out).
-    const double linear_per_layer = model.linear_params_per_layer() / t;
+    // (A MoE layer's routed experts: 1/ep of them on the GPU, whole.)
+    const double linear_per_layer =
+        (model.linear_params_per_layer() - model.expert_params_per_layer()) / t + model.expert_params_per_layer() / plan.ep;
     if (fp8 && plan.zero_stage < 3) {
       c.model_state_bytes +=
-          to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_recipe) * layers_per_stage * linear_per_layer);
+          to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_recipe) *
+                   (main_layers * linear_per_layer + dense_layers * dense_model.linear_params_per_layer() / t));
     }
     // Offloading (Plan::offload) moves the shard's optimizer state, with the
     // FP32 gradients it is stepped with (4 bytes), to the host; under ZeRO-2/3

@@ -75,7 +75,8 @@ double TransformerSpec::expert_params_per_layer() const {
 
 double TransformerSpec::linear_params_per_layer() const {
   const double h = hidden, q = q_dim(), kv = static_cast<double>(kv_heads) * head_dim();
-  const double mlp = moe.enabled() ? moe_dense_params(*this) + expert_params_per_layer()
+  // A MoE block's: its experts', routed and shared; the router stays in higher precision.
+  const double mlp = moe.enabled() ? moe_dense_params(*this) - h * moe.experts + expert_params_per_layer()
                                    : (arch == Arch::kGpt ? 2.0 : 3.0) * h * ffn;
   // MLA's: every projection but its two norms' weights.
   const double attention = mla.enabled() ? mla_attention_params(*this) - mla.q_lora_rank - mla.kv_lora_rank

@@ -189,6 +189,9 @@ struct Op {
   int kernels = 1;
   // A GEMM run in FP8 (workload/fp8.hpp): timed at the GPU's FP8 rate.
   bool fp8 = false;
+  // A GEMM with weights that FP8 recipes leave in higher precision (a MoE
+  // router: Transformer Engine and Megatron-Core keep it in FP32/BF16).
+  bool keeps_precision = false;
   // Under per-op selective checkpointing (Recompute::kSelectiveOp), the share
   // of its forward redone before the backward: all of an element-wise op's;
   // none of attention's or of a matmul whose output is kept; of a fused

@@ -141,7 +141,7 @@ TEST_CASE("what MoE plans cannot run yet says so") {
   CHECK(error_of({"parallel.zero_stage=3"}) ==
         "test.json: parallel.zero_stage: ZeRO-3 / FSDP sharding of experts with a MoE model (model.moe) is not "
         "modelled yet (from --set parallel.zero_stage=3)");
-  CHECK(error_of({"parallel.precision=fp8"}) ==
-        "test.json: parallel.precision: FP8 with a MoE model (model.moe) is not modelled yet (from --set "
-        "parallel.precision=fp8)");
+  CHECK(error_of({"parallel.offload=optimizer"}) ==
+        "test.json: parallel.offload: offloading with a MoE model (model.moe) is not modelled yet (from --set "
+        "parallel.offload=optimizer)");
 }

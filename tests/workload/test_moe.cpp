@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "hw/collective.hpp"
+#include "workload/fp8.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_build.hpp"
 #include "workload/op_cost.hpp"
@@ -264,4 +265,26 @@ TEST_CASE("dense layers in a MoE model: DeepSeek's first k, and every n-th layer
   // tp x dp = 4 GPUs a stage, ep 4: 2 experts a GPU a MoE layer.
   CHECK(costs.stages[0].expert_params == 2.0 * 2 * 3 * 1024 * 2048);
   CHECK(costs.stages[1].expert_params == 4.0 * 2 * 3 * 1024 * 2048);
+}
+
+TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of every expert's weight; the router not") {
+  const TransformerSpec m = small_moe();
+  MoeLayout layout;
+  layout.ep = 4;
+  const std::vector<Op> ops =
+      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kBlockwise);
+  CHECK_FALSE(find(ops, "moe_router").fp8);
+  for (const Op& op : ops) CHECK(op.name != "moe_router_fp8_cast");
+  CHECK(find(ops, "moe_experts_gate_up").fp8);
+  // Blockwise: 4 bytes a value of the input and of dY; the weights are cast
+  // once an iteration, not here. 2048 copies x 1024 in, 2048 x 4096 out.
+  const Op& cast = find(ops, "moe_experts_gate_up_fp8_cast");
+  CHECK(cast.bytes_forward == 4.0 * 2048 * 1024);
+  CHECK(cast.bytes_input_grad == 4.0 * 2048 * 4096);
+  // Tensorwise casts the weights each micro-batch: both of the rank's 2
+  // experts' 1024 x 4096 weights (an amax pass and a cast forward, 2 + 3
+  // bytes a value, as torchao counts), beside 6 a value of the input.
+  const std::vector<Op> tensorwise =
+      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise);
+  CHECK(find(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
 }

@@ -989,6 +989,13 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
                       "min": KORTHIKANTI_RATIO[0], "max": KORTHIKANTI_RATIO[1]},
             "source": "arXiv:2205.05198 Table 5",
         })
+    bf16, fp8 = ("moe_mixtral8x22b_h100_128gpu_tp2_pp8_vpp7_ep8_dropless_forcebalance_bf16",
+                 "moe_mixtral8x22b_h100_128gpu_tp2_pp8_vpp7_ep8_forcebalance_fp8_blockwise")
+    if bf16 in cases and fp8 in cases:
+        published = cases[fp8]["measured"]["tokens_per_gpu_per_s"] / cases[bf16]["measured"]["tokens_per_gpu_per_s"]
+        out.append(speedup_band(f"blockwise FP8 faster than BF16, Mixtral 8x22B on 128 H100s, forced balance "
+                                f"(published {published:.3f}", published, fp8, bf16,
+                                "yanring/Megatron-MoE-ModelZoo best_practice/mixtral/run_mixtral_8x22B.sh"))
     plain, overlapped = ("moe_qwen3_235b_h100_256gpu_tp2_ep32_pp8_vpp4_deepep",
                          "moe_qwen3_235b_h100_256gpu_tp2_ep32_pp8_vpp4_deepep_1f1b_overlap")
     if plain in cases and overlapped in cases:
@@ -1083,8 +1090,6 @@ def moe_unmodelled(rec: dict) -> str | None:
                 "(the simulator's NVLink domains are whole)")
     if par.get("zero_stage") == 3:
         return "Megatron FSDP's sharding of experts (not modelled yet)"
-    if "fp8" in par["precision"] or "mxfp8" in par["precision"]:
-        return "FP8 with experts (not modelled yet)"
     if par.get("offload"):
         return "activation offloading (not modelled yet)"
     return None
@@ -1180,6 +1185,13 @@ def moe_case(rec: dict) -> dict:
             "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, so 94 layers and "
             "those two split evenly (runtime.conf's 96 'layers'; yanring/Megatron-MoE-ModelZoo "
             "model_configs/benchmarking/Qwen3-235B-A22B.yaml, commit e865051)")
+    if par["precision"].startswith("fp8 blockwise"):
+        parallel["precision"] = "fp8"
+        parallel["fp8_recipe"] = "blockwise"
+        assumptions["parallel.precision"] = (
+            "fp8 with the blockwise recipe: the record's Transformer Engine --fp8-recipe blockwise (every linear "
+            "GEMM, the experts' included, in FP8; the router in higher precision). Its --fp8-param-gather under the "
+            "distributed optimizer and BF16 Adam moments are not modelled: the gather moves BF16, the moments are FP32")
     if par.get("a2a_overlap"):
         options["moe_a2a_overlap"] = True
         assumptions["options.moe_a2a_overlap"] = "true: the record's 1F1B A2A overlap"
