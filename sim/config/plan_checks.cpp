@@ -69,7 +69,14 @@ void check_moe(const Scenario& sc, const Context& ctx) {
   const workload::MoeSpec& moe = sc.model.moe;
   if (!moe.enabled()) {
     if (p.ep > 1) ctx.fail("parallel.ep", "applies only to a MoE model (model.moe)", {"model.moe"});
+    if (p.etp > 1) ctx.fail("parallel.etp", "applies only to a MoE model (model.moe)", {"model.moe"});
     return;
+  }
+  if (moe.expert_ffn % p.etp != 0) {
+    ctx.fail("parallel.etp",
+             fmt::format("expected a divisor of model.moe.expert_ffn = {} (each expert's width splits over etp), got {}",
+                         moe.expert_ffn, p.etp),
+             {"model.moe.expert_ffn"});
   }
   if (moe.experts % p.ep != 0) {
     ctx.fail("parallel.ep",
@@ -84,6 +91,13 @@ void check_moe(const Scenario& sc, const Context& ctx) {
                          "layers run as ep x (tp x cp x dp / ep) over them), got {}",
                          p.tp, p.cp, p.dp, stage_gpus, p.ep),
              {"parallel.tp", "parallel.cp", "parallel.dp"});
+  }
+  if (stage_gpus % (static_cast<long long>(p.ep) * p.etp) != 0) {
+    ctx.fail("parallel.etp",
+             fmt::format("ep x etp = {} x {} must divide a pipeline stage's GPUs, tp x cp x dp = {} (the MoE layers "
+                         "run as etp x ep x edp over them)",
+                         p.ep, p.etp, stage_gpus),
+             {"parallel.ep", "parallel.tp", "parallel.cp", "parallel.dp"});
   }
   if (p.overlap.moe_a2a && p.ep == 1) {
     ctx.fail("options.moe_a2a_overlap", "there is no dispatch or combine to overlap with parallel.ep = 1",

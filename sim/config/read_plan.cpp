@@ -22,6 +22,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                     {"all-gather", workload::CpAlgorithm::kAllGather},
                                                     {"all-to-all", workload::CpAlgorithm::kAllToAll}});
   p.ep = s.positive_int_or("ep", 1, kMaxCount);
+  p.etp = s.positive_int_or("etp", 1, kMaxCount);
   p.moe_dispatcher = s.choice<workload::MoeDispatcher>("moe_dispatcher", workload::MoeDispatcher::kAllToAll,
                                                        {{"alltoall", workload::MoeDispatcher::kAllToAll},
                                                         {"allgather", workload::MoeDispatcher::kAllGather},

@@ -50,7 +50,8 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.moe_dispatcher),
                 plan.moe_imbalance,
                 plan.recompute_modules,
-                plan.overlap.moe_a2a};
+                plan.overlap.moe_a2a,
+                plan.etp};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

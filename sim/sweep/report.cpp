@@ -70,18 +70,18 @@ std::string counts_text(const Report& report) {
 std::string to_csv(const Report& report) {
   std::string out =
       "rank,status,cluster,plan,tp,pp,dp,vp,microbatch_size,schedule,zero_stage,sequence_parallel,recompute,"
-      "fsdp_shard_size,reshard_after_forward,tp_comm_overlap,cp,ep,"
+      "fsdp_shard_size,reshard_after_forward,tp_comm_overlap,cp,ep,etp,"
       "iteration_time_s,tokens_per_s,mfu,peak_memory_bytes,bubble_fraction,bound_s,error\n";
   for (const Result& r : report.results) {
     const auto rank = rank_of(report, r);
     const auto& p = r.plan;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                        rank ? std::to_string(*rank) : "", status_name(r.status), csv_field(r.cluster),
                        csv_field(r.key), p.tp, p.pp, p.dp, p.vp, p.microbatch_size, p.schedule, p.zero_stage,
                        p.sequence_parallel ? "true" : "false", workload::recompute_name(p.recompute),
                        p.zero_stage == 3 ? std::to_string(p.shard_group_size()) : "",
                        p.reshard_after_forward ? "true" : "false",
-                       p.overlap.tp_comm ? "true" : "false", p.cp, p.ep, r.iteration_time_s,
+                       p.overlap.tp_comm ? "true" : "false", p.cp, p.ep, p.etp, r.iteration_time_s,
                        r.tokens_per_s, r.mfu, r.peak_memory_bytes, r.bubble_fraction, r.bound_s, csv_field(r.error));
   }
   return out;
@@ -123,6 +123,7 @@ json to_json(const Report& report) {
     e["tp_comm_overlap"] = p.overlap.tp_comm;
     e["cp"] = p.cp;
     e["ep"] = p.ep;
+    e["etp"] = p.etp;
     e["iteration_time_s"] = r.iteration_time_s;
     e["tokens_per_s"] = r.tokens_per_s;
     e["mfu"] = r.mfu;
@@ -190,6 +191,7 @@ Report from_json(const json& doc, const std::string& file) {
     if (e.contains("cp")) p.cp = need(e, path, "cp", json::value_t::number_integer).get<int>();
     // Written since the expert-parallel axis.
     if (e.contains("ep")) p.ep = need(e, path, "ep", json::value_t::number_integer).get<int>();
+    if (e.contains("etp")) p.etp = need(e, path, "etp", json::value_t::number_integer).get<int>();
     // Written since the ZeRO-3 and overlap axes; older result files hold the defaults.
     if (e.contains("fsdp_shard_size") && !e["fsdp_shard_size"].is_null()) {
       const int shard = need(e, path, "fsdp_shard_size", json::value_t::number_integer).get<int>();

@@ -51,6 +51,7 @@ std::string plan_key(const std::string& cluster_label, const workload::Plan& p) 
   if (p.overlap.tp_comm) extra += " tpoverlap=on";
   if (p.cp > 1) extra += fmt::format(" cp={}", p.cp);
   if (p.ep > 1) extra += fmt::format(" ep={}", p.ep);
+  if (p.etp > 1) extra += fmt::format(" etp={}", p.etp);
   return fmt::format("{}tp={} pp={} dp={} vp={} mbs={} {} zero={} sp={} rc={}{}",
                      cluster_label.empty() ? "" : cluster_label + " ", p.tp, p.pp, p.dp, p.vp, p.microbatch_size,
                      p.schedule, p.zero_stage, p.sequence_parallel ? "on" : "off", workload::recompute_name(p.recompute),
@@ -87,6 +88,7 @@ Space enumerate(const Spec& spec) {
   track("reshard_after_forward", spec.reshard_after_forward);
   track("tp_comm_overlap", spec.tp_comm_overlap);
   track("ep", spec.ep);
+  track("etp", spec.etp);
 
   // A schedule's consent depends only on (schedule, pp, vp, micro-batches).
   std::map<std::tuple<std::string, int, int, int>, std::optional<std::string>> consent;
@@ -150,6 +152,12 @@ Space enumerate(const Spec& spec) {
     const auto overlaps = spec.tp_comm_overlap.listed || spec.tp_comm_overlap.automatic
                               ? values_or(spec.tp_comm_overlap, {false, true})
                               : std::vector<bool>{setting.plan.overlap.tp_comm};
+    // Expert tensor parallelism: "auto" 1, 2, 4 ... up to a node's GPUs.
+    const auto etps = values_or(spec.etp, [&] {
+      std::vector<int> v;
+      for (int e = 1; e <= per_node; e *= 2) v.push_back(e);
+      return v;
+    }());
     // Expert parallelism: "auto" every divisor of the experts (1 for a dense model).
     const auto eps = values_or(spec.ep, [&] {
       std::vector<int> v;
@@ -170,7 +178,7 @@ Space enumerate(const Spec& spec) {
         static_cast<long long>(zeros.size()), static_cast<long long>(sps.size()),
         static_cast<long long>(rcs.size()),   static_cast<long long>(shards.size()),
         static_cast<long long>(reshards.size()), static_cast<long long>(overlaps.size()),
-        static_cast<long long>(eps.size())};
+        static_cast<long long>(eps.size()),   static_cast<long long>(etps.size())};
     const auto combinations = core::checked_product(sizes);
     if (!combinations || *combinations > kMaxCombinations - space.combinations) {
       throw config::ConfigError(fmt::format("{}: axes: {} combinations of plan values{}, more than the {} a sweep "
@@ -179,7 +187,7 @@ Space enumerate(const Spec& spec) {
                                             labelled ? " on " + spec.cluster_labels[c] : "", kMaxCombinations));
     }
     const long long tail = static_cast<long long>(scheds.size()) * zeros.size() * sps.size() * rcs.size() *
-                           shards.size() * reshards.size() * overlaps.size() * eps.size();
+                           shards.size() * reshards.size() * overlaps.size() * eps.size() * etps.size();
 
     // Marks `n` combinations invalid for `why`, and the listed values in `at` as refused for it.
     using At = std::vector<std::pair<const char*, std::size_t>>;
@@ -341,18 +349,31 @@ Space enumerate(const Spec& spec) {
                       for (std::size_t hi = 0; hi < shards.size(); ++hi) {
                         for (std::size_t fi = 0; fi < reshards.size(); ++fi) {
                           for (std::size_t oi = 0; oi < overlaps.size(); ++oi) {
-                           for (std::size_t ei = 0; ei < eps.size(); ++ei) {
-                            const int ep = eps[ei];
+                           for (std::size_t ei = 0; ei < eps.size() * etps.size(); ++ei) {
+                            const std::size_t xi = ei % etps.size();
+                            const int ep = eps[ei / etps.size()], etp = etps[xi];
+                            if (etp > 1 && !model.moe.enabled()) {
+                              refuse(1, "etp > 1 needs a MoE model", {{"etp", xi}});
+                              continue;
+                            }
+                            if (model.moe.enabled() && model.moe.expert_ffn % etp != 0) {
+                              refuse(1, "etp does not divide the experts' width", {{"etp", xi}});
+                              continue;
+                            }
+                            if ((static_cast<long long>(tp) * cp * dp) % (static_cast<long long>(ep) * etp) != 0) {
+                              refuse(1, "ep x etp does not divide tp x cp x dp", {{"ep", ei / etps.size()}, {"etp", xi}});
+                              continue;
+                            }
                             if (ep > 1 && !model.moe.enabled()) {
-                              refuse(1, "ep > 1 needs a MoE model", {{"ep", ei}});
+                              refuse(1, "ep > 1 needs a MoE model", {{"ep", ei / etps.size()}});
                               continue;
                             }
                             if (model.moe.enabled() && model.moe.experts % ep != 0) {
-                              refuse(1, "ep does not divide the experts", {{"ep", ei}});
+                              refuse(1, "ep does not divide the experts", {{"ep", ei / etps.size()}});
                               continue;
                             }
                             if ((static_cast<long long>(tp) * cp * dp) % ep != 0) {
-                              refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei}, {"dp", di}});
+                              refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei / etps.size()}, {"dp", di}});
                               continue;
                             }
                             if (model.moe.enabled() && tp > 1 && !plan.sequence_parallel) {
@@ -361,7 +382,7 @@ Space enumerate(const Spec& spec) {
                               continue;
                             }
                             if (plan.overlap.moe_a2a && ep == 1) {
-                              refuse(1, "options.moe_a2a_overlap needs ep > 1", {{"ep", ei}});
+                              refuse(1, "options.moe_a2a_overlap needs ep > 1", {{"ep", ei / etps.size()}});
                               continue;
                             }
                             int shard = shards[hi];
@@ -407,6 +428,7 @@ Space enumerate(const Spec& spec) {
                             plan.reshard_after_forward = reshards[fi];
                             plan.overlap.tp_comm = overlaps[oi];
                             plan.ep = ep;
+                            plan.etp = etp;
                             if (spec.fixed_plan_keys) {
                               // The sweep's fixed keys against this plan's ZeRO stage and the rest.
                               config::Scenario whole;
@@ -437,7 +459,7 @@ Space enumerate(const Spec& spec) {
                                 {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
                                 {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri},
                                 {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi},
-                                {"ep", ei}};
+                                {"ep", ei / etps.size()}, {"etp", xi}};
                             for (const auto& [axis, i] : at) {
                               if (auto* list = find_use(axis)) (*list)[i].used = true;
                             }

@@ -29,7 +29,7 @@ const std::vector<std::string> kTopKeys = {"description", "model",   "cluster", 
 const std::vector<std::string> kAxisKeys = {"tp",          "pp",         "dp",                "cp",
                                             "vp",          "microbatch_size", "schedule",
                                             "zero_stage",  "sequence_parallel", "recompute",
-                                            "fsdp_shard_size", "reshard_after_forward", "tp_comm_overlap", "ep"};
+                                            "fsdp_shard_size", "reshard_after_forward", "tp_comm_overlap", "ep", "etp"};
 
 void check_keys(const json& obj, const std::vector<std::string>& known, const std::string& file,
                 const std::string& path) {
@@ -198,6 +198,7 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
   spec.dp = read_axis<int>(axes, "dp", file, {}, pos, positive);
   spec.cp = read_axis<int>(axes, "cp", file, {1}, pos, positive);
   spec.ep = read_axis<int>(axes, "ep", file, {1}, pos, positive);
+  spec.etp = read_axis<int>(axes, "etp", file, {1}, pos, positive);
   spec.vp = read_axis<int>(axes, "vp", file, {1}, pos, positive);
   spec.microbatch_size = read_axis<int>(axes, "microbatch_size", file, {1}, pos, positive);
   spec.zero_stage = read_axis<int>(axes, "zero_stage", file, {0}, {"a ZeRO stage (0, 1, 2 or 3)", "ZeRO stages"},

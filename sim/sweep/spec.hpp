@@ -38,6 +38,9 @@ struct Spec {
   // Expert-parallel ranks (a MoE model's): left out, 1; "auto", every
   // divisor of the model's experts.
   Axis<int> ep;
+  // Expert-tensor-parallel ranks: left out, 1; "auto", 1, 2, 4 ... up to a
+  // node's GPUs.
+  Axis<int> etp;
   Axis<std::string> schedule;
   Axis<bool> sequence_parallel;
   Axis<workload::Recompute> recompute;

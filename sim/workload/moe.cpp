@@ -14,6 +14,9 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   const double routed = sp ? tokens / t : tokens;      // tokens this rank routes
   const double copies = routed * moe.top_k * layout.load;  // expert inputs on the busiest rank
   const int local_experts = moe.experts / layout.ep;
+  // Expert tensor parallelism: the etp ranks of a group each run every
+  // token the group received, on 1/etp of each expert's width.
+  const double rows = copies * layout.etp, width = f / layout.etp;
 
   ops.push_back(build::gemm("moe_router", routed, h, experts));
   ops.back().op_sac_redo = 0.0;
@@ -50,19 +53,35 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
     }
     ops.push_back(op);
   };
+  // The etp group's gather of the copies it received (forward; its
+  // reduce-scatter backward), and the reduce-scatter of the outputs.
+  auto etp_exchange = [&](const char* name, bool gather) {
+    Op op;
+    op.name = name;
+    op.kind = OpKind::kEpDispatch;
+    op.ep_forward = 1;
+    op.ep_input_grad = 1;
+    op.op_sac_redo = 0.0;
+    op.over_etp = true;
+    op.ep_bytes = rows * h * kActivationBytes;  // the gathered buffer
+    op.ep_exchange = gather ? EpExchange::kGather : EpExchange::kScatter;
+    ops.push_back(op);
+  };
   if (layout.ep > 1) exchange(kMoeDispatchOp, true);
+  if (layout.etp > 1) etp_exchange(kMoeEtpGatherOp, true);
   // Under the all-gather dispatcher a rank's experts see every gathered token
   // routed to them: the same copies per rank as the all-to-all brings.
-  Op fc1 = build::gemm("moe_experts_gate_up", copies, h, 2.0 * f);
+  Op fc1 = build::gemm("moe_experts_gate_up", rows, h, 2.0 * width);
   fc1.gemm_groups = local_experts;
   fc1.op_sac_redo = 0.0;
   ops.push_back(fc1);
-  ops.push_back(build::swiglu("moe_experts_swiglu", copies * f, eager));
+  ops.push_back(build::swiglu("moe_experts_swiglu", rows * width, eager));
   ops.back().modules = kModuleMoeAct;
-  Op fc2 = build::gemm("moe_experts_down", copies, f, h);
+  Op fc2 = build::gemm("moe_experts_down", rows, width, h);
   fc2.gemm_groups = local_experts;
   fc2.op_sac_redo = 0.0;
   ops.push_back(fc2);
+  if (layout.etp > 1) etp_exchange(kMoeEtpScatterOp, false);
   if (layout.ep > 1) exchange(kMoeCombineOp, false);
   // Unpermute: read the copies and their scores, write the tokens.
   Op unpermute = build::elementwise("moe_unpermute", copies * h);
@@ -101,7 +120,9 @@ double deepep_network_share(int experts, int top_k, int nodes) {
 double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout) {
   const MoeSpec& moe = model.moe;
   const double h = model.hidden, f = moe.expert_ffn;
-  const double per_copy = 2.0 * h + 4.0 * f + 2.0 * f + 2.0 * h;
+  // With expert tensor parallelism a copy stands for etp rows on 1/etp of
+  // the width: the inputs and outputs (2h + 2h) etp times, the rest the same.
+  const double per_copy = (2.0 * h + 2.0 * h) * layout.etp + 4.0 * f + 2.0 * f;
   const double shared = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
   // A shared expert keeps SwiGLU's gate and up outputs and its own output
   // (4f + 2f) on 1/tp of the columns; with sequence parallelism a routed

@@ -26,6 +26,8 @@ namespace trainsim::workload {
 // The names of the block's two exchanges (ops of kind kEpDispatch).
 inline constexpr const char* kMoeDispatchOp = "moe_dispatch";
 inline constexpr const char* kMoeCombineOp = "moe_combine";
+inline constexpr const char* kMoeEtpGatherOp = "moe_etp_gather";
+inline constexpr const char* kMoeEtpScatterOp = "moe_etp_scatter";
 
 // Appends the MoE block for `tokens` tokens of a micro-batch (before the
 // tensor split) to `ops`.

@@ -56,6 +56,10 @@ enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp };
 
 struct MoeLayout {
   int ep = 1;  // expert-parallel ranks: each holds experts / ep of the routed experts
+  // Expert-tensor-parallel ranks: each expert's MLP split over etp ranks
+  // (gate and up by columns, down by rows), which gather their tokens
+  // before the experts and reduce-scatter the outputs after.
+  int etp = 1;
   MoeDispatcher dispatcher = MoeDispatcher::kAllToAll;
   // The busiest rank's routed tokens over the mean (1: balanced). With a
   // capacity factor, the capacity; drop-less, options.moe_imbalance.

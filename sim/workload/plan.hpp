@@ -170,7 +170,11 @@ struct Plan {
   // tp-cp-dp order. Each holds experts / ep of every layer's routed experts,
   // whose gradients are reduced, and under ZeRO sharded, over edp.
   int ep = 1;
-  int expert_replicas() const { return tp * replicas() / ep; }
+  // Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size;
+  // 1 here by default, as the published runs set it): each expert's MLP
+  // split over etp GPUs; the MoE layers' groups in etp-ep-edp order.
+  int etp = 1;
+  int expert_replicas() const { return tp * replicas() / (ep * etp); }
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // The busiest expert-parallel rank's routed tokens over the mean, drop-less
   // (options.moe_imbalance): 1 is balanced, as Megatron-Core's

@@ -32,22 +32,25 @@ struct Timing {
   // part with the ring (blocks of s/cp by s/cp), the whole sequence where the
   // keys (all-gather) or the heads' full sequences (all-to-all) arrive whole.
   double attention_seq = 0.0;
-  // A MoE model's expert-parallel group (MoeLayout::ep ranks), null without one.
+  // A MoE model's expert-parallel group (MoeLayout::ep ranks), null without
+  // one; and its expert-tensor-parallel group (etp ranks).
   const hw::CollectiveGroup* ep_group = nullptr;
+  const hw::CollectiveGroup* etp_group = nullptr;
 
   // A MoE block's dispatch or combine in `pass`: an all-to-all of the op's
   // bytes, or (the all-gather dispatcher) an all-gather where tokens arrive
   // and a reduce-scatter where outputs leave, backward the other way round.
   double ep_exchange_seconds(const Op& op, Pass pass) const {
     const int count = pass == Pass::kForward ? op.ep_forward : pass == Pass::kInputGrad ? op.ep_input_grad : 0;
-    if (count == 0 || ep_group == nullptr) return 0.0;
+    const hw::CollectiveGroup* over = op.over_etp ? etp_group : ep_group;
+    if (count == 0 || over == nullptr) return 0.0;
     const bool forward = pass == Pass::kForward;
     const hw::CollectiveKind kind = op.ep_exchange == EpExchange::kAllToAll ? hw::CollectiveKind::kAllToAll
                                     : (op.ep_exchange == EpExchange::kGather) == forward
                                         ? hw::CollectiveKind::kAllGather
                                         : hw::CollectiveKind::kReduceScatter;
     // DeepEP: fewer bytes through the NICs, the same over NVLink.
-    hw::CollectiveGroup group = *ep_group;
+    hw::CollectiveGroup group = *over;
     if (op.ep_dedup_experts > 0) {
       group.nic_share /= deepep_network_share(op.ep_dedup_experts, op.ep_dedup_top_k, group.nodes);
     }
@@ -343,7 +346,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   // A MoE model's experts over the plan's expert-parallel ranks, the busiest
   // at its capacity (token dropping) or at the stated imbalance (drop-less).
   const bool moe = model.moe.enabled();
-  const MoeLayout moe_layout{plan.ep, plan.moe_dispatcher,
+  const MoeLayout moe_layout{plan.ep, plan.etp, plan.moe_dispatcher,
                              model.moe.capacity_factor > 0.0 ? model.moe.capacity_factor : plan.moe_imbalance};
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
@@ -399,22 +402,29 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       for (int d = 0; d < plan.replicas(); ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
     }
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
-    // MoE: the stage's GPUs in tp-cp-dp order, cut into expert-parallel
-    // groups of ep consecutive ones; the expert-data-parallel groups take
-    // one GPU of each (every group of a kind running at once).
-    hw::CollectiveGroup ep_group, edp_group;
+    // MoE: the stage's GPUs in tp-cp-dp order, numbered j, laid out as
+    // Megatron-Core folds them, etp-ep-edp: j = t + etp (e + ep d). An
+    // expert-tensor group is etp consecutive GPUs; an expert-parallel group
+    // takes one of each of ep such groups; an expert-data-parallel group the
+    // GPUs that hold the same experts (every group of a kind running at once).
+    hw::CollectiveGroup ep_group, etp_group, edp_group;
     if (moe) {
       std::vector<int> stage_gpus;
       for (int d = 0; d < plan.replicas(); ++d) {
         for (int k = 0; k < plan.tp; ++k) stage_gpus.push_back(plan.gpu_of(r, d, k));
       }
-      std::vector<std::vector<int>> ep_groups(stage_gpus.size() / plan.ep), edp_groups(plan.ep);
+      const std::size_t et = static_cast<std::size_t>(plan.etp), e = static_cast<std::size_t>(plan.ep);
+      std::vector<std::vector<int>> ep_groups(stage_gpus.size() / e), etp_groups(stage_gpus.size() / et),
+          edp_groups(e * et);
       for (std::size_t j = 0; j < stage_gpus.size(); ++j) {
-        ep_groups[j / plan.ep].push_back(stage_gpus[j]);
-        edp_groups[j % plan.ep].push_back(stage_gpus[j]);
+        ep_groups[j % et + et * (j / (et * e))].push_back(stage_gpus[j]);
+        etp_groups[j / et].push_back(stage_gpus[j]);
+        edp_groups[j % (et * e)].push_back(stage_gpus[j]);
       }
       ep_group = hw::group_of(cluster, ep_groups.front());
       ep_group.nic_share *= hw::concurrent_nic_share(cluster, ep_groups);
+      etp_group = hw::group_of(cluster, etp_groups.front());
+      etp_group.nic_share *= hw::concurrent_nic_share(cluster, etp_groups);
       edp_group = hw::group_of(cluster, edp_groups.front());
       edp_group.nic_share *= hw::concurrent_nic_share(cluster, edp_groups);
     }
@@ -438,9 +448,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     const double attention_seq = plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
-                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq, moe ? &ep_group : nullptr};
+                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq, moe ? &ep_group : nullptr,
+                        moe && plan.etp > 1 ? &etp_group : nullptr};
     // A layer's parameters on one GPU: its routed experts' 1/ep, the rest's 1/tp.
-    const double expert_per_layer = model.expert_params_per_layer() / plan.ep;
+    const double expert_per_layer = model.expert_params_per_layer() / (plan.ep * plan.etp);
     const double layer_params_on_gpu = (model.params_per_layer() - model.expert_params_per_layer()) / t + expert_per_layer;
     PassTimes one;
     one.add(layer, 1, timing);
@@ -465,7 +476,9 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         const double forward = f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s;
         const double backward = i.compute_s + i.tp_comm_s + i.cp_comm_s + i.ep_comm_s + w.compute_s + w.tp_comm_s;
         if (op.kind == OpKind::kEpDispatch) {
-          const bool dispatch = op.name == kMoeDispatchOp;
+          // The expert-tensor group's gather goes with the dispatch, its
+          // reduce-scatter with the combine.
+          const bool dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
           (dispatch ? layer_f.dispatch : layer_f.combine) += forward;
           (dispatch ? layer_b.dispatch : layer_b.combine) += backward;
           (dispatch ? layer_redo.dispatch : layer_redo.combine) += redo * forward;
@@ -706,7 +719,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // the copies of the units in flight are left out).
     // (A MoE layer's routed experts: 1/ep of them on the GPU, whole.)
     const double linear_per_layer =
-        (model.linear_params_per_layer() - model.expert_params_per_layer()) / t + model.expert_params_per_layer() / plan.ep;
+        (model.linear_params_per_layer() - model.expert_params_per_layer()) / t +
+        model.expert_params_per_layer() / (plan.ep * plan.etp);
     if (fp8 && plan.zero_stage < 3) {
       c.model_state_bytes +=
           to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_recipe) *

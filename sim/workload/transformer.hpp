@@ -155,6 +155,10 @@ struct Op {
   double ep_bytes = 0.0;
   int ep_forward = 0, ep_input_grad = 0;
   EpExchange ep_exchange = EpExchange::kAllToAll;
+  // Over the expert-tensor-parallel group (MoeLayout::etp) rather than the
+  // expert-parallel one: the gather of a rank's tokens before the experts
+  // and the reduce-scatter of their outputs after.
+  bool over_etp = false;
   // MoeDispatcher::kDeepEp: the model's experts and top_k, from which the
   // copies a token sends across nodes follow (one a node, see moe_spec.hpp);
   // 0 for an all-to-all of every copy.

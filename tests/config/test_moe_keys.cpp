@@ -57,6 +57,14 @@ TEST_CASE("experts that do not fit the plan, and expert keys without experts") {
                   "cluster.nodes=1", "cluster.node.gpus_per_node=2", "parallel.global_batch=2"}) ==
         "test.json: parallel.ep: expected a divisor of a pipeline stage's GPUs, tp x cp x dp = 1 x 1 x 2 = 2 (the MoE "
         "layers run as ep x (tp x cp x dp / ep) over them), got 16 (from --set parallel.ep=16)");
+  CHECK(error_of({"parallel.etp=3"}) ==
+        "test.json: parallel.etp: expected a divisor of model.moe.expert_ffn = 14336 (each expert's width splits over "
+        "etp), got 3 (from --set parallel.etp=3)");
+  CHECK(error_of({"parallel.etp=4"}) ==
+        "test.json: parallel.etp: ep x etp = 8 x 4 must divide a pipeline stage's GPUs, tp x cp x dp = 16 (the MoE "
+        "layers run as etp x ep x edp over them) (from --set parallel.etp=4)");
+  CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "parallel.etp=2"}) ==
+        "test.json: parallel.etp: applies only to a MoE model (model.moe) (from --set parallel.etp=2)");
   CHECK(error_of({"model.moe.top_k=9"}) ==
         "test.json: model.moe.top_k: expected at most model.moe.experts = 8 experts a token, got 9 (from --set "
         "model.moe.top_k=9)");

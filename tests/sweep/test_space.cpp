@@ -229,6 +229,13 @@ TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a st
   CHECK(space.plans[0].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none");
   CHECK(space.plans[3].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none ep=8");
   CHECK(space.plans[3].plan.ep == 8);
+  // etp beside it: ep x etp must divide tp x dp = 8 (ep 8 with etp 2 does not).
+  const sweep::Space with_etp = sweep::enumerate(sweep::parse_spec(
+      doc(moe, R"({"tp": 2, "pp": 1, "ep": "auto", "etp": [1, 2], "sequence_parallel": true})"), "moe.json", "."));
+  CHECK(with_etp.plans.size() == 7);
+  CHECK(with_etp.invalid.at("ep x etp does not divide tp x cp x dp") == 1);
+  CHECK(with_etp.plans[1].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none etp=2");
+  CHECK(with_etp.plans[1].plan.etp == 2);
   // A dense model: ep 2 is refused, and a listed value no plan uses is an error that says why.
   try {
     (void)sweep::enumerate(sweep::parse_spec(doc("\"gpt-1.7b\"", R"({"tp": 2, "pp": 1, "ep": [1, 2]})"), "dense.json", "."));

@@ -288,3 +288,33 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
       with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise);
   CHECK(find(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
 }
+
+TEST_CASE("expert tensor parallelism: each expert's width over etp GPUs, which gather their tokens") {
+  const TransformerSpec m = small_moe();
+  MoeLayout layout;
+  layout.ep = 2;
+  layout.etp = 2;
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
+  // 2048 copies a rank, gathered over the 2 etp ranks: 4096 rows, on half of
+  // each of the rank's 4 experts' width (gate and up 2 x 1024, down 1024).
+  const Op& up = find(ops, "moe_experts_gate_up");
+  CHECK(up.m == 4096);
+  CHECK(up.n == 2048);
+  CHECK(up.gemm_groups == 4);
+  CHECK(find(ops, "moe_experts_down").k == 1024);
+  // The same FLOPs a rank as without etp at twice the ep: 2 x 2048 x 1024 x 4096.
+  CHECK(up.flops_forward == 2.0 * 2048 * 1024 * 4096);
+  const Op& gather = find(ops, "moe_etp_gather");
+  CHECK(gather.over_etp);
+  CHECK(gather.ep_exchange == EpExchange::kGather);
+  CHECK(gather.ep_bytes == 4096.0 * 1024 * 2);  // the gathered buffer
+  CHECK(find(ops, "moe_etp_scatter").ep_exchange == EpExchange::kScatter);
+  // On one 8-GPU node, dp 8: ep 2 x etp 2 leaves edp 2; a GPU holds 4 of
+  // the 8 experts at half their width, 8 layers x 4 x 3 x 1024 x 2048 / 2.
+  Plan p = plan(2);
+  p.etp = 2;
+  const StageCost c = stage_costs(m, p, small_cluster()).stages[0];
+  CHECK(c.expert_params == 8.0 * 4 * 3 * 1024 * 2048 / 2);
+  CHECK(p.expert_replicas() == 2);
+  CHECK(c.ep_comm_forward > stage_costs(m, plan(4), small_cluster()).stages[0].ep_comm_forward);
+}
