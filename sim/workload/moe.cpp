@@ -30,45 +30,39 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   permute.bytes_forward = (routed + copies) * h * kActivationBytes;
   permute.bytes_input_grad = permute.bytes_forward;
   ops.push_back(permute);
-  // Dispatch and combine: in forward the copies out and the outputs back; in
-  // backward the outputs' gradients out and the inputs' gradients back.
-  auto exchange = [&](const char* name, bool dispatch) {
+  // An exchange of `bytes` over the expert-parallel group (or, over_etp,
+  // the expert-tensor one), once forward and once backward.
+  auto exchange = [&](const char* name, double bytes, EpExchange kind, bool over_etp) {
     Op op;
     op.name = name;
     op.kind = OpKind::kEpDispatch;
     op.ep_forward = 1;
     op.ep_input_grad = 1;
     op.op_sac_redo = 0.0;
-    if (layout.dispatcher == MoeDispatcher::kAllGather) {
-      // Every rank's tokens gathered whole (dispatch), the outputs
-      // reduce-scattered back (combine); backward the other way round.
-      op.ep_bytes = layout.ep * routed * h * kActivationBytes;
-      op.ep_exchange = dispatch ? EpExchange::kGather : EpExchange::kScatter;
-    } else {
-      op.ep_bytes = copies * h * kActivationBytes;
-      if (layout.dispatcher == MoeDispatcher::kDeepEp) {
-        op.ep_dedup_experts = moe.experts;
-        op.ep_dedup_top_k = moe.top_k;
-      }
+    op.ep_bytes = bytes;
+    op.ep_exchange = kind;
+    op.over_etp = over_etp;
+    if (!over_etp && kind == EpExchange::kAllToAll && layout.dispatcher == MoeDispatcher::kDeepEp) {
+      op.ep_dedup_experts = moe.experts;
+      op.ep_dedup_top_k = moe.top_k;
     }
     ops.push_back(op);
   };
-  // The etp group's gather of the copies it received (forward; its
-  // reduce-scatter backward), and the reduce-scatter of the outputs.
-  auto etp_exchange = [&](const char* name, bool gather) {
-    Op op;
-    op.name = name;
-    op.kind = OpKind::kEpDispatch;
-    op.ep_forward = 1;
-    op.ep_input_grad = 1;
-    op.op_sac_redo = 0.0;
-    op.over_etp = true;
-    op.ep_bytes = rows * h * kActivationBytes;  // the gathered buffer
-    op.ep_exchange = gather ? EpExchange::kGather : EpExchange::kScatter;
-    ops.push_back(op);
+  // Dispatch and combine: in forward the copies out and the outputs back; in
+  // backward the outputs' gradients out and the inputs' gradients back. The
+  // all-gather dispatcher gathers every rank's tokens whole (dispatch) and
+  // reduce-scatters the outputs back (combine), backward the other way round.
+  const bool gathers = layout.dispatcher == MoeDispatcher::kAllGather;
+  const double dispatched = (gathers ? layout.ep * routed : copies) * h * kActivationBytes;
+  auto dispatch_kind = [&](bool dispatch) {
+    return !gathers ? EpExchange::kAllToAll : dispatch ? EpExchange::kGather : EpExchange::kScatter;
   };
-  if (layout.ep > 1) exchange(kMoeDispatchOp, true);
-  if (layout.etp > 1) etp_exchange(kMoeEtpGatherOp, true);
+  // With expert tensor parallelism the etp group gathers the copies it
+  // received (a reduce-scatter backward) and reduce-scatters the outputs,
+  // each of the gathered buffer.
+  const double gathered = rows * h * kActivationBytes;
+  if (layout.ep > 1) exchange(kMoeDispatchOp, dispatched, dispatch_kind(true), false);
+  if (layout.etp > 1) exchange(kMoeEtpGatherOp, gathered, EpExchange::kGather, true);
   // Under the all-gather dispatcher a rank's experts see every gathered token
   // routed to them: the same copies per rank as the all-to-all brings.
   Op fc1 = build::gemm("moe_experts_gate_up", rows, h, 2.0 * width);
@@ -81,8 +75,8 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   fc2.gemm_groups = local_experts;
   fc2.op_sac_redo = 0.0;
   ops.push_back(fc2);
-  if (layout.etp > 1) etp_exchange(kMoeEtpScatterOp, false);
-  if (layout.ep > 1) exchange(kMoeCombineOp, false);
+  if (layout.etp > 1) exchange(kMoeEtpScatterOp, gathered, EpExchange::kScatter, true);
+  if (layout.ep > 1) exchange(kMoeCombineOp, dispatched, dispatch_kind(false), false);
   // Unpermute: read the copies and their scores, write the tokens.
   Op unpermute = build::elementwise("moe_unpermute", copies * h);
   unpermute.bytes_forward = (routed + copies) * h * kActivationBytes;

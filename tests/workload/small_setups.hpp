@@ -2,6 +2,11 @@
 // picked to make hand derivations easy, not any real machine's.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
 #include "hw/cluster_spec.hpp"
 #include "workload/transformer.hpp"
 
@@ -43,6 +48,15 @@ inline TransformerSpec small_gpt() {
   m.seq = 1024;
   m.vocab = 32000;
   return m;
+}
+
+// The op of a layer called `name` (the test fails without one).
+inline const Op& op_named(const std::vector<Op>& ops, const std::string& name) {
+  for (const Op& op : ops) {
+    if (op.name == name) return op;
+  }
+  FAIL("no op " << name);
+  return ops.front();
 }
 
 }  // namespace trainsim::workload::testing

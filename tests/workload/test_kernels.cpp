@@ -7,6 +7,7 @@
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::op_named;
 using trainsim::workload::testing::small_cluster;
 
 namespace {
@@ -31,13 +32,6 @@ TransformerSpec small_llama() {
   return m;
 }
 
-const Op& find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return ops.front();
-}
 }  // namespace
 
 TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, SwiGLU in two kernels") {
@@ -47,22 +41,22 @@ TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, S
   const std::vector<Op> fused = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
   // RMSNorm: 32 bytes a value forward in 8 kernels; backward 90, plus 6 for
   // each of the two GEMMs beyond the first that read the input norm (wk, wv).
-  CHECK(find(eager, "input_norm").bytes_forward == 32 * tokens * h);
-  CHECK(find(eager, "input_norm").bytes_input_grad == (90 + 12) * tokens * h);
-  CHECK(find(eager, "input_norm").kernels == 8);
-  CHECK(find(eager, "mlp_norm").bytes_input_grad == (90 + 6) * tokens * h);
-  CHECK(find(fused, "input_norm").bytes_forward == 4 * tokens * h);  // read and write, 2 bytes each
+  CHECK(op_named(eager, "input_norm").bytes_forward == 32 * tokens * h);
+  CHECK(op_named(eager, "input_norm").bytes_input_grad == (90 + 12) * tokens * h);
+  CHECK(op_named(eager, "input_norm").kernels == 8);
+  CHECK(op_named(eager, "mlp_norm").bytes_input_grad == (90 + 6) * tokens * h);
+  CHECK(op_named(fused, "input_norm").bytes_forward == 4 * tokens * h);  // read and write, 2 bytes each
   // Rotary embeddings: 20 bytes a value of Q and K; the grouped K and V
   // copied out to every head: read kv, write h, each, 2 bytes a value.
-  CHECK(find(eager, "rotary_embedding").bytes_forward == 20 * tokens * (h + kv));
-  CHECK(find(eager, "repeat_kv").bytes_forward == 4 * tokens * (h + kv));
+  CHECK(op_named(eager, "rotary_embedding").bytes_forward == 20 * tokens * (h + kv));
+  CHECK(op_named(eager, "repeat_kv").bytes_forward == 4 * tokens * (h + kv));
   // SwiGLU: silu (read f, write f) then mul (read 2f, write f), 2 bytes a value.
-  CHECK(find(eager, "swiglu").bytes_forward == 10 * tokens * f);
+  CHECK(op_named(eager, "swiglu").bytes_forward == 10 * tokens * f);
   CHECK(eager.size() == fused.size() + 2);
   // An op's launch overhead is paid per kernel: 8 x 3 us for the norm.
   const hw::ClusterSpec c = cluster();
   const auto g = hw::group_of(c, {0});
-  const Op& norm = find(eager, "input_norm");
+  const Op& norm = op_named(eager, "input_norm");
   CHECK(op_time(norm, Pass::kForward, c.node, m.seq, g).compute_s ==
         doctest::Approx(32 * tokens * h / 1.6e12 + 8 * 3e-6));
   // Activations: each norm's FP32 input (4h twice), the rotary embedding's
@@ -87,12 +81,12 @@ TEST_CASE("per-op selective checkpointing keeps every other matmul's output and 
   // Redone: every element-wise op, wk's share of QKV, w3's half of gate-up,
   // wo; not attention, not w2.
   const std::vector<Op> ops = layer_ops(m, 1, 1);
-  CHECK(find(ops, "qkv_proj").op_sac_redo == doctest::Approx(kv / (h + 2 * kv)));
-  CHECK(find(ops, "mlp_gate_up").op_sac_redo == 0.5);
-  CHECK(find(ops, "attention_out_proj").op_sac_redo == 1.0);
-  CHECK(find(ops, "attention").op_sac_redo == 0.0);
-  CHECK(find(ops, "mlp_down").op_sac_redo == 0.0);
-  CHECK(find(ops, "swiglu").op_sac_redo == 1.0);
+  CHECK(op_named(ops, "qkv_proj").op_sac_redo == doctest::Approx(kv / (h + 2 * kv)));
+  CHECK(op_named(ops, "mlp_gate_up").op_sac_redo == 0.5);
+  CHECK(op_named(ops, "attention_out_proj").op_sac_redo == 1.0);
+  CHECK(op_named(ops, "attention").op_sac_redo == 0.0);
+  CHECK(op_named(ops, "mlp_down").op_sac_redo == 0.0);
+  CHECK(op_named(ops, "swiglu").op_sac_redo == 1.0);
   // I grows by those shares of their forward times, on every layer.
   Plan p;
   p.global_batch = 1;

@@ -8,6 +8,7 @@
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::op_named;
 
 namespace {
 // A small DeepSeek-like attention: hidden 1024, 8 heads of 64 (+ 32 rotary
@@ -27,13 +28,6 @@ TransformerSpec small_mla() {
   return m;
 }
 
-const Op& find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return ops.front();
-}
 }  // namespace
 
 TEST_CASE("MLA's parameters: two down projections with their norms, two up projections, the output") {
@@ -50,13 +44,13 @@ TEST_CASE("MLA's parameters: two down projections with their norms, two up proje
 
 TEST_CASE("MLA's ops: the up projections and attention split over tp, the down projections whole") {
   const std::vector<Op> ops = layer_ops(small_mla(), 1, 2);
-  CHECK(find(ops, "mla_q_down").n == 256);            // whole on every tensor rank
-  CHECK(find(ops, "mla_q_up").n == 8 * 96 / 2);        // 4 of the 8 heads
-  CHECK(find(ops, "mla_kv_down").n == 128 + 32);
-  CHECK(find(ops, "mla_kv_up").n == 8 * 128 / 2);
-  CHECK(find(ops, "attention_out_proj").k == 8 * 64 / 2);
+  CHECK(op_named(ops, "mla_q_down").n == 256);            // whole on every tensor rank
+  CHECK(op_named(ops, "mla_q_up").n == 8 * 96 / 2);        // 4 of the 8 heads
+  CHECK(op_named(ops, "mla_kv_down").n == 128 + 32);
+  CHECK(op_named(ops, "mla_kv_up").n == 8 * 128 / 2);
+  CHECK(op_named(ops, "attention_out_proj").k == 8 * 64 / 2);
   // QK^T over 96 values a head and the sum over 64: 2 x 1024^2 x 4 heads x 160.
-  CHECK(find(ops, "attention").flops_forward == 2.0 * 1024 * 1024 * 4 * 160);
+  CHECK(op_named(ops, "attention").flops_forward == 2.0 * 1024 * 1024 * 4 * 160);
   for (const Op& op : ops) CHECK(op.name != "qkv_proj");
 }
 

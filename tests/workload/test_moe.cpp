@@ -13,6 +13,7 @@
 
 using namespace trainsim;
 using namespace trainsim::workload;
+using trainsim::workload::testing::op_named;
 using trainsim::workload::testing::small_cluster;
 
 namespace {
@@ -33,13 +34,6 @@ TransformerSpec small_moe() {
   return m;
 }
 
-const Op& find(const std::vector<Op>& ops, const std::string& name) {
-  for (const Op& op : ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no op " << name);
-  return ops.front();
-}
 
 // small_moe on one 8-GPU node, data-parallel over all of them, ep experts ranks.
 Plan plan(int ep) {
@@ -78,21 +72,21 @@ TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and bac
   const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
   // 1024 tokens, 2 copies each: 2048 expert inputs on a rank (balanced: a
   // rank receives as many copies as it sends), over its 8 / 4 = 2 experts.
-  const Op& up = find(ops, "moe_experts_gate_up");
+  const Op& up = op_named(ops, "moe_experts_gate_up");
   CHECK(up.m == 2048);
   CHECK(up.k == 1024);
   CHECK(up.n == 4096);  // gate and up, 2 x 2048
   CHECK(up.gemm_groups == 2);
   CHECK(up.flops_forward == 2.0 * 2048 * 1024 * 4096);
-  const Op& down = find(ops, "moe_experts_down");
+  const Op& down = op_named(ops, "moe_experts_down");
   CHECK(down.m == 2048);
   CHECK(down.k == 2048);
   CHECK(down.n == 1024);
-  CHECK(find(ops, "moe_router").n == 8);
+  CHECK(op_named(ops, "moe_router").n == 8);
   // Dispatch and combine each move the 2048 copies of 1024 values, 2 bytes
   // each, one all-to-all forward and one backward.
   for (const char* name : {"moe_dispatch", "moe_combine"}) {
-    const Op& a2a = find(ops, name);
+    const Op& a2a = op_named(ops, name);
     CHECK(a2a.kind == OpKind::kEpDispatch);
     CHECK(a2a.ep_bytes == 2048.0 * 1024 * 2);
     CHECK(a2a.ep_forward == 1);
@@ -105,9 +99,9 @@ TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and bac
   // The all-gather dispatcher gathers every rank's 1024 tokens whole: 4 x 1024 x 1024 x 2 bytes.
   layout.dispatcher = MoeDispatcher::kAllGather;
   const std::vector<Op> gathered = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
-  CHECK(find(gathered, "moe_dispatch").ep_bytes == 4.0 * 1024 * 1024 * 2);
-  CHECK(find(gathered, "moe_dispatch").ep_exchange == EpExchange::kGather);
-  CHECK(find(gathered, "moe_combine").ep_exchange == EpExchange::kScatter);
+  CHECK(op_named(gathered, "moe_dispatch").ep_bytes == 4.0 * 1024 * 1024 * 2);
+  CHECK(op_named(gathered, "moe_dispatch").ep_exchange == EpExchange::kGather);
+  CHECK(op_named(gathered, "moe_combine").ep_exchange == EpExchange::kScatter);
 }
 
 TEST_CASE("DeepEP sends a token once to each other node that holds any of its experts") {
@@ -196,8 +190,8 @@ TEST_CASE("the busiest rank's load scales its experts' work and traffic; a capac
   twice.ep = 4;
   twice.load = 2.0;
   const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, twice);
-  CHECK(find(ops, "moe_experts_gate_up").m == 4096);  // 2 x the 2048 copies
-  CHECK(find(ops, "moe_dispatch").ep_bytes == 4096.0 * 1024 * 2);
+  CHECK(op_named(ops, "moe_experts_gate_up").m == 4096);  // 2 x the 2048 copies
+  CHECK(op_named(ops, "moe_dispatch").ep_bytes == 4096.0 * 1024 * 2);
   CHECK(stage_costs(m, skewed, c).stages[0].forward > stage_costs(m, balanced, c).stages[0].forward);
   // Padded to capacity 2: the same as a load of 2, whatever the imbalance says.
   TransformerSpec capped = m;
@@ -219,15 +213,15 @@ TEST_CASE("heads wider than hidden / heads: Qwen3's 64 heads of 128 on 4096") {
   CHECK(m.q_dim() == 8192);
   const std::vector<Op> ops = layer_ops(m, 1, 1);
   // Q, K, V: 8192 + 2 x 4 x 128 columns; the output projection reads 8192.
-  CHECK(find(ops, "qkv_proj").n == 8192 + 1024);
-  CHECK(find(ops, "attention_out_proj").k == 8192);
+  CHECK(op_named(ops, "qkv_proj").n == 8192 + 1024);
+  CHECK(op_named(ops, "attention_out_proj").k == 8192);
   // Attention scores and sums over 64 x 128 = 8192 values a token: 4 x 4096^2 x 8192.
-  CHECK(find(ops, "attention").flops_forward == 4.0 * 4096 * 4096 * 8192);
+  CHECK(op_named(ops, "attention").flops_forward == 4.0 * 4096 * 4096 * 8192);
   // Parameters: 4096 x (8192 + 1024) + 8192 x 4096, and the MLP and norms.
   CHECK(m.params_per_layer() == 4096.0 * 9216 + 8192.0 * 4096 + 3.0 * 4096 + 2.0 * 4096);
   // QK-norm: one more element-wise op, and 2 x 128 weights.
   m.qk_norm = true;
-  CHECK(find(layer_ops(m, 1, 1), "qk_norm").kind == OpKind::kElementwise);
+  CHECK(op_named(layer_ops(m, 1, 1), "qk_norm").kind == OpKind::kElementwise);
   CHECK(m.params_per_layer() == 4096.0 * 9216 + 8192.0 * 4096 + 3.0 * 4096 + 2.0 * 4096 + 256.0);
 }
 
@@ -273,12 +267,12 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   layout.ep = 4;
   const std::vector<Op> ops =
       with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kBlockwise);
-  CHECK_FALSE(find(ops, "moe_router").fp8);
+  CHECK_FALSE(op_named(ops, "moe_router").fp8);
   for (const Op& op : ops) CHECK(op.name != "moe_router_fp8_cast");
-  CHECK(find(ops, "moe_experts_gate_up").fp8);
+  CHECK(op_named(ops, "moe_experts_gate_up").fp8);
   // Blockwise: 4 bytes a value of the input and of dY; the weights are cast
   // once an iteration, not here. 2048 copies x 1024 in, 2048 x 4096 out.
-  const Op& cast = find(ops, "moe_experts_gate_up_fp8_cast");
+  const Op& cast = op_named(ops, "moe_experts_gate_up_fp8_cast");
   CHECK(cast.bytes_forward == 4.0 * 2048 * 1024);
   CHECK(cast.bytes_input_grad == 4.0 * 2048 * 4096);
   // Tensorwise casts the weights each micro-batch: both of the rank's 2
@@ -286,7 +280,7 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   // bytes a value, as torchao counts), beside 6 a value of the input.
   const std::vector<Op> tensorwise =
       with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise);
-  CHECK(find(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
+  CHECK(op_named(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
 }
 
 TEST_CASE("expert tensor parallelism: each expert's width over etp GPUs, which gather their tokens") {
@@ -297,18 +291,18 @@ TEST_CASE("expert tensor parallelism: each expert's width over etp GPUs, which g
   const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
   // 2048 copies a rank, gathered over the 2 etp ranks: 4096 rows, on half of
   // each of the rank's 4 experts' width (gate and up 2 x 1024, down 1024).
-  const Op& up = find(ops, "moe_experts_gate_up");
+  const Op& up = op_named(ops, "moe_experts_gate_up");
   CHECK(up.m == 4096);
   CHECK(up.n == 2048);
   CHECK(up.gemm_groups == 4);
-  CHECK(find(ops, "moe_experts_down").k == 1024);
+  CHECK(op_named(ops, "moe_experts_down").k == 1024);
   // The same FLOPs a rank as without etp at twice the ep: 2 x 2048 x 1024 x 4096.
   CHECK(up.flops_forward == 2.0 * 2048 * 1024 * 4096);
-  const Op& gather = find(ops, "moe_etp_gather");
+  const Op& gather = op_named(ops, "moe_etp_gather");
   CHECK(gather.over_etp);
   CHECK(gather.ep_exchange == EpExchange::kGather);
   CHECK(gather.ep_bytes == 4096.0 * 1024 * 2);  // the gathered buffer
-  CHECK(find(ops, "moe_etp_scatter").ep_exchange == EpExchange::kScatter);
+  CHECK(op_named(ops, "moe_etp_scatter").ep_exchange == EpExchange::kScatter);
   // On one 8-GPU node, dp 8: ep 2 x etp 2 leaves edp 2; a GPU holds 4 of
   // the 8 experts at half their width, 8 layers x 4 x 3 x 1024 x 2048 / 2.
   Plan p = plan(2);
