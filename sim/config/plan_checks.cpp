@@ -99,6 +99,9 @@ void check_moe(const Scenario& sc, const Context& ctx) {
                          p.ep, p.etp, stage_gpus),
              {"parallel.ep", "parallel.tp", "parallel.cp", "parallel.dp"});
   }
+  if (p.moe_dispatcher != workload::MoeDispatcher::kAllToAll && p.ep == 1) {
+    ctx.fail("parallel.moe_dispatcher", "there is no dispatch to run with parallel.ep = 1", {"parallel.ep"});
+  }
   if (p.overlap.moe_a2a && p.ep == 1) {
     ctx.fail("options.moe_a2a_overlap", "there is no dispatch or combine to overlap with parallel.ep = 1",
              {"parallel.ep"});

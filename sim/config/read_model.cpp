@@ -78,6 +78,10 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
                {"model.attention", "model.heads"});
     }
     if (m.qk_norm) ctx.fail(s.path("qk_norm"), "applies to standard attention; MLA has its own norms", {"model.attention"});
+    if (m.arch != workload::Arch::kLlama) {
+      ctx.fail(s.path("attention"), "\"mla\" expects model.arch = \"llama\" (RMSNorm, no biases, as DeepSeek's models)",
+               {"model.arch"});
+    }
   } else {
     for (const std::string& key : mla_keys) {
       if (s.has(key)) ctx.fail(s.path(key), "applies only with model.attention = \"mla\"", {"model.attention"});

@@ -14,7 +14,9 @@
 //   8  (r + 1) x W
 // The pairs of phases 4 and 5 are DualPipe's overlapped forward-backward
 // chunks: with a MoE model and options.moe_a2a_overlap each one's dispatch
-// and combine runs under the other's compute (lower/lower_pipeline.cpp).
+// and combine runs under the other's compute (lower/a2a_pairs.hpp). The
+// reference runs the last rank's first F0 B1 of phase 4 one after the other
+// to shorten its bubble; the pairing here overlaps them too.
 // Needs m >= 2p micro-batches. Bubble, in the DualPipe README's terms for
 // 2p stages: (p - 1)(F&B + B - 3W), F&B the time of an overlapped pair.
 #pragma once

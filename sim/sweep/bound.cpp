@@ -27,8 +27,9 @@ std::vector<RankWork> rank_work(const config::Scenario& setting, const workload:
 
 double BoundCache::bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan) {
   // Everything the F, I and W durations depend on. (The data-parallel degree
-  // does not enter them: it only shapes the gradient reduction. The context-
-  // parallel degree does: each rank's share of the sequence.)
+  // enters them only through a MoE stage's expert groups, which it sets the
+  // number of: it otherwise shapes only the gradient reduction. The
+  // context-parallel degree does: each rank's share of the sequence.)
   const Key key{cluster,
                 plan.tp,
                 plan.pp,
@@ -51,7 +52,8 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 plan.moe_imbalance,
                 plan.recompute_modules,
                 plan.overlap.moe_a2a,
-                plan.etp};
+                plan.etp,
+                plan.ep > 1 || plan.etp > 1 ? plan.dp : 0};
   std::vector<RankWork> work;
   {
     std::lock_guard lock(mutex_);

@@ -429,8 +429,9 @@ Space enumerate(const Spec& spec) {
                             plan.overlap.tp_comm = overlaps[oi];
                             plan.ep = ep;
                             plan.etp = etp;
-                            if (spec.fixed_plan_keys) {
-                              // The sweep's fixed keys against this plan's ZeRO stage and the rest.
+                            if (spec.fixed_plan_keys || model.moe.enabled() || model.mla.enabled()) {
+                              // The sweep's fixed keys against this plan's ZeRO stage and the rest;
+                              // a MoE or MLA model's checks (what is not modelled yet with them) too.
                               config::Scenario whole;
                               whole.file = spec.file;
                               whole.cluster = setting.cluster;

@@ -65,14 +65,12 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   if (layout.etp > 1) exchange(kMoeEtpGatherOp, gathered, EpExchange::kGather, true);
   // Under the all-gather dispatcher a rank's experts see every gathered token
   // routed to them: the same copies per rank as the all-to-all brings.
-  Op fc1 = build::gemm("moe_experts_gate_up", rows, h, 2.0 * width);
-  fc1.gemm_groups = local_experts;
+  Op fc1 = build::grouped_gemm("moe_experts_gate_up", rows, h, 2.0 * width, local_experts);
   fc1.op_sac_redo = 0.0;
   ops.push_back(fc1);
   ops.push_back(build::swiglu("moe_experts_swiglu", rows * width, eager));
   ops.back().modules = kModuleMoeAct;
-  Op fc2 = build::gemm("moe_experts_down", rows, width, h);
-  fc2.gemm_groups = local_experts;
+  Op fc2 = build::grouped_gemm("moe_experts_down", rows, width, h, local_experts);
   fc2.op_sac_redo = 0.0;
   ops.push_back(fc2);
   if (layout.etp > 1) exchange(kMoeEtpScatterOp, gathered, EpExchange::kScatter, true);

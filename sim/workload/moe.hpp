@@ -1,6 +1,6 @@
-// The ops of a mixture-of-experts block, which takes the MLP's place in every
-// layer of a MoE model (TransformerSpec::moe), as Megatron-Core runs it with
-// expert parallelism (parallel.ep) and one expert-tensor rank:
+// The ops of a mixture-of-experts block, which takes the MLP's place in a MoE
+// model's MoE layers (TransformerSpec::moe), as Megatron-Core runs it with
+// expert parallelism (parallel.ep) and expert tensor parallelism (etp):
 //   router     the tokens' scores over the experts (a GEMM with the h x E
 //              router weight, replicated on every rank), then the top-k
 //              selection over them in FP32;

@@ -1,8 +1,8 @@
 // A mixture-of-experts model's experts (MoeSpec, part of the model) and how a
-// plan lays them over its GPUs (MoeLayout). Every layer of such a model is a
-// MoE layer: its MLP is replaced by a router, `experts` routed experts of
-// which each token visits `top_k`, and `shared_experts` that every token
-// visits. The ops are in workload/moe.hpp.
+// plan lays them over its GPUs (MoeLayout). A MoE layer's MLP is replaced by
+// a router, `experts` routed experts of which each token visits `top_k`, and
+// `shared_experts` that every token visits; which layers are MoE layers is
+// MoeSpec::is_moe_layer's. The ops are in workload/moe.hpp.
 #pragma once
 
 namespace trainsim::workload {
@@ -23,16 +23,17 @@ struct MoeSpec {
   // its mean load (Megatron-Core's --moe-expert-capacity-factor with
   // --moe-pad-expert-input-to-capacity). 0: drop-less.
   double capacity_factor = 0.0;
-  // Which layers are MoE layers: the first `dense_layers` are dense (MLP
-  // width model.ffn; DeepSeek-V3's first 3), and of the rest every
-  // `layer_freq`-th, counting from the first after them (Megatron-Core's
-  // --moe-layer-freq; 1: all of them).
+  // Which layers are MoE layers: none of the first `dense_layers` (MLP width
+  // model.ffn; DeepSeek-V3's first_k_dense_replace, 3), and of the rest those
+  // whose index divides by `layer_freq` (counted from layer 0, as Hugging
+  // Face's DeepSeek and Megatron-Core's integer --moe-layer-freq count; 1:
+  // all of them).
   int dense_layers = 0;
   int layer_freq = 1;
 
   bool enabled() const { return experts > 0; }
   bool is_moe_layer(int layer) const {
-    return enabled() && layer >= dense_layers && (layer - dense_layers) % layer_freq == 0;
+    return enabled() && layer >= dense_layers && layer % layer_freq == 0;
   }
   // Whether some layers are dense (and need the model's ffn).
   bool has_dense_layers() const { return dense_layers > 0 || layer_freq > 1; }

@@ -31,6 +31,18 @@ inline Op gemm(std::string name, double m, double k, double n, bool has_weights 
   return op;
 }
 
+// `groups` GEMMs of m / groups rows each, each with its own k x n weight (a
+// rank's experts): the FLOPs of one m x k x n GEMM, the weights read groups times.
+inline Op grouped_gemm(std::string name, double m, double k, double n, int groups) {
+  Op op = gemm(std::move(name), m, k, n);
+  op.gemm_groups = groups;
+  const double weights = (groups - 1) * k * n * kActivationBytes;
+  op.bytes_forward += weights;
+  op.bytes_input_grad += weights;
+  op.bytes_weight_grad += weights;
+  return op;
+}
+
 // An element-wise kernel over `elements` values: forward reads and writes them,
 // backward reads the incoming gradient and the saved input and writes one.
 inline Op elementwise(std::string name, double elements, double bytes_per_value = kActivationBytes) {

@@ -421,12 +421,26 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         etp_groups[j / et].push_back(stage_gpus[j]);
         edp_groups[j % (et * e)].push_back(stage_gpus[j]);
       }
-      ep_group = hw::group_of(cluster, ep_groups.front());
-      ep_group.nic_share *= hw::concurrent_nic_share(cluster, ep_groups);
-      etp_group = hw::group_of(cluster, etp_groups.front());
-      etp_group.nic_share *= hw::concurrent_nic_share(cluster, etp_groups);
-      edp_group = hw::group_of(cluster, edp_groups.front());
-      edp_group.nic_share *= hw::concurrent_nic_share(cluster, edp_groups);
+      // Groups of a kind can sit differently (ep 6 on 8-GPU nodes: one group
+      // inside a node, the next across two): every rank waits for the
+      // slowest, timed here on a nominal buffer.
+      auto slowest = [&](const std::vector<std::vector<int>>& groups, hw::CollectiveKind kind) {
+        hw::CollectiveGroup worst;
+        double worst_s = -1.0;
+        for (const std::vector<int>& members : groups) {
+          const hw::CollectiveGroup g = hw::group_of(cluster, members);
+          const double t_s = hw::collective_time(kind, 1e9, g, node, algorithm).to_seconds();
+          if (t_s > worst_s) {
+            worst_s = t_s;
+            worst = g;
+          }
+        }
+        worst.nic_share *= hw::concurrent_nic_share(cluster, groups);
+        return worst;
+      };
+      ep_group = slowest(ep_groups, hw::CollectiveKind::kAllToAll);
+      etp_group = slowest(etp_groups, hw::CollectiveKind::kAllGather);
+      edp_group = slowest(edp_groups, hw::CollectiveKind::kReduceScatter);
     }
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
@@ -452,7 +466,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                         moe && plan.etp > 1 ? &etp_group : nullptr};
     // A layer's parameters on one GPU: its routed experts' 1/ep, the rest's 1/tp.
     const double expert_per_layer = model.expert_params_per_layer() / (plan.ep * plan.etp);
-    const double layer_params_on_gpu = (model.params_per_layer() - model.expert_params_per_layer()) / t + expert_per_layer;
+    const double replicated_per_layer = model.replicated_params_per_layer();
+    const double layer_params_on_gpu =
+        (model.params_per_layer() - model.expert_params_per_layer() - replicated_per_layer) / t + replicated_per_layer +
+        expert_per_layer;
     PassTimes one;
     one.add(layer, 1, timing);
     const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, timing);
@@ -683,7 +700,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     const bool ends_share_rank = plan.rank_of_stage(0) == plan.rank_of_stage(stages - 1);
     if (last && tied && ends_share_rank) params -= static_cast<double>(model.vocab) * h;
     c.expert_params = main_layers * expert_per_layer;
-    c.params = params / t + c.expert_params;
+    // The router and MLA's down projections stay whole on every tensor rank.
+    const double replicated =
+        main_layers * replicated_per_layer + (dense_layers > 0 ? dense_layers * dense_model.replicated_params_per_layer() : 0.0);
+    c.params = (params - replicated) / t + replicated + c.expert_params;
     const double dense_params = c.params - c.expert_params;
     const int expert_shard = plan.expert_replicas();
     // Each micro-batch's weight gradients join the iteration's as W produces
@@ -700,7 +720,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // above it as a tensor rank holds them (norms and row-parallel biases
     // whole); without, the layer's 1/tp as everywhere else.
     double persistent_per_layer = 0.0;
-    double sharded_per_layer = model.params_per_layer() / t;
+    double sharded_per_layer = (model.params_per_layer() - replicated_per_layer) / t + replicated_per_layer;
     if (plan.zero_stage == 3 && plan.fsdp_persistence_threshold > 0.0) {
       sharded_per_layer = 0.0;
       for (double n : model.layer_tensors(plan.tp)) {

@@ -73,6 +73,15 @@ double TransformerSpec::expert_params_per_layer() const {
   return moe.enabled() ? 3.0 * hidden * static_cast<double>(moe.experts) * moe.expert_ffn : 0.0;
 }
 
+double TransformerSpec::replicated_params_per_layer() const {
+  const double router = moe.enabled() ? static_cast<double>(hidden) * moe.experts : 0.0;
+  const double downs = mla.enabled() ? static_cast<double>(hidden) * mla.q_lora_rank + mla.q_lora_rank +
+                                           static_cast<double>(hidden) * (mla.kv_lora_rank + mla.qk_rope_head_dim) +
+                                           mla.kv_lora_rank
+                                     : 0.0;
+  return router + downs;
+}
+
 double TransformerSpec::linear_params_per_layer() const {
   const double h = hidden, q = q_dim(), kv = static_cast<double>(kv_heads) * head_dim();
   // A MoE block's: its experts', routed and shared; the router stays in higher precision.

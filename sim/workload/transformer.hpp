@@ -75,6 +75,9 @@ struct TransformerSpec {
   // Of those, the routed experts' weights, which expert parallelism splits
   // (parallel.ep) instead of tensor parallelism; 0 for a dense model.
   double expert_params_per_layer() const;
+  // Of the rest, the weights every tensor rank holds whole rather than 1/tp
+  // of: a MoE router's, and MLA's down projections with their norms.
+  double replicated_params_per_layer() const;
   // Of those, the weight matrices of the linear layers (QKV, output
   // projection, the MLP's): what FP8 recipes cast and gather in FP8.
   double linear_params_per_layer() const;
@@ -150,8 +153,9 @@ struct Op {
   // A grouped GEMM (a rank's experts): `gemm_groups` GEMMs of m / gemm_groups
   // rows each, every one at its own shape's rate.
   int gemm_groups = 1;
-  // kEpDispatch: the bytes this rank sends (all-to-all) or contributes
-  // (all-gather, reduce-scatter), and how many run in forward / input grad.
+  // kEpDispatch: the bytes this rank sends (all-to-all), or the whole
+  // gathered buffer (all-gather, reduce-scatter: collective_time's buffer),
+  // and how many run in forward / input grad.
   double ep_bytes = 0.0;
   int ep_forward = 0, ep_input_grad = 0;
   EpExchange ep_exchange = EpExchange::kAllToAll;

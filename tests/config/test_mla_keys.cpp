@@ -54,6 +54,11 @@ TEST_CASE("MLA's keys: what it needs and what it refuses") {
   CHECK(testing::load_error(no_head_dim) ==
         "test.json: model.head_dim: is missing: Multi-head Latent Attention needs each head's non-rotary query and key "
         "width (DeepSeek-V3's qk_nope_head_dim, 128)");
+  json gpt = no_head_dim;
+  gpt["model"]["arch"] = "gpt";
+  gpt["model"]["head_dim"] = 64;
+  CHECK(testing::load_error(gpt) ==
+        "test.json: model.attention: \"mla\" expects model.arch = \"llama\" (RMSNorm, no biases, as DeepSeek's models)");
   CHECK(error_of({"parallel.attention=unfused"}) ==
         "test.json: parallel.attention: unfused attention with Multi-head Latent Attention (model.attention \"mla\") is "
         "not modelled yet (from --set parallel.attention=unfused)");

@@ -103,6 +103,9 @@ TEST_CASE("experts that do not fit the plan, and expert keys without experts") {
   CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "options.moe_imbalance=1.5"}) ==
         "test.json: options.moe_imbalance: applies only to a MoE model (model.moe) (from --set "
         "options.moe_imbalance=1.5)");
+  CHECK(error_of({"parallel.ep=1", "parallel.moe_dispatcher=deepep"}) ==
+        "test.json: parallel.moe_dispatcher: there is no dispatch to run with parallel.ep = 1 (from --set "
+        "parallel.moe_dispatcher=deepep)");
   CHECK(error_of({"parallel.ep=1", "options.moe_a2a_overlap=true"}) ==
         "test.json: options.moe_a2a_overlap: there is no dispatch or combine to overlap with parallel.ep = 1 (from "
         "--set options.moe_a2a_overlap=true)");

@@ -25,10 +25,14 @@ TEST_CASE("one stage: a forward cannot run beside its own backward, so each back
 }
 
 TEST_CASE("a split backward's I or W breaks a pair; sends do not") {
-  const std::vector<Action> rank = {{Op::kForward, 0, 1},    {Op::kSendF, 0, 1}, {Op::kBackward, 0, 0},
-                                    {Op::kInputGrad, 0, 1},  {Op::kForward, 0, 2},     {Op::kWeightGrad, 0, 1},
-                                    {Op::kBackward, 0, 2}};
-  CHECK(lower::a2a_partners(rank) == std::vector<int>{2, -1, 0, -1, -1, -1, -1});
+  // F1 and B0 pair across a send; F3 and B2 would pair but for the I
+  // between them (and B2 has nothing after it).
+  const std::vector<Action> with_i = {{Op::kForward, 0, 1}, {Op::kSendF, 0, 1},    {Op::kBackward, 0, 0},
+                                      {Op::kForward, 0, 3}, {Op::kInputGrad, 0, 1}, {Op::kBackward, 0, 2}};
+  CHECK(lower::a2a_partners(with_i) == std::vector<int>{2, -1, 0, -1, -1, -1});
+  // The same with a W between them.
+  const std::vector<Action> with_w = {{Op::kForward, 0, 3}, {Op::kWeightGrad, 0, 1}, {Op::kBackward, 0, 2}};
+  CHECK(lower::a2a_partners(with_w) == std::vector<int>{-1, -1, -1});
 }
 
 TEST_CASE("DualPipeV: the main phase pairs F0 with B1 and F1 with B0; phase 5 leaves B1 alone") {

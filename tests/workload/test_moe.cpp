@@ -146,11 +146,12 @@ TEST_CASE("model FLOPs count the active experts: top_k of them, not all") {
 
 TEST_CASE("a grouped GEMM runs each expert's GEMM at its own shape's rate") {
   const hw::ClusterSpec c = small_cluster();
-  Op grouped = build::gemm("g", 2048, 1024, 1024);
-  grouped.gemm_groups = 2;
+  const Op grouped = build::grouped_gemm("g", 2048, 1024, 1024, 2);
+  // Two weights of 1024 x 1024 read: (2048 + 2 x 1024 + 2048) x 1024 x 2 bytes.
+  CHECK(grouped.bytes_forward == (2048.0 + 2 * 1024 + 2048) * 1024 * 2);
   // Two 1024-cubed GEMMs: small_cluster's 100 TFLOP/s at 1024, so
-  // 2 x 2048 x 1024 x 1024 / 1e14 s; memory ((2048 + 1024 + 2048) x 1024 x 2
-  // bytes at 1.6 TB/s, 6.6 us) is below it.
+  // 2 x 2048 x 1024 x 1024 / 1e14 s; memory (those bytes at 1.6 TB/s,
+  // 7.9 us) is below it.
   const double t = op_time(grouped, Pass::kForward, c.node, 1024, hw::CollectiveGroup{}).compute_s;
   CHECK(t == doctest::Approx(2.0 * 2048 * 1024 * 1024 / 1e14).epsilon(1e-12));
   // One GEMM of 2048 rows sits higher on the curve: faster.
@@ -234,11 +235,16 @@ TEST_CASE("dense layers in a MoE model: DeepSeek's first k, and every n-th layer
   CHECK(m.moe.is_moe_layer(2));
   CHECK(m.moe_layers_in(0, 8) == 6);
   CHECK(m.moe_layers_in(0, 4) == 2);
-  // layer_freq 2 after them: 2, 4, 6 MoE; 3, 5, 7 dense.
+  // layer_freq 2: of the layers after the dense ones, those of even index
+  // (counted from 0, as Hugging Face's DeepSeek counts): 2, 4, 6; with one
+  // dense layer still 2, 4, 6, not 1, 3, 5, 7.
   TransformerSpec every_other = m;
   every_other.moe.layer_freq = 2;
   CHECK(every_other.moe_layers_in(0, 8) == 3);
   CHECK_FALSE(every_other.moe.is_moe_layer(3));
+  every_other.moe.dense_layers = 1;
+  CHECK(every_other.moe_layers_in(0, 8) == 3);
+  CHECK_FALSE(every_other.moe.is_moe_layer(1));
   // Parameters: 6 MoE layers and 2 dense ones (attention 4,194,304 + SwiGLU
   // 3 x 1024 x 4096 + norms 2,048), with the embedding and the head.
   const double dense_layer = 4'194'304.0 + 3.0 * 1024 * 4096 + 2'048.0;
@@ -281,6 +287,37 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   const std::vector<Op> tensorwise =
       with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise);
   CHECK(op_named(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
+}
+
+TEST_CASE("the router stays whole on every tensor rank; the rest of a layer's dense weights split over tp") {
+  const TransformerSpec m = small_moe();
+  Plan p = plan(4);
+  p.tp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.sequence_parallel = true;
+  const StageCost c = stage_costs(m, p, small_cluster()).stages[0];
+  // 8 layers: attention and norms (4,194,304 + 2,048) over 2, the router
+  // (1024 x 8) whole; the embedding and head (32000 x 1024 each, the head's
+  // norm 1024) over 2.
+  const double dense = 8 * ((4'194'304.0 + 2'048.0) / 2 + 8'192.0) + (2 * 32000.0 * 1024 + 1024) / 2;
+  CHECK(c.params - c.expert_params == doctest::Approx(dense).epsilon(1e-12));
+}
+
+TEST_CASE("every rank waits for the slowest expert-parallel group: ep 6 on 8-GPU nodes crosses nodes") {
+  TransformerSpec m = small_moe();
+  m.moe.experts = 24;
+  const hw::ClusterSpec three = small_cluster(3);
+  auto dispatch = [&](int ep) {
+    Plan p = plan(ep);
+    p.dp = 24;
+    p.global_batch = 24;
+    return stage_costs(m, p, three).stages[0].ep_comm_forward;
+  };
+  // ep 8 and ep 4 stay inside a node; of the ep 6 groups {0-5}, {6-11}, ...
+  // the second spans two nodes, so every rank's dispatch goes at its pace.
+  CHECK(dispatch(6) > dispatch(8));
+  CHECK(dispatch(6) > dispatch(4));
 }
 
 TEST_CASE("expert tensor parallelism: each expert's width over etp GPUs, which gather their tokens") {

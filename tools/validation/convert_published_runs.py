@@ -1208,7 +1208,7 @@ def moe_case(rec: dict) -> dict:
         model["moe"] = dict(p["moe"], capacity_factor=1.0)
         assumptions["model.moe.capacity_factor"] = ("1.0: the record's token dropping, --moe-expert-capacity-factor "
                                                     "1.0 with --moe-pad-expert-input-to-capacity")
-    elif "force" in routing or "forced" in routing:
+    elif ("force" in routing or "forced" in routing) and "unless" not in routing:
         assumptions["options.moe_imbalance"] = "1 (balanced): the record's --moe-router-force-load-balancing"
     else:
         assumptions["options.moe_imbalance"] = ("1 (balanced): drop-less routing, whose busiest expert's load the "
