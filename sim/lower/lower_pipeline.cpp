@@ -30,35 +30,20 @@ core::Time compute_duration(const Action& a, const workload::StageCost& c) {
   }
 }
 
-// The tensor-parallel collectives inside a compute action: a forward's in F,
-// the input gradient's in B and I.
-core::Time tp_comm_inside(const Action& a, const workload::StageCost& c) {
+// The communication inside a compute action that blocks its stream: the
+// forward's in F, the input gradient's in B and I (tensor-parallel
+// collectives, the context-parallel exchange's exposed part, a MoE model's
+// dispatch and combine), given as the stage's two figures.
+core::Time comm_inside(const Action& a, core::Time forward, core::Time backward) {
   switch (a.op) {
-    case Op::kForward: return c.tp_comm_forward;
+    case Op::kForward: return forward;
     case Op::kBackward:
-    case Op::kInputGrad: return c.tp_comm_backward;
+    case Op::kInputGrad: return backward;
     default: return core::Time::zero();
   }
 }
-
-// The same for the context-parallel exchange's exposed time.
-core::Time cp_comm_inside(const Action& a, const workload::StageCost& c) {
-  switch (a.op) {
-    case Op::kForward: return c.cp_comm_forward;
-    case Op::kBackward:
-    case Op::kInputGrad: return c.cp_comm_backward;
-    default: return core::Time::zero();
-  }
-}
-
-// And a MoE model's dispatch and combine inside it.
 core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
-  switch (a.op) {
-    case Op::kForward: return c.ep_comm_forward;
-    case Op::kBackward:
-    case Op::kInputGrad: return c.ep_comm_backward;
-    default: return core::Time::zero();
-  }
+  return comm_inside(a, c.ep_comm_forward, c.ep_comm_backward);
 }
 
 // options.moe_a2a_overlap: a forward and a backward run as one step, each
@@ -254,7 +239,8 @@ void Lowering::lower_pipeline(int p) {
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
                                       first_forward.at(a.stage) == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-        const core::Time tp = tp_comm_inside(a, c), cp = cp_comm_inside(a, c);
+        const core::Time tp = comm_inside(a, c.tp_comm_forward, c.tp_comm_backward);
+        const core::Time cp = comm_inside(a, c.cp_comm_forward, c.cp_comm_backward);
         // The parts this action's gradients are ready after, unit by unit
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).

@@ -349,9 +349,10 @@ Space enumerate(const Spec& spec) {
                       for (std::size_t hi = 0; hi < shards.size(); ++hi) {
                         for (std::size_t fi = 0; fi < reshards.size(); ++fi) {
                           for (std::size_t oi = 0; oi < overlaps.size(); ++oi) {
-                           for (std::size_t ei = 0; ei < eps.size() * etps.size(); ++ei) {
-                            const std::size_t xi = ei % etps.size();
-                            const int ep = eps[ei / etps.size()], etp = etps[xi];
+                           // Every (ep, etp) pair, ep the slower-changing.
+                           for (std::size_t pair = 0; pair < eps.size() * etps.size(); ++pair) {
+                            const std::size_t ei = pair / etps.size(), xi = pair % etps.size();
+                            const int ep = eps[ei], etp = etps[xi];
                             if (etp > 1 && !model.moe.enabled()) {
                               refuse(1, "etp > 1 needs a MoE model", {{"etp", xi}});
                               continue;
@@ -361,19 +362,19 @@ Space enumerate(const Spec& spec) {
                               continue;
                             }
                             if ((static_cast<long long>(tp) * cp * dp) % (static_cast<long long>(ep) * etp) != 0) {
-                              refuse(1, "ep x etp does not divide tp x cp x dp", {{"ep", ei / etps.size()}, {"etp", xi}});
+                              refuse(1, "ep x etp does not divide tp x cp x dp", {{"ep", ei}, {"etp", xi}});
                               continue;
                             }
                             if (ep > 1 && !model.moe.enabled()) {
-                              refuse(1, "ep > 1 needs a MoE model", {{"ep", ei / etps.size()}});
+                              refuse(1, "ep > 1 needs a MoE model", {{"ep", ei}});
                               continue;
                             }
                             if (model.moe.enabled() && model.moe.experts % ep != 0) {
-                              refuse(1, "ep does not divide the experts", {{"ep", ei / etps.size()}});
+                              refuse(1, "ep does not divide the experts", {{"ep", ei}});
                               continue;
                             }
                             if ((static_cast<long long>(tp) * cp * dp) % ep != 0) {
-                              refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei / etps.size()}, {"dp", di}});
+                              refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei}, {"dp", di}});
                               continue;
                             }
                             if (model.moe.enabled() && tp > 1 && !plan.sequence_parallel) {
@@ -382,7 +383,7 @@ Space enumerate(const Spec& spec) {
                               continue;
                             }
                             if (plan.overlap.moe_a2a && ep == 1) {
-                              refuse(1, "options.moe_a2a_overlap needs ep > 1", {{"ep", ei / etps.size()}});
+                              refuse(1, "options.moe_a2a_overlap needs ep > 1", {{"ep", ei}});
                               continue;
                             }
                             int shard = shards[hi];
@@ -460,7 +461,7 @@ Space enumerate(const Spec& spec) {
                                 {"vp", vi},         {"microbatch_size", bi}, {"schedule", si},
                                 {"zero_stage", zi}, {"sequence_parallel", qi}, {"recompute", ri},
                                 {"fsdp_shard_size", hi}, {"reshard_after_forward", fi}, {"tp_comm_overlap", oi},
-                                {"ep", ei / etps.size()}, {"etp", xi}};
+                                {"ep", ei}, {"etp", xi}};
                             for (const auto& [axis, i] : at) {
                               if (auto* list = find_use(axis)) (*list)[i].used = true;
                             }

@@ -14,9 +14,8 @@
 
 using namespace trainsim;
 
-static void BM_WhatIf(benchmark::State& state, const std::string& config) {
-  sweep::keep_freed_memory();
-  const config::Scenario sc = config::load_file(std::string(TRAINSIM_SOURCE_DIR) + "/" + config);
+// What-ifs of `sc` in the timed loop, with the events of the last.
+static void time_whatifs(benchmark::State& state, const config::Scenario& sc) {
   std::size_t events = 0;
   for (auto _ : state) {
     const driver::WhatIf w = driver::simulate(sc);
@@ -25,6 +24,13 @@ static void BM_WhatIf(benchmark::State& state, const std::string& config) {
   }
   state.counters["events"] = static_cast<double>(events);
 }
+
+static config::Scenario load_example(const std::string& config) {
+  sweep::keep_freed_memory();
+  return config::load_file(std::string(TRAINSIM_SOURCE_DIR) + "/" + config);
+}
+
+static void BM_WhatIf(benchmark::State& state, const std::string& config) { time_whatifs(state, load_example(config)); }
 BENCHMARK_CAPTURE(BM_WhatIf, gpt3_175b_1024xa100, "configs/examples/gpt3-175b-1024xa100.json")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WhatIf, llama3_405b_16384xh100, "configs/examples/llama3-405b-16384xh100.json")
@@ -55,22 +61,14 @@ BENCHMARK_CAPTURE(BM_WhatIf, mixtral_8x7b_64xh100, "configs/examples/mixtral-8x7
 // DualPipeV, against the same plan and 61 layers with every MoE block a
 // dense MLP (experts, expert parallelism and their overlap taken out).
 static void BM_DeepSeekV3(benchmark::State& state, bool dense) {
-  sweep::keep_freed_memory();
-  config::Scenario sc = config::load_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                          "/configs/examples/deepseek-v3-2048xh800-dualpipev.json");
+  config::Scenario sc = load_example("configs/examples/deepseek-v3-2048xh800-dualpipev.json");
   if (dense) {
     sc.model.moe = workload::MoeSpec{};
     sc.plan.ep = 1;
     sc.plan.overlap.moe_a2a = false;
     sc.plan.recompute_modules &= ~(workload::kModuleMoe | workload::kModuleMoeAct);
   }
-  std::size_t events = 0;
-  for (auto _ : state) {
-    const driver::WhatIf w = driver::simulate(sc);
-    events = w.sim->timeline.events;
-    benchmark::DoNotOptimize(events);
-  }
-  state.counters["events"] = static_cast<double>(events);
+  time_whatifs(state, sc);
 }
 BENCHMARK_CAPTURE(BM_DeepSeekV3, moe_2048xh800, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DeepSeekV3, dense_same_layers, true)->Unit(benchmark::kMillisecond);
