@@ -53,11 +53,20 @@ int export_command(const ExportArgs& args) {
                kMaxStageMicrobatches);
     return kBadProgram;
   }
-  const schedule::Shape shape = schedule::Shape::placed(sched->placement(), args.pp, args.vp, args.microbatches);
+  if (schedule::pipelines_of(sched->placement()) > 1) {
+    // A CSV schedule is one pipeline: read back, the second direction's
+    // first stage would wait for the first direction's last.
+    fmt::print(stderr,
+               "error: schedule \"{}\" runs two pipelines (directions) over copies of the same layers; a CSV "
+               "schedule holds one, so it cannot be exported\n",
+               args.name);
+    return kBadProgram;
+  }
   const std::string what = fmt::format("schedule \"{}\" cannot lay out pp = {}, vp = {}, {} micro-batches", args.name,
                                        args.pp, args.vp, args.microbatches);
   schedule::Program program;
   try {
+    const schedule::Shape shape = schedule::Shape::placed(sched->placement(), args.pp, args.vp, args.microbatches);
     program = sched->program(shape);
     // Only a program that runs is worth writing down.
     schedule::check(schedule::with_communication(program, shape), shape);

@@ -209,6 +209,16 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
   }
   check_moe(sc, ctx);
+  // DualPipe's two copies of every stage: what the copies do under these is
+  // not modelled yet.
+  if (p.pipelines() > 1) {
+    auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
+      ctx.fail(path, what + " under \"" + p.schedule + "\" (two copies of every stage) is not modelled yet", related);
+    };
+    if (p.zero_stage == 3) not_yet("parallel.zero_stage", "ZeRO-3 / FSDP sharding", {"parallel.schedule"});
+    if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"parallel.schedule"});
+    if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"parallel.schedule"});
+  }
   // Multi-head Latent Attention runs fused (FlashAttention-style) and alone
   // so far.
   if (m.mla.enabled()) {

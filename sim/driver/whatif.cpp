@@ -41,7 +41,11 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
                                  " placement, but the plan costs them in the " +
                                  std::string(schedule::placement_name(plan.placement())) + " one");
   }
-  w.shape = schedule::Shape::placed(sched->placement(), plan.pp, plan.vp, plan.microbatches());
+  try {
+    w.shape = schedule::Shape::placed(sched->placement(), plan.pp, plan.vp, plan.microbatches());
+  } catch (const std::invalid_argument& e) {
+    throw schedule::ProgramError(e.what());  // micro-batches the placement cannot split
+  }
   // Stage durations for schedules that place work by time (zb-1p, zb-2p); a
   // transfer crosses NVLink or, between nodes, a NIC.
   for (int s = 0; s < w.shape.stages; ++s) {
@@ -50,7 +54,7 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
     t.forward = c.forward.to_seconds();
     t.input_grad = c.input_grad.to_seconds();
     t.weight_grad = c.weight_grad.to_seconds();
-    if (s + 1 < w.shape.stages && w.shape.stage_rank[s] != w.shape.stage_rank[s + 1]) {
+    if (w.shape.has_next(s) && w.shape.stage_rank[s] != w.shape.stage_rank[s + 1]) {
       const int here = plan.gpu_of(plan.rank_of_stage(s)), next = plan.gpu_of(plan.rank_of_stage(s + 1));
       const hw::NodeSpec& node = sc.cluster.node;
       const double nvlink = node.nvlink_sendrecv_gb_per_s > 0.0 ? node.nvlink_sendrecv_gb_per_s : node.nvlink_gb_per_s;

@@ -105,7 +105,7 @@ void Lowering::lower_pipeline(int p) {
   // Names a ZeRO-3 collective instance: the group's index in full fidelity.
   const int shard_key = full ? sharding_index(pipe.replica, Sharding::kShard) : pipe.replica;
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
-  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate };
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads };
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -484,6 +484,26 @@ void Lowering::lower_pipeline(int p) {
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
               {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
               {TaskKind::kEmbeddingAllReduce, a, q, -1}, copies);
+          last_[q][k] = id;
+        }
+        if (c.copy_grad_all_reduce > core::Time::zero()) {
+          // DualPipe: the stage and its copy in the other direction add their
+          // reduced gradients, after both have reduced them (keyed by the layers both hold).
+          const int copy_rank = shape_.stage_rank[shape_.copy_of(a.stage)];
+          std::vector<std::vector<int>> copies;
+          if (symmetric()) {
+            for (int d = 0; d < plan_.replicas(); ++d) {
+              for (int tt = 0; tt < plan_.tp; ++tt) {
+                if (d || tt) copies.push_back({plan_.gpu_of(r, d, tt), plan_.gpu_of(copy_rank, d, tt)});
+              }
+            }
+          }
+          const int layers = a.stage % shape_.pipeline_length();
+          TaskInfo sum{TaskKind::kGradReduce, a, q, -1};
+          sum.across_copies = true;
+          const core::TaskId id = collective_task(
+              q, {kCopyGrads, layers, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.copy_grad_bytes,
+              {gpu(r, pipe), gpu(copy_rank, pipe)}, 2, c.copy_grad_all_reduce, sum, copies);
           last_[q][k] = id;
         }
       } else if (a.op == Op::kOptimizer) {

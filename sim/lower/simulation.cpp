@@ -217,7 +217,8 @@ PipelineWork Lowering::work_per_pipeline() const {
         work.flow_steps += scatters * ring + replicated * 2 * ring;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
-        work.tasks += buckets + (embedding ? 1 : 0);
+        const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients
+        work.tasks += buckets + (embedding ? 1 : 0) + (copies ? 1 : 0);
         work.flow_steps += buckets * 2 * ring;
       } else if (a.op == Op::kOptimizer) {
         work.tasks += 2;  // and ZeRO-1/2's parameter gather

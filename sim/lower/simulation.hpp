@@ -114,6 +114,9 @@ struct TaskInfo {
   // HSDP: a unit's gradient shard all-reduced across the shard groups (a
   // kGradReduce after that unit's reduce-scatter).
   bool across_shard_groups = false;
+  // DualPipe: a stage's reduced gradients added to its copy's in the other
+  // direction (a kGradReduce after the stage's buckets).
+  bool across_copies = false;
   // Compute: the tensor-parallel collectives inside it (they block the
   // compute stream), its part's share of its action's: for the trace and the
   // summary's exposed tensor-parallel time.

@@ -105,7 +105,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       const hw::CollectiveRunner::Description d = sim.collectives->describe(sim.graph.task(id).route);
       args.add("collective", ti.kind == lower::TaskKind::kTpBarrier ? "barrier" : collective_kind_name(d.kind));
       args.bytes("bytes_per_gpu", d.bytes);
-      args.add("group_size", d.members).add("group", group_dimension(ti.kind));
+      args.add("group_size", d.members).add("group", ti.across_copies ? "pp" : group_dimension(ti.kind));
       add_place(args, sim, ti.rank);
       if (ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kParamAllGather) {
         args.add("stage", a.stage);
@@ -146,6 +146,7 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
                  : fmt::format("send grad mb{} s{}->s{}", a.microbatch, a.stage, a.stage - 1);
     case lower::TaskKind::kGradReduce:
       if (ti.across_shard_groups) return fmt::format("grad all-reduce s{}{} (across shard groups)", a.stage, part);
+      if (ti.across_copies) return fmt::format("grad all-reduce s{} with its copy (other direction)", a.stage);
       return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} (dp)", a.stage, part)
                           : fmt::format("grad reduce s{} (dp){}", a.stage, part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";

@@ -156,7 +156,8 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
   const double row_pitch = kBoxHeight + (any_comm ? kCommGap + kCommHeight : 0.0) + kRowGap;
   const double axis_y = kTop + ranks * row_pitch;
   const double legend_y = axis_y + 46.0;
-  const double height = legend_y + (info.vp > 1 ? 40.0 : 24.0);
+  const bool second_legend_line = info.vp > 1 || info.placement == schedule::Placement::kDual;
+  const double height = legend_y + (second_legend_line ? 40.0 : 24.0);
 
   std::string out;
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -225,17 +226,19 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
     std::stable_sort(boxes.begin(), boxes.end(), [](const Box* a, const Box* b) { return a->start < b->start; });
     for (const Box* b : boxes) {
       const int chunk = b->kind == &kOptimizer ? 0 : b->stage / std::max(ranks, 1);
-      const double shade = info.vp > 1 ? 0.45 * chunk / (info.vp - 1) : 0.0;
+      // (DualPipe's second direction is the second chunk of two.)
+      const int chunks = info.vp * schedule::pipelines_of(info.placement);
+      const double shade = chunks > 1 ? 0.45 * chunk / (chunks - 1) : 0.0;
       out += box(*b, y, kBoxHeight, lighter(b->kind->rgb, shade));
-      // The micro-batch number (and the stage, with virtual stages) where it fits.
+      // The micro-batch number (and the stage, with two chunks or more) where it fits.
       const double x0 = x_of(b->start), w = x_of(b->end) - x0;
       const std::string label = b->microbatch >= 0 ? std::to_string(b->microbatch) : "opt";
       if (w >= 6.5 * static_cast<double>(label.size()) + 3.0) {
-        const double text_y = info.vp > 1 && b->microbatch >= 0 ? y + 13.0 : y + 17.0;
+        const double text_y = chunks > 1 && b->microbatch >= 0 ? y + 13.0 : y + 17.0;
         out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
                            num(x0 + w / 2), num(text_y), label);
         const std::string stage = fmt::format("s{}", b->stage);
-        if (info.vp > 1 && b->microbatch >= 0 && w >= 5.0 * static_cast<double>(stage.size()) + 3.0) {
+        if (chunks > 1 && b->microbatch >= 0 && w >= 5.0 * static_cast<double>(stage.size()) + 3.0) {
           out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"8\" text-anchor=\"middle\" "
                              "fill=\"#333333\">{}</text>\n",
                              num(x0 + w / 2), num(y + 23.0), stage);
@@ -276,7 +279,12 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
   }
   out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">blank: idle; number: micro-batch</text>\n", num(lx),
                      num(legend_y));
-  if (info.vp > 1) {
+  if (info.placement == schedule::Placement::kDual) {
+    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">sN: stage N; two directions: stages 0-{} run down "
+                       "ranks 0-{}, lighter boxes stages {}-{}, a copy of the same layers with micro-batches of their "
+                       "own (numbered from 0), back up ranks {}-0</text>\n",
+                       num(kLeft), num(legend_y + 16), ranks - 1, ranks - 1, ranks, 2 * ranks - 1, ranks - 1);
+  } else if (info.vp > 1) {
     const std::string where = info.placement == schedule::Placement::kVShape
                                   ? fmt::format("in a V: stages 0-{0} on ranks 0-{0}, stages {1}-{2} back up on ranks {0}-0",
                                                 ranks - 1, ranks, 2 * ranks - 1)

@@ -1,5 +1,7 @@
 #include "schedule/action.hpp"
 
+#include <stdexcept>
+
 namespace trainsim::schedule {
 
 bool is_compute(Op op) {
@@ -59,8 +61,14 @@ Shape Shape::looped(int ranks, int virtual_stages, int microbatches) {
 Shape Shape::placed(Placement placement, int ranks, int virtual_stages, int microbatches) {
   Shape s;
   s.ranks = ranks;
-  s.stages = ranks * virtual_stages;
-  s.microbatches = microbatches;
+  s.pipelines = pipelines_of(placement);
+  s.stages = ranks * virtual_stages * s.pipelines;
+  if (microbatches % s.pipelines != 0) {
+    throw std::invalid_argument("its " + std::to_string(s.pipelines) + " pipelines (directions) split the " +
+                                std::to_string(microbatches) + " micro-batches evenly; expected a multiple of " +
+                                std::to_string(s.pipelines));
+  }
+  s.microbatches = microbatches / s.pipelines;
   for (int st = 0; st < s.stages; ++st) s.stage_rank.push_back(rank_of_stage(placement, st, ranks));
   return s;
 }

@@ -51,9 +51,13 @@ std::string to_string(const std::vector<Action>& actions);
 // What a schedule needs to know to lay out its program.
 struct Shape {
   int ranks = 1;         // pipeline ranks
-  int stages = 1;        // pipeline stages (ranks x virtual stages per rank)
-  int microbatches = 1;  // per iteration
+  int stages = 1;        // pipeline stages (ranks x virtual stages per rank, x pipelines)
+  int microbatches = 1;  // per iteration, through each of the pipelines
   std::vector<int> stage_rank;  // stage -> rank that runs it
+  // Independent pipelines over the stages, stages / pipelines each, in
+  // order: DualPipe's two directions (Placement::kDual) are two, each with
+  // half of the iteration's micro-batches; everything else one. A stage
+  // feeds the next only inside its pipeline.
   // Durations per stage in any one unit, for schedules that place work by
   // time (zb-1p, zb-2p); empty when unknown (they then take F = I = W = 1 and
   // free communication). Other schedules ignore them: a Program stays order.
@@ -61,15 +65,27 @@ struct Shape {
     double forward = 1.0, input_grad = 1.0, weight_grad = 1.0, transfer = 0.0;
   };
   std::vector<StageTimes> times;
+  int pipelines = 1;
+
+  int pipeline_length() const { return stages / pipelines; }
+  // Whether a stage before / after `stage` in its pipeline feeds / takes its output.
+  bool has_previous(int stage) const { return stage % pipeline_length() != 0; }
+  bool has_next(int stage) const { return (stage + 1) % pipeline_length() != 0; }
+  // The stage holding the same layers in the other pipeline (DualPipe's
+  // copy); the stage itself with one pipeline.
+  int copy_of(int stage) const { return pipelines == 1 ? stage : (stage + stages / 2) % stages; }
 
   // The usual placement: stage s on rank s.
   static Shape linear(int ranks, int microbatches);
   // Looped placement of ranks x virtual_stages stages: stage s on rank
   // s mod ranks (Megatron-LM's interleaving, breadth-first's looping).
   static Shape looped(int ranks, int virtual_stages, int microbatches);
-  // ranks x virtual_stages stages placed as `placement` says.
+  // ranks x virtual_stages stages placed as `placement` says, for
+  // `microbatches` micro-batches an iteration. Placement::kDual
+  // doubles the stages and halves the micro-batches between its two
+  // pipelines; it throws std::invalid_argument when they are odd.
   static Shape placed(Placement placement, int ranks, int virtual_stages, int microbatches);
-  int virtual_stages() const { return stages / ranks; }
+  int virtual_stages() const { return stages / (ranks * pipelines); }
 };
 
 struct Program {

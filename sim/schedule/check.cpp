@@ -95,8 +95,8 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
       if (!reduce[s]) throw ProgramError("stage " + std::to_string(s) + " has no REDUCE_GRAD");
       deps.push_back({*x.backward_end(), *reduce[s]});
 
-      // The boundary between stage s and s + 1.
-      const bool last = s + 1 == S;
+      // The boundary between stage s and s + 1 (none at the end of a pipeline).
+      const bool last = !shape.has_next(s);
       const bool crosses = !last && shape.stage_rank[s + 1] != rank;
       const Slots* next = last ? nullptr : &slot(s + 1, mb);
       const std::string boundary = "stages " + std::to_string(s) + " and " + std::to_string(s + 1);
@@ -135,11 +135,12 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
       deps.push_back({*next->send_b, *x.recv_b});
       deps.push_back({*x.recv_b, *x.input_grad()});
     }
-    if (s == 0) {
-      // Stage 0 has no predecessor: nothing may be received for it or sent back from it.
+    if (!shape.has_previous(s)) {
+      // A pipeline's first stage has no predecessor: nothing may be received for it or sent back from it.
+      const std::string none = " has nothing to do: no stage precedes stage " + std::to_string(s);
       for (int mb = 0; mb < M; ++mb) {
-        if (slot(0, mb).recv_f) throw ProgramError(where(program, *slot(0, mb).recv_f) + " has nothing to do: no stage precedes stage 0");
-        if (slot(0, mb).send_b) throw ProgramError(where(program, *slot(0, mb).send_b) + " has nothing to do: no stage precedes stage 0");
+        if (slot(s, mb).recv_f) throw ProgramError(where(program, *slot(s, mb).recv_f) + none);
+        if (slot(s, mb).send_b) throw ProgramError(where(program, *slot(s, mb).send_b) + none);
       }
     }
   }

@@ -12,9 +12,9 @@ Program with_communication(const Program& compute, const Shape& shape) {
     throw ProgramError("program has " + std::to_string(compute.ranks.size()) + " ranks, shape has " +
                        std::to_string(shape.ranks));
   }
-  auto remote = [&](int rank, int stage) {
-    return stage >= 0 && stage < shape.stages && shape.stage_rank[stage] != rank;
-  };
+  // Whether stage s's neighbour in its pipeline (s - 1 or s + 1) runs on another rank.
+  auto remote_previous = [&](int rank, int s) { return shape.has_previous(s) && shape.stage_rank[s - 1] != rank; };
+  auto remote_next = [&](int rank, int s) { return shape.has_next(s) && shape.stage_rank[s + 1] != rank; };
   Program out;
   out.ranks.resize(shape.ranks);
   for (int r = 0; r < shape.ranks; ++r) {
@@ -40,11 +40,11 @@ Program with_communication(const Program& compute, const Shape& shape) {
       const Action& a = in[k];
       const int s = a.stage, mb = a.microbatch;
       const bool input_grad = a.op == Op::kBackward || a.op == Op::kInputGrad;
-      if (a.op == Op::kForward && remote(r, s - 1)) actions.push_back({Op::kRecvF, s, mb});
-      if (input_grad && remote(r, s + 1)) actions.push_back({Op::kRecvB, s, mb});
+      if (a.op == Op::kForward && remote_previous(r, s)) actions.push_back({Op::kRecvF, s, mb});
+      if (input_grad && remote_next(r, s)) actions.push_back({Op::kRecvB, s, mb});
       actions.push_back(a);
-      if (a.op == Op::kForward && remote(r, s + 1)) actions.push_back({Op::kSendF, s, mb});
-      if (input_grad && remote(r, s - 1)) actions.push_back({Op::kSendB, s, mb});
+      if (a.op == Op::kForward && remote_next(r, s)) actions.push_back({Op::kSendF, s, mb});
+      if (input_grad && remote_previous(r, s)) actions.push_back({Op::kSendB, s, mb});
       const auto [first, last] = reduce_after.equal_range(k);
       for (auto it = first; it != last; ++it) actions.push_back({Op::kReduceGrad, it->second, 0});
     }

@@ -1,6 +1,7 @@
 #include "schedule/registry.hpp"
 
 #include "schedule/breadth_first.hpp"
+#include "schedule/dualpipe.hpp"
 #include "schedule/dualpipe_v.hpp"
 #include "schedule/gpipe.hpp"
 #include "schedule/interleaved_one_f_one_b.hpp"
@@ -25,6 +26,7 @@ std::vector<std::unique_ptr<Schedule>> make_all() {
   all.push_back(std::make_unique<ZeroBubbleAuto>("zb-1p", 1));
   all.push_back(std::make_unique<ZeroBubbleAuto>("zb-2p", 2));
   all.push_back(std::make_unique<ZeroBubbleV>());
+  all.push_back(std::make_unique<DualPipe>());
   all.push_back(std::make_unique<DualPipeV>());
   all.push_back(std::make_unique<BreadthFirst>());
   return all;

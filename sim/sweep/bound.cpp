@@ -11,16 +11,23 @@ std::vector<RankWork> rank_work(const config::Scenario& setting, const workload:
   const workload::StageCosts costs =
       workload::stage_costs(setting.model, plan, setting.cluster, setting.options.collective_algorithm);
   std::vector<RankWork> work(plan.pp);
-  double before = 0.0;  // F of stages 0 .. r-1
+  std::vector<char> waited(plan.pp, 0);
+  const int length = plan.stages() / plan.pipelines();
+  double before = 0.0;  // F of the stages before s in its pipeline
   for (int s = 0; s < plan.stages(); ++s) {
     const auto& c = costs.stages[s];
-    RankWork& w = work[plan.rank_of_stage(s)];
-    if (s < plan.pp) w.wait_s = before;
+    if (s % length == 0) before = 0.0;
+    const int r = plan.rank_of_stage(s);
+    RankWork& w = work[r];
+    // A rank starts with the first of its stages that can start.
+    w.wait_s = waited[r] ? std::min(w.wait_s, before) : before;
+    waited[r] = 1;
     before += c.forward.to_seconds();
     // With the A2A overlap a MoE stage's dispatch and combine may hide
     // entirely: only its compute is sure to take time.
     const core::Time hideable = plan.overlap.moe_a2a ? c.ep_comm_forward + c.ep_comm_backward : core::Time::zero();
-    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad - hideable).to_seconds();
+    // (DualPipe: each direction's stages see their half of the micro-batches.)
+    w.per_microbatch_s += (c.forward + c.input_grad + c.weight_grad - hideable).to_seconds() / plan.pipelines();
   }
   return work;
 }

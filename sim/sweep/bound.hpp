@@ -17,7 +17,7 @@
 
 namespace trainsim::sweep {
 
-// Per pipeline rank r, in seconds: the F of the stages before r (`wait_s`)
+// Per pipeline rank r, in seconds: the F of the stages before r's first stage in its pipeline (`wait_s`)
 // and the compute of one micro-batch on r (`per_microbatch_s`).
 struct RankWork {
   double wait_s = 0.0;

@@ -287,14 +287,23 @@ struct Plan {
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)
   std::vector<int> stage_layers;
 
-  int stages() const { return pp * vp; }
   // Where the schedule places its stages (looped for an unknown name).
   schedule::Placement placement() const;
+  // Pipelines of the same layers laid over the stages: DualPipe's two
+  // directions, each with a copy of the model's layers; otherwise one.
+  int pipelines() const { return schedule::pipelines_of(placement()); }
+  // The stages simulated: pp x vp a pipeline.
+  int stages() const { return pp * vp * pipelines(); }
   // The pipeline rank that runs `stage`.
   int rank_of_stage(int stage) const { return schedule::rank_of_stage(placement(), stage, pp); }
+  // A stage's layers; stage_layers gives a pipeline's pp x vp (every pipeline's alike).
   int layers_of_stage(int stage, int model_layers) const {
-    return stage_layers.empty() ? model_layers / stages() : stage_layers[stage];
+    const int length = pp * vp;
+    return stage_layers.empty() ? model_layers / length : stage_layers[stage % length];
   }
+  // The stage that holds the same layers in the other direction (DualPipe's
+  // copy, as Shape::copy_of); the stage itself with one pipeline.
+  int copy_of_stage(int stage) const { return pipelines() == 1 ? stage : (stage + stages() / 2) % stages(); }
 
   int gpus() const { return tp * cp * pp * dp; }
   // Micro-batches each pipeline runs per iteration.

@@ -376,8 +376,10 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   StageCosts out;
   out.model_flops_per_iteration = model_flops(model, static_cast<double>(plan.global_batch));
   // The recomputed layers' share of the model's (recompute_flops counts every layer).
+  // (Over one pipeline: DualPipe's second direction is a copy of the same layers.)
   double recomputed = 0.0;
-  for (int st = 0; st < stages; ++st) recomputed += plan.recomputed_layers(plan.layers_of_stage(st, model.layers));
+  const int pipeline_length = stages / plan.pipelines();
+  for (int st = 0; st < pipeline_length; ++st) recomputed += plan.recomputed_layers(plan.layers_of_stage(st, model.layers));
   // Recomputed FLOPs a sequence over every layer: a MoE model's MoE and dense layers each their own.
   const int model_moe_layers = model.moe_layers_in(0, model.layers);
   const double redone_flops =
@@ -388,10 +390,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   out.hardware_flops_per_iteration =
       out.model_flops_per_iteration + redone_flops * (recomputed / model.layers) *
                                           static_cast<double>(plan.global_batch);
-  int first_layer = 0;  // of the stage in the loop below: stages hold the layers in order
+  int first_layer = 0;  // of the stage in the loop below: a pipeline's stages hold the layers in order
   for (int st = 0; st < stages; ++st) {
-    const bool first = st == 0;
-    const bool last = st == stages - 1;
+    const bool first = st % pipeline_length == 0;
+    const bool last = (st + 1) % pipeline_length == 0;
+    if (first) first_layer = 0;
     const int r = plan.rank_of_stage(st);
     std::vector<int> tp_gpus;
     for (int k = 0; k < plan.tp; ++k) tp_gpus.push_back(plan.gpu_of(r, 0, k));
@@ -912,6 +915,22 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * g;
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
+    }
+    if (plan.pipelines() > 1) {
+      // DualPipe: every replica's and tensor rank's pair of copies, all at
+      // once, adds what each keeps after its own reduction: the shard it
+      // steps under ZeRO-1/2 (and the distributed optimizer), all of it under ZeRO-0.
+      const int copy_rank = plan.rank_of_stage(plan.copy_of_stage(st));
+      std::vector<std::vector<int>> pairs;
+      for (int d = 0; d < plan.replicas(); ++d) {
+        for (int k = 0; k < plan.tp; ++k) pairs.push_back({plan.gpu_of(r, d, k), plan.gpu_of(copy_rank, d, k)});
+      }
+      hw::CollectiveGroup copies_group = hw::group_of(cluster, pairs.front());
+      copies_group.nic_share *= hw::concurrent_nic_share(cluster, pairs);
+      const double kept = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
+      c.copy_grad_bytes = kept * g;
+      c.copy_grad_all_reduce =
+          hw::collective_time(hw::CollectiveKind::kAllReduce, c.copy_grad_bytes, copies_group, node, algorithm);
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).

@@ -102,6 +102,12 @@ struct StageCost {
   // embedding group). Zero on other stages.
   core::Time embedding_grad_all_reduce;
   double embedding_grad_bytes = 0.0;
+  // DualPipe's two directions hold two copies of the stage's layers, on
+  // ranks r and pp - 1 - r: once each has reduced its gradients over its data
+  // parallel group, the pair adds them (an all-reduce of what each GPU keeps
+  // of them), so both copies step alike. Zero with one direction.
+  core::Time copy_grad_all_reduce;
+  double copy_grad_bytes = 0.0;
   core::Time optimizer_step;
 
   core::Time backward() const { return input_grad + weight_grad; }

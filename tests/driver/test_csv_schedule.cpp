@@ -44,6 +44,7 @@ TEST_CASE("every registered schedule, exported to CSV and run from it, gives the
   };
   for (const auto& s : schedule::all_schedules()) {
     const std::string name(s->name());
+    if (schedule::pipelines_of(s->placement()) > 1) continue;  // two directions do not fit one CSV pipeline
     CAPTURE(name);
     int ran = 0;
     for (const Case c : {Case{2, 1, 4}, Case{4, 1, 8}, Case{2, 2, 4}, Case{4, 2, 8}, Case{4, 1, 3}}) {

@@ -567,3 +567,54 @@ TEST_CASE("dualpipev: within the DualPipe README's bubble, PP + 1 chunk activati
     }
   }
 }
+
+TEST_CASE("dualpipe: within the DualPipe README's bubble, PP + 1 chunk activations a rank, copies add their gradients") {
+  // p = 2, m = 4 (2 each way), F = I = W = 1 (B = 2), free communication, by
+  // hand. Rank 0 runs 0F0 3F0 0F1 3B0 3F1 0B0 3B1 0I1 0W1, rank 1 the
+  // mirror 2F0 1F0 2F1 1B0 1F1 2B0 1B1 2I1 2W1. Rank 0: 0F0 0-1, 3F0 1-2
+  // (2F0 at 0-1), 0F1 2-3, 3B0 3-5, 3F1 5-6 (2F1 at 2-3), 0B0 6-8 (1B0 at
+  // 3-5), 3B1 8-10, 0I1 10-11 (1B1 at 8-10), 0W1 11-12; rank 1 the same by
+  // symmetry. Makespan 12 = the work, 2 chunks x 2 x 3: with pp 2 the
+  // README's bubble (pp / 2 - 1)(...) is zero.
+  const Time F = Time::ps(1000);
+  CHECK(simulate("dualpipe", 2, 4, uniform_split(4, F, F, F))->timeline.makespan == F * 12);
+  // The bound for pp ranks is (pp / 2 - 1)(F&B + B - 3W); with nothing to
+  // overlap F&B = F + B, so (pp / 2 - 1)(F + 2I - W). The simulated schedule
+  // stays within it, and above the work (m / 2 through each of 2 chunks).
+  for (int p : {2, 4, 6, 8}) {
+    for (int m : {2 * p, 2 * p + 2, 4 * p}) {
+      for (auto [f, i, w] : {std::tuple{1, 1, 1}, std::tuple{2, 1, 1}, std::tuple{1, 2, 1}, std::tuple{1, 1, 2}}) {
+        CAPTURE(p);
+        CAPTURE(m);
+        const Time v = simulate("dualpipe", p, m, uniform_split(2 * p, F * f, F * i, F * w))->timeline.makespan;
+        const Time work = F * (m * (f + i + w));
+        CHECK(v >= work);
+        CHECK(v <= work + F * ((p / 2 - 1) * (f + 2 * i - w)));
+      }
+    }
+  }
+  // Memory: a chunk's activation from its F to its backward's end. The
+  // README's figure for DualPipe is PP + 1 chunks a rank.
+  const std::int64_t A = 1000;
+  for (int p : {2, 4, 8}) {
+    for (int m : {2 * p, 4 * p}) {
+      auto costs = uniform_split(2 * p, F, F, F);
+      for (auto& c : costs.stages) c.activation_bytes = A;
+      const auto sim = simulate("dualpipe", p, m, costs);
+      for (int r = 0; r < p; ++r) {
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(r);
+        CHECK(sim->memory.pools()[r].peak() == A * (p + 1));
+      }
+    }
+  }
+  // The copies' gradient sum: each stage with its copy on the mirror rank,
+  // once both have ended their backwards. p = 2, m = 4 as above: stages 3
+  // (rank 0) and 1 (rank 1) end at 10 and add theirs 10-11; stages 0 and 2
+  // end at 12 and add theirs 12-13; the step waits for it: 13.
+  auto costs = uniform_split(4, F, F, F);
+  for (auto& c : costs.stages) c.copy_grad_all_reduce = F;
+  const auto sim = simulate("dualpipe", 2, 4, costs);
+  CHECK(sim->timeline.makespan == F * 13);
+}

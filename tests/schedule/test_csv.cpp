@@ -138,8 +138,10 @@ TEST_CASE("CsvSchedule lays out its one shape") {
 TEST_CASE("every registered schedule survives export and import unchanged") {
   // The registry is walked, so schedules added later are covered too; shapes
   // a schedule refuses (std::invalid_argument) are skipped, but each schedule
-  // must accept at least one.
+  // must accept at least one. (A CSV schedule is one pipeline: DualPipe's two
+  // directions do not fit one, and `trainsim export` refuses them.)
   for (const auto& s : all_schedules()) {
+    if (pipelines_of(s->placement()) > 1) continue;
     CAPTURE(std::string(s->name()));
     int accepted = 0;
     for (int ranks : {1, 2, 3, 4}) {

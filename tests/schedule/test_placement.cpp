@@ -37,3 +37,37 @@ TEST_CASE("a CSV program implies its placement") {
   // Neither fits (stage 1 on rank 0): looped, and the check names the action.
   CHECK(implied_placement(parse_csv("1F0,1B0\n0F0,0B0\n")) == Placement::kLooped);
 }
+
+TEST_CASE("dual placement: two pipelines of the same layers, down the ranks and back up") {
+  // p = 3: stages 0-2 (the first direction) on ranks 0 1 2, stages 3-5 (the
+  // second, a copy of the same layers) on ranks 2 1 0; 8 micro-batches, 4
+  // through each direction.
+  const Shape s = Shape::placed(Placement::kDual, 3, 1, 8);
+  CHECK(s.stages == 6);
+  CHECK(s.pipelines == 2);
+  CHECK(s.pipeline_length() == 3);
+  CHECK(s.microbatches == 4);
+  CHECK(s.virtual_stages() == 1);
+  CHECK(s.stage_rank == std::vector<int>{0, 1, 2, 2, 1, 0});
+  // Stage 2 ends the first pipeline and stage 3 starts the second: they do not join.
+  CHECK(s.has_next(1));
+  CHECK(!s.has_next(2));
+  CHECK(!s.has_previous(3));
+  CHECK(s.has_previous(4));
+  // Stage j's copy is stage 3 + j, and back.
+  CHECK(s.copy_of(0) == 3);
+  CHECK(s.copy_of(5) == 2);
+  CHECK(placement_name(Placement::kDual) == "dual");
+  CHECK(pipelines_of(Placement::kDual) == 2);
+  CHECK(pipelines_of(Placement::kVShape) == 1);
+  // One pipeline: every stage but the ends has neighbours, each its own copy.
+  const Shape v = Shape::placed(Placement::kVShape, 3, 2, 8);
+  CHECK(v.has_next(2));
+  CHECK(v.has_previous(3));
+  CHECK(v.copy_of(4) == 4);
+  CHECK(v.microbatches == 8);
+  // The directions split the micro-batches evenly.
+  CHECK_THROWS_WITH_AS(Shape::placed(Placement::kDual, 2, 1, 7),
+                       "its 2 pipelines (directions) split the 7 micro-batches evenly; expected a multiple of 2",
+                       std::invalid_argument);
+}

@@ -14,7 +14,7 @@ using namespace trainsim::schedule;
 
 TEST_CASE("the registry lists every schedule") {
   for (const char* name : {"gpipe", "1f1b", "interleaved-1f1b", "2bp", "gpipe-2bp", "zb-h1", "zb-h2", "zb-1p", "zb-2p",
-                           "zb-v", "breadth-first"}) {
+                           "zb-v", "dualpipe", "dualpipev", "breadth-first"}) {
     CAPTURE(name);
     CHECK(find_schedule(name) != nullptr);
   }
@@ -50,9 +50,10 @@ TEST_CASE("every registered schedule passes the checks, or refuses the shape wit
     for (int ranks = 1; ranks <= 8; ++ranks) {
       for (int vp = 1; vp <= 4; ++vp) {
         for (int m = 1; m <= 32; ++m) {
-          const Shape shape = Shape::placed(s->placement(), ranks, vp, m);
+          Shape shape;
           Program compute;
           try {
+            shape = Shape::placed(s->placement(), ranks, vp, m);  // (DualPipe's two directions refuse an odd m)
             compute = s->program(shape);
           } catch (const std::invalid_argument& e) {
             CHECK(std::string(e.what()).size() > 10);
@@ -220,4 +221,46 @@ TEST_CASE("zb-v places uneven stage times and transfers without deadlock, within
       }
     }
   }
+}
+
+TEST_CASE("dualpipe: DualPipe's eight phases, the ranks of each half mirroring each other") {
+  const Schedule* dual = find_schedule("dualpipe");
+  REQUIRE(dual != nullptr);
+  CHECK(dual->placement() == Placement::kDual);
+  // p = 2, m = 4 (2 each way): n = 1, h = 0 on both ranks. Rank 0's chunk 0
+  // is stage 0 (down), chunk 1 stage 3 (up, the copy of stage 1's layers);
+  // rank 1, in the second half, takes chunk 0 = stage 2 (up) and chunk 1 =
+  // stage 1 (down). Phases: 2 (F0 F1), 4 once (F0 B1 F1 B0), 6 once (B1,
+  // then B0 split), 8 (W).
+  const Program two = dual->program(Shape::placed(Placement::kDual, 2, 1, 4));
+  CHECK(to_string(two.ranks[0]) == "0F0 3F0 0F1 3B0 3F1 0B0 3B1 0I1 0W1");
+  CHECK(to_string(two.ranks[1]) == "2F0 1F0 2F1 1B0 1F1 2B0 1B1 2I1 2W1");
+  // p = 4, m = 8 (4 each way): n = 2. Rank 0 (h = 0, chunks 0 and 7): phase
+  // 1 two F0, 2 (F0 F1), 3 (I1 W F1), 4 once (4 - 4 + 1), 5 once (B1 F1 B0),
+  // 6 (B1, B0 split), 7 (W I0), 8 W.
+  const Program four = dual->program(Shape::placed(Placement::kDual, 4, 1, 8));
+  CHECK(to_string(four.ranks[0]) == "0F0 0F1 0F2 7F0 7I0 7W0 7F1 0F3 7B1 7F2 0B0 7B2 7F3 0B1 7B3 0I2 0W2 0I3 0W3");
+  // Rank p - 1 - r runs rank r's order on the copies of its stages (s -> s + 4 mod 8).
+  for (int r = 0; r < 2; ++r) {
+    std::vector<Action> mirrored = four.ranks[r];
+    for (Action& a : mirrored) a.stage = (a.stage + 4) % 8;
+    CHECK(four.ranks[3 - r] == mirrored);
+  }
+  auto refusal = [&](int p, int vp, int m) {
+    try {
+      (void)dual->program(Shape::placed(Placement::kDual, p, vp, m));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal(3, 1, 6) == "dualpipe pairs rank r with rank pp - 1 - r; expected an even pp, got 3");
+  CHECK(refusal(4, 1, 6) ==
+        "dualpipe needs at least 2 x pp = 8 micro-batches per pipeline (half from each end), got 6");
+  CHECK(refusal(4, 2, 8) == "dualpipe runs one stage per rank in each direction (parallel.vp = 1), got vp = 2");
+  CHECK(refusal(4, 1, 8).empty());
+  // A one-direction shape, even with the same ranks for the stages, is not DualPipe's.
+  CHECK_THROWS_AS(dual->program(Shape::placed(Placement::kVShape, 4, 2, 8)), std::invalid_argument);
+  CHECK_THROWS_AS(find_schedule("dualpipev")->program(Shape::placed(Placement::kDual, 4, 1, 8)),
+                  std::invalid_argument);
 }

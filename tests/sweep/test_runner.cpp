@@ -58,6 +58,31 @@ TEST_CASE("the bound never exceeds the simulated iteration time") {
   }
 }
 
+TEST_CASE("DualPipe's bound: each rank's two copies see half the micro-batches, and it starts with its first stage") {
+  // Llama 2 7B (untied: DualPipe takes it) on 8 GPUs, pp 2 and 4: dualpipe
+  // (vp 1) and dualpipev (vp 2) beside 1F1B. Counting every micro-batch
+  // through both of a rank's copies would double its work and put the
+  // bound above the simulated time.
+  const nlohmann::json doc = nlohmann::json::parse(R"({"model": "llama2-7b",
+      "cluster": {"node": "dgx-a100", "nodes": 1}, "global_batch": 64,
+      "axes": {"tp": [1, 2], "pp": [2, 4], "vp": [1, 2], "schedule": ["1f1b", "dualpipe", "dualpipev"]}})");
+  const sweep::Spec s = sweep::parse_spec(doc, "dual.json", ".");
+  const sweep::Space space = sweep::enumerate(s);
+  sweep::BoundCache cache;
+  int dual = 0;
+  for (const sweep::Candidate& c : space.plans) {
+    CAPTURE(c.plan.schedule);
+    CAPTURE(c.plan.pp);
+    const sweep::Result r = sweep::run_one(s, c);
+    REQUIRE(r.status != sweep::Status::kFailed);
+    dual += c.plan.schedule == "dualpipe" ? 1 : 0;
+    const double bound = cache.bound_s(c.cluster, s.settings[c.cluster], c.plan);
+    CHECK(bound > 0.0);
+    CHECK(bound <= r.iteration_time_s);
+  }
+  CHECK(dual > 0);
+}
+
 TEST_CASE("pruning keeps the top K exact, whatever the threads") {
   const sweep::Spec s = spec();
   const sweep::Space space = sweep::enumerate(s);

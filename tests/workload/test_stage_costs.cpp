@@ -185,6 +185,74 @@ TEST_CASE("no gather between neighbouring stages on one rank: the bend of zb-v's
   }
 }
 
+TEST_CASE("dualpipe: two pipelines of the same stages, each copy adding its gradients with the other") {
+  // An untied 8-layer model on 8 GPUs, pp 4 x dp 2. Under 1F1B stages 0-3
+  // hold 2 layers each (the embedding on 0, the head on 3). Under dualpipe
+  // stages 0-3 are the same and stages 4-7 copies of them, on ranks 3 2 1 0:
+  // stage 4 opens the second pipeline (the embedding, nothing to gather),
+  // stage 7 closes it (the head, nothing to send).
+  TransformerSpec m = small_gpt();
+  m.arch = Arch::kLlama;
+  const hw::ClusterSpec c = small_cluster(1);
+  Plan p;
+  p.pp = 4;
+  p.dp = 2;
+  p.global_batch = 16;
+  p.recompute = Recompute::kFull;
+  p.schedule = "1f1b";
+  const StageCosts one = stage_costs(m, p, c);
+  p.schedule = "dualpipe";
+  const StageCosts two = stage_costs(m, p, c);
+  REQUIRE(one.stages.size() == 4);
+  REQUIRE(two.stages.size() == 8);
+  for (int s = 0; s < 8; ++s) {
+    CAPTURE(s);
+    const StageCost& a = one.stages[s % 4];
+    const StageCost& b = two.stages[s];
+    CHECK(b.layers == 2);
+    CHECK(b.forward == a.forward);
+    CHECK(b.input_grad == a.input_grad);
+    CHECK(b.params == a.params);
+    CHECK(b.activation_bytes == a.activation_bytes);
+    CHECK(b.send_forward_bytes == a.send_forward_bytes);
+    CHECK(b.send_backward_bytes == a.send_backward_bytes);
+    CHECK(a.copy_grad_bytes == 0.0);
+    // ZeRO-0: each GPU keeps all of its stage's bf16 gradients, and adds
+    // them with the GPU of its replica holding the copy (stage 0 on GPUs 0
+    // and 1 with stage 4 on GPUs 6 and 7).
+    CHECK(b.copy_grad_bytes == doctest::Approx(2.0 * b.params).scale(0));
+    const int rank = s < 4 ? s : 7 - s, copy_rank = 3 - rank;
+    CHECK(b.copy_grad_all_reduce == hw::collective_time(hw::CollectiveKind::kAllReduce, b.copy_grad_bytes,
+                                                        hw::group_of(c, {2 * rank, 2 * copy_rank}), c.node));
+  }
+  // Each sequence runs through one copy: the FLOPs of an iteration, with
+  // full recompute's redone forward, are those of one pipeline.
+  CHECK(two.hardware_flops_per_iteration == one.hardware_flops_per_iteration);
+  CHECK(two.model_flops_per_iteration == one.model_flops_per_iteration);
+  // Under ZeRO-1 a GPU keeps its half of the reduced gradients: half to add.
+  p.zero_stage = 1;
+  const StageCosts sharded = stage_costs(m, p, c);
+  CHECK(sharded.stages[1].copy_grad_bytes == doctest::Approx(sharded.stages[1].params).scale(0));
+  // Tied embeddings (a GPT): each end rank holds a first stage and a last
+  // one (rank 0 stages 0 and 7, rank 3 stages 3 and 4), so each ties its
+  // output layer to the embedding beside it, and no first-last all-reduce
+  // is needed (the copies' sum adds the embedding's gradients). Every last
+  // stage holds vocab x hidden parameters fewer than under 1F1B.
+  m.arch = Arch::kGpt;
+  p.zero_stage = 0;
+  p.schedule = "1f1b";
+  const StageCosts tied_one = stage_costs(m, p, c);
+  p.schedule = "dualpipe";
+  const StageCosts tied_two = stage_costs(m, p, c);
+  CHECK(tied_one.stages[0].embedding_grad_all_reduce > Time::zero());
+  for (int s : {3, 7}) {
+    CAPTURE(s);
+    CHECK(tied_two.stages[s].params == doctest::Approx(tied_one.stages[3].params - 32000.0 * 1024.0).scale(0));
+  }
+  for (int s = 0; s < 8; ++s) CHECK(tied_two.stages[s].embedding_grad_all_reduce == Time::zero());
+  CHECK(tied_two.stages[4].params == tied_one.stages[0].params);
+}
+
 TEST_CASE("activation memory per layer follows Korthikanti Table 2") {
   // s b h (10 + 24/t + 5 a s / (h t)) with s = 1024, b = 2, h = 1024, a = 16, t = 2:
   // 2^21 * (10 + 12 + 5 * 16 * 1024 / 2048) = 2^21 * 62 bytes.

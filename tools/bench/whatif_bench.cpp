@@ -58,10 +58,10 @@ BENCHMARK_CAPTURE(BM_WhatIf, mixtral_8x7b_64xh100, "configs/examples/mixtral-8x7
     ->Unit(benchmark::kMillisecond);
 
 // DeepSeek-V3 on 2,048 H800s (symmetric: 16 ranks standing for all) under
-// DualPipeV, against the same plan and 61 layers with every MoE block a
+// DualPipe, against the same plan and 61 layers with every MoE block a
 // dense MLP (experts, expert parallelism and their overlap taken out).
 static void BM_DeepSeekV3(benchmark::State& state, bool dense) {
-  config::Scenario sc = load_example("configs/examples/deepseek-v3-2048xh800-dualpipev.json");
+  config::Scenario sc = load_example("configs/examples/deepseek-v3-2048xh800-dualpipe.json");
   if (dense) {
     sc.model.moe = workload::MoeSpec{};
     sc.plan.ep = 1;
