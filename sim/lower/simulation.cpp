@@ -78,6 +78,14 @@ std::unique_ptr<Simulation> Lowering::build() {
     sim_->pipeline_coordinates.push_back({p.replica, p.tensor});
   }
   for (const workload::StageCost& c : costs_.stages) sim_->stage_layers.push_back(c.layers);
+  bool moe = false;
+  for (const workload::StageCost& c : costs_.stages) moe = moe || c.moe_layers > 0;
+  if (moe) {
+    for (const workload::StageCost& c : costs_.stages) {
+      sim_->ep_stages.push_back({c.ep_forward_chunks, c.ep_backward_chunks, c.moe_layers, c.input_grad.to_seconds()});
+    }
+    sim_->a2a_overlap = plan_.overlap.moe_a2a;
+  }
   stages_of_rank_.resize(R);
   for (int s = 0; s < shape_.stages; ++s) stages_of_rank_[shape_.stage_rank[s]].push_back(s);
 

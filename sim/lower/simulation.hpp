@@ -158,6 +158,17 @@ struct Simulation {
   };
   std::vector<Coordinates> pipeline_coordinates;
   std::vector<int> stage_layers;
+  // A MoE model's stages (empty for a dense one), for the trace's dispatch
+  // and combine slices (report/ep_slices.hpp): each pass's chunks, its MoE
+  // layers, its I alone; and whether options.moe_a2a_overlap paired
+  // forwards with backwards (lower/a2a_pairs.hpp).
+  struct EpStage {
+    workload::StageCost::EpChunks forward, backward;
+    int moe_layers = 0;
+    double input_grad_s = 0.0;
+  };
+  std::vector<EpStage> ep_stages;
+  bool a2a_overlap = false;
   core::Timeline timeline;       // filled by run()
   // Burst parallelism (lower/burst.hpp): the layers' names, for stage labels,
   // and per simulated GPU the spans its compute stream left to a background

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "report/ep_slices.hpp"
 #include "report/json_string.hpp"
 #include "report/trace_time.hpp"
 #include "schedule/action.hpp"
@@ -205,9 +206,16 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   const int first_send_thread = gathers ? 3 : 2;
   std::size_t most_peers = 0;
   for (const auto& p : peers) most_peers = std::max(most_peers, p.size());
-  // Then, with a background job (burst's GPU multiplexing), its own thread.
+  // Then, with a background job (burst's GPU multiplexing), its own thread;
+  // with a MoE model, one for the token exchanges inside its compute
+  // (report/ep_slices.hpp: where in each action its dispatch and combine run).
   const int background_thread = sim.background.empty() ? -1 : first_send_thread + static_cast<int>(most_peers);
-  const int threads_per_gpu = first_send_thread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1);
+  const std::vector<EpSlice> exchanges = ep_slices(sim);
+  const int ep_thread = exchanges.empty() ? -1
+                                          : first_send_thread + static_cast<int>(most_peers) +
+                                                (sim.background.empty() ? 0 : 1);
+  const int threads_per_gpu = first_send_thread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1) +
+                              (exchanges.empty() ? 0 : 1);
   auto pid_of = [&](int r) { return cluster.node_of(sim.gpu_of_rank[r]); };
   auto tid_of = [&](int r, int offset) { return (sim.gpu_of_rank[r] % per_node) * threads_per_gpu + offset; };
   auto send_thread = [&](int r, int peer) {
@@ -255,6 +263,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     if (gathers) thread(tid_of(r, gather_thread), fmt::format("GPU {} param gather", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
     if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));
+    if (ep_thread >= 0) thread(tid_of(r, ep_thread), fmt::format("GPU {} expert dispatch/combine", gpu));
   }
 
   // Slices.
@@ -275,6 +284,21 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
                        pid_of(static_cast<int>(r)), tid_of(static_cast<int>(r), background_thread), span.ts,
                        span.dur));
     }
+  }
+
+  // The expert exchanges, each inside the compute slice (or pair) it belongs to.
+  for (const EpSlice& e : exchanges) {
+    const TraceSpan span = trace_span(e.start, e.end);
+    const schedule::Action& a = e.action;
+    Args args;
+    add_place(args, sim, e.rank);
+    args.add("stage", a.stage).add("microbatch", a.microbatch).add("layer", e.layer);
+    args.add("pass", a.op == schedule::Op::kForward ? "forward" : "backward");
+    args.add("beside", e.paired ? "the paired pass's compute" : "nothing (exposed)");
+    emit(fmt::format(R"({{"ph":"X","name":{},"cat":"ep","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
+                     json_string(fmt::format("{} {} mb{} s{} moe layer {}", e.dispatch ? "dispatch" : "combine",
+                                             schedule::op_name(a.op), a.microbatch, a.stage, e.layer)),
+                     pid_of(e.rank), tid_of(e.rank, ep_thread), span.ts, span.dur, args.text()));
   }
 
   // Flow arrows: from each transfer to the action that waits for it. Each end

@@ -576,6 +576,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         out.rest = std::max(0.0, pass_s - out.dispatch - out.mlp - out.combine);
         return out;
       };
+      c.moe_layers = main_layers;
       c.ep_forward_chunks = stage_chunks(layer_f, StageCost::EpChunks{}, times.forward);
       c.ep_backward_chunks = stage_chunks(layer_b, layer_redo, times.input_grad + times.weight_grad);
     }

@@ -58,6 +58,7 @@ struct StageCost {
     double rest = 0.0, dispatch = 0.0, mlp = 0.0, combine = 0.0;
   };
   EpChunks ep_forward_chunks, ep_backward_chunks;
+  int moe_layers = 0;  // of its layers, those with a MoE block (the chunks' sums run over them)
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
