@@ -641,6 +641,22 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                        (selective ? norm_outputs + (moe ? 0.0 : mlp_down_input) : 0.0)) +
         (main_layers - main_redone) *
             layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
+    // A MoE layer's experts keep their GEMMs' inputs too, while the block
+    // keeps its activations: each routed copy's row into the first (2h, etp
+    // times with expert tensor parallelism) and SwiGLU's output into the
+    // second (2f, unless "moe_act" redoes it). Transformer Engine's grouped
+    // linear layers save them in FP8 under its recipes, as its other linear
+    // layers do.
+    auto expert_kept_inputs = [&](Recompute policy) {
+      if (!moe || policy == Recompute::kFull || (policy == Recompute::kSelective && (modules & kModuleMoe) != 0)) {
+        return 0.0;
+      }
+      const bool act_redone = policy == Recompute::kSelective && (modules & kModuleMoeAct) != 0;
+      return routed_tokens * model.moe.top_k * moe_layout.load *
+             (2.0 * h * moe_layout.etp + (act_redone ? 0.0 : 2.0 * model.moe.expert_ffn));
+    };
+    kept_inputs += main_redone * expert_kept_inputs(plan.recompute) +
+                   (main_layers - main_redone) * expert_kept_inputs(Recompute::kNone);
     if (dense_layers > 0) {
       kept_inputs +=
           dense_redone * (layer_kept_gemm_input_bytes(dense_model, plan.microbatch_size, plan.tp, plan.recompute, sp) -

@@ -289,6 +289,36 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   CHECK(op_named(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
 }
 
+TEST_CASE("the experts keep their GEMMs' inputs: in FP8 under Transformer Engine's recipes, and W does not take them twice") {
+  // small_moe, one stage of 8 MoE layers, ep 4, no recompute: each layer's
+  // experts see 1024 tokens x top 2 = 2048 copies. Widening every expert by
+  // 1024 adds to a layer's kept activations the copies' gate/up outputs and
+  // SwiGLU's output, 2048 x (4 + 2) x 1024 bytes; under blockwise FP8
+  // SwiGLU's output (the second GEMM's input) is kept in one byte a value,
+  // 2048 x 1 x 1024 fewer. What W already holds of its operands when I
+  // starts grows by that input, 2048 x 2 x 1024 a layer in BF16, half in FP8.
+  TransformerSpec m = small_moe();
+  Plan p = plan(4);
+  hw::ClusterSpec c = small_cluster(1);
+  c.node.gpu.peak_fp8_tflops = 624;
+  c.node.gpu.gemm_fp8_tflops = {{1024, 200}, {4096, 400}};
+  auto stage = [&](int expert_ffn, Precision precision) {
+    m.moe.expert_ffn = expert_ffn;
+    p.precision = precision;
+    p.fp8_recipe = Fp8Recipe::kBlockwise;
+    return stage_costs(m, p, c).stages[0];
+  };
+  const double copies = 2048.0, layers = 8.0, wider = 1024.0;
+  const StageCost bf16 = stage(2048, Precision::kBf16), bf16_wide = stage(3072, Precision::kBf16);
+  const StageCost fp8 = stage(2048, Precision::kFp8), fp8_wide = stage(3072, Precision::kFp8);
+  CHECK(bf16_wide.activation_bytes - bf16.activation_bytes == static_cast<std::int64_t>(layers * copies * 6.0 * wider));
+  CHECK(fp8_wide.activation_bytes - fp8.activation_bytes == static_cast<std::int64_t>(layers * copies * 5.0 * wider));
+  CHECK(bf16_wide.weight_grad_kept_bytes - bf16.weight_grad_kept_bytes ==
+        static_cast<std::int64_t>(layers * copies * 2.0 * wider));
+  CHECK(fp8_wide.weight_grad_kept_bytes - fp8.weight_grad_kept_bytes ==
+        static_cast<std::int64_t>(layers * copies * 1.0 * wider));
+}
+
 TEST_CASE("the router stays whole on every tensor rank; the rest of a layer's dense weights split over tp") {
   const TransformerSpec m = small_moe();
   Plan p = plan(4);
