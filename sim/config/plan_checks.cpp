@@ -117,7 +117,23 @@ void check_moe(const Scenario& sc, const Context& ctx) {
   auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
     ctx.fail(path, what + " with a MoE model (model.moe) is not modelled yet", related);
   };
-  if (p.zero_stage == 3) not_yet("parallel.zero_stage", "ZeRO-3 / FSDP sharding of experts", {"model.moe"});
+  // ZeRO-3 / FSDP: each unit's experts gathered and reduced over the
+  // expert-data-parallel group, the rest over dp, timed analytically; a unit
+  // is a MoE layer or several.
+  if (p.zero_stage == 3) {
+    if (moe.has_dense_layers()) {
+      not_yet("parallel.zero_stage", "ZeRO-3 / FSDP of a model with dense layers between its MoE ones", {"model.moe"});
+    }
+    if (p.fsdp_shard_size > 0 && p.fsdp_shard_size < p.replicas()) {
+      not_yet("parallel.fsdp_shard_size", "HSDP (sharding groups smaller than dp)", {"model.moe"});
+    }
+    if (p.fsdp_persistence_threshold > 0.0) {
+      not_yet("parallel.fsdp_persistence_threshold", "ZeRO-3's persistent small tensors", {"model.moe"});
+    }
+    if (sc.options.flow_collectives) {
+      not_yet("options.collectives", "ZeRO-3's gathers and scatters as flows (\"flow\")", {"model.moe", "parallel.zero_stage"});
+    }
+  }
   if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"model.moe"});
   if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});
 }

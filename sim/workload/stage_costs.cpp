@@ -739,8 +739,11 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     // A layer's sharded parameters on one GPU: with a threshold, its tensors
     // above it as a tensor rank holds them (norms and row-parallel biases
     // whole); without, the layer's 1/tp as everywhere else.
+    // (A MoE layer's routed experts apart: 1/(ep etp) of them on the GPU,
+    // sharded over the expert-data-parallel group rather than over dp.)
     double persistent_per_layer = 0.0;
-    double sharded_per_layer = (model.params_per_layer() - replicated_per_layer) / t + replicated_per_layer;
+    double sharded_per_layer =
+        (model.params_per_layer() - model.expert_params_per_layer() - replicated_per_layer) / t + replicated_per_layer;
     if (plan.zero_stage == 3 && plan.fsdp_persistence_threshold > 0.0) {
       sharded_per_layer = 0.0;
       for (double n : model.layer_tensors(plan.tp)) {
@@ -866,13 +869,21 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
-      const double unit_params = plan.fsdp_unit_layers * sharded_per_layer;
+      const double unit_params = plan.fsdp_unit_layers * (sharded_per_layer + expert_per_layer);
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
         // Its layers' times, and the redo of those among the stage's first `redone`.
         PassTimes unit_times = one.times(plan.fsdp_unit_layers);
         unit_times.input_grad += std::clamp(redone - l, 0, plan.fsdp_unit_layers) * redo_one.seconds;
         parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times});
       }
+      // A MoE unit's experts gather and scatter over the expert-data-parallel
+      // group, the rest over dp: two collectives, one after the other.
+      auto sharded_collective = [&](hw::CollectiveKind kind, double bytes, const Part& part, double per_param) {
+        const double expert_bytes = part.layers * expert_per_layer * per_param;
+        if (expert_bytes <= 0.0) return hw::collective_time(kind, bytes, shard_group, node, algorithm);
+        return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) +
+               (expert_shard > 1 ? hw::collective_time(kind, expert_bytes, edp_group, node, algorithm) : core::Time{});
+      };
       if (last) parts.push_back({0, (model.head_params() - tied_share) / t - persistent_head, head_times});
       // The stage-wide rest (the scatter-gather all-gathers; the gradient
       // accumulation kernel by parameters, below) goes to the unit that runs
@@ -886,14 +897,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         const double fp8_gathered = fp8 && plan.fp8_param_gather ? part.layers * linear_per_layer : 0.0;
         u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
         // Offloaded parameters: the shard comes from the host first.
-        u.gather = hw::collective_time(hw::CollectiveKind::kAllGather, u.gather_bytes, shard_group, node, algorithm) +
+        u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
+                                      fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
         u.grad_bytes = part.params * g;
         // Offloaded, the reduced gradient shard goes to the host once fully
         // reduced: after the scatter, or after HSDP's all-reduce.
         const core::Time to_host = core::Time::seconds(pcie_seconds(u.grad_bytes / shard));
-        u.grad_scatter =
-            hw::collective_time(hw::CollectiveKind::kReduceScatter, u.grad_bytes, shard_group, node, algorithm);
+        u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g);
         if (copies > 1) {
           u.grad_replicate =
               hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm) +

@@ -149,9 +149,20 @@ TEST_CASE("parallel.recompute_modules: Megatron-Core's parts of a layer, under s
 }
 
 TEST_CASE("what MoE plans cannot run yet says so") {
-  CHECK(error_of({"parallel.zero_stage=3"}) ==
-        "test.json: parallel.zero_stage: ZeRO-3 / FSDP sharding of experts with a MoE model (model.moe) is not "
-        "modelled yet (from --set parallel.zero_stage=3)");
+  // ZeRO-3 runs with every layer a MoE one, a unit a layer, timed analytically.
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.distributed_optimizer=false"}).empty());
+  CHECK(error_of({"parallel.zero_stage=3", "model.moe.dense_layers=1", "model.ffn=14336"}) ==
+        "test.json: parallel.zero_stage: ZeRO-3 / FSDP of a model with dense layers between its MoE ones with a MoE "
+        "model (model.moe) is not modelled yet (from --set parallel.zero_stage=3)");
+  CHECK(error_of({"parallel.zero_stage=3", "options.collectives=flow"}) ==
+        "test.json: options.collectives: ZeRO-3's gathers and scatters as flows (\"flow\") with a MoE model "
+        "(model.moe) is not modelled yet (from --set options.collectives=flow)");
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_shard_size=2"}) ==
+        "test.json: parallel.fsdp_shard_size: HSDP (sharding groups smaller than dp) with a MoE model (model.moe) is "
+        "not modelled yet (from --set parallel.fsdp_shard_size=2)");
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_persistence_threshold=100"}) ==
+        "test.json: parallel.fsdp_persistence_threshold: ZeRO-3's persistent small tensors with a MoE model "
+        "(model.moe) is not modelled yet (from --set parallel.fsdp_persistence_threshold=100)");
   CHECK(error_of({"parallel.offload=optimizer"}) ==
         "test.json: parallel.offload: offloading with a MoE model (model.moe) is not modelled yet (from --set "
         "parallel.offload=optimizer)");

@@ -319,6 +319,34 @@ TEST_CASE("the experts keep their GEMMs' inputs: in FP8 under Transformer Engine
         static_cast<std::int64_t>(layers * copies * 1.0 * wider));
 }
 
+TEST_CASE("ZeRO-3 with experts: a layer a unit, its experts gathered and scattered over edp, the rest over dp") {
+  // small_moe on 8 GPUs, dp 8, ep 4: edp 8 / 4 = 2, the GPUs holding the
+  // same experts (GPU j with j + 4). A layer on one GPU: attention 4 x 1024
+  // x 1024 = 4,194,304, the router 1024 x 8 = 8,192, two norms 2,048 (all
+  // sharded over dp 8), and its 2 of the 8 experts, 2 x 3 x 1024 x 2048 =
+  // 12,582,912 (sharded over edp 2): 16,787,456 a unit.
+  const TransformerSpec m = small_moe();
+  Plan p = plan(4);
+  p.zero_stage = 3;
+  const hw::ClusterSpec c = small_cluster(1);
+  const StageCost s = stage_costs(m, p, c).stages[0];
+  REQUIRE(s.shard_units.size() == 10);  // the embedding, 8 layers, the head
+  const ShardUnit& u = s.shard_units[1];
+  CHECK(u.layers == 1);
+  CHECK(u.params == 16787456.0);
+  CHECK(u.gather_bytes == 2.0 * 16787456.0);
+  // The gather: 2 x 4,204,544 bytes over dp's 8 GPUs, then 2 x 12,582,912
+  // over the pair {0, 4}; the scatter the same in BF16 gradients.
+  const hw::CollectiveGroup dp = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7}), edp = hw::group_of(c, {0, 4});
+  CHECK(u.gather == hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 4204544.0, dp, c.node) +
+                        hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 12582912.0, edp, c.node));
+  CHECK(u.grad_scatter == hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 4204544.0, dp, c.node) +
+                              hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 12582912.0, edp, c.node));
+  // A dense unit (the embedding) gathers over dp alone.
+  CHECK(s.shard_units[0].gather ==
+        hw::collective_time(hw::CollectiveKind::kAllGather, s.shard_units[0].gather_bytes, dp, c.node));
+}
+
 TEST_CASE("the router stays whole on every tensor rank; the rest of a layer's dense weights split over tp") {
   const TransformerSpec m = small_moe();
   Plan p = plan(4);

@@ -1088,8 +1088,6 @@ def moe_unmodelled(rec: dict) -> str | None:
     if hw["gpu"].startswith("GB200") and hw["gpus"] % 72 != 0:
         return (f"{hw['gpus']} GPUs do not fill whole NVL72 racks and the record does not say how they sit in them "
                 "(the simulator's NVLink domains are whole)")
-    if par.get("zero_stage") == 3:
-        return "Megatron FSDP's sharding of experts (not modelled yet)"
     if par.get("offload"):
         return "activation offloading (not modelled yet)"
     return None
@@ -1150,7 +1148,7 @@ def moe_case(rec: dict) -> dict:
     if par.get("cp", 1) > 1:
         parallel["cp"] = par["cp"]
     modelzoo = "Megatron-MoE-ModelZoo" in rec["source"]
-    if modelzoo and preset.startswith("qwen3"):
+    if modelzoo and preset.startswith("qwen3") and par["pp"] * vp > 1:
         # --account-for-embedding-in-pipeline-split and -loss-: the embedding
         # and the loss each count as a layer, 96 over pp x vp stages.
         per_stage = (m["layers"] + 2) // (par["pp"] * vp)
@@ -1177,6 +1175,19 @@ def moe_case(rec: dict) -> dict:
         assumptions["parallel.recompute"] = (f"selective, modules {', '.join(parallel['recompute_modules'])}: the "
                                              f"record's {recompute} (the list replaces Megatron-Core's default "
                                              "core_attn)")
+    elif recompute.startswith("full"):
+        parallel["recompute"] = "full"
+        assumptions["parallel.recompute"] = f"full, every layer: the record's {recompute}"
+    fsdp = par.get("zero_stage") == 3
+    if fsdp:
+        del parallel["distributed_optimizer"]
+        parallel["zero_stage"] = 3
+        assumptions.pop("parallel.distributed_optimizer")
+        assumptions["parallel.zero_stage"] = (
+            "3: the record's Megatron FSDP ('FSDP On'; the level of sharding is not stated, parameters included as "
+            "FSDP does by default), a unit a layer: each unit gathered before its forward and its backward and its "
+            "gradients reduce-scattered after, its experts over the expert-data-parallel group (edp "
+            f"{par.get('edp')}), the rest over dp {par['dp']}")
     case = {"id": rec["id"], "group": "Megatron-Core MoE", "source": rec["source"]}
     options: dict = {}
     if "stage_layers" in parallel:
@@ -1198,7 +1209,7 @@ def moe_case(rec: dict) -> dict:
     if par.get("cuda_graph"):
         assumptions["cuda_graph"] = ("not modelled: the record's CUDA graphs (" + par["cuda_graph"] + ") take the "
                                      "launch cost off the captured kernels; the simulator charges every kernel's")
-    if modelzoo:
+    if modelzoo and not fsdp:
         options["overlap_grad_reduce"] = True
         options["overlap_param_gather"] = True
         assumptions["options.overlap_grad_reduce"] = ("true, and overlap_param_gather: the ModelZoo's model configs "
