@@ -10,6 +10,7 @@
 
 #include "cli/calibration_report_command.hpp"
 #include "cli/export_command.hpp"
+#include "cli/import_command.hpp"
 #include "cli/plan_burst_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -81,6 +82,8 @@ int main(int argc, char** argv) {
   CLI::App* validate = trainsim::cli::add_validate_command(app, validate_args);
   trainsim::cli::SweepArgs sweep_args;
   CLI::App* sweep = trainsim::cli::add_sweep_command(app, sweep_args);
+  trainsim::cli::ImportHfArgs import_hf_args;
+  CLI::App* import_hf = trainsim::cli::add_import_command(app, import_hf_args);
   trainsim::cli::SweepMergeArgs sweep_merge_args;
   CLI::App* sweep_merge = trainsim::cli::add_sweep_merge_command(app, sweep_merge_args);
   trainsim::cli::CalibrationReportArgs calibration_report_args;
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
 
   const auto dispatch = [&]() -> int {
     if (export_schedule->parsed()) return trainsim::cli::export_command(export_args);
+    if (import_hf->parsed()) return trainsim::cli::import_hf_command(import_hf_args);
     if (schedules->parsed()) {
       print_schedules();
       return 0;

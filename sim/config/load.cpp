@@ -4,10 +4,12 @@
 #include "config/load.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <filesystem>
 
+#include "config/hf_config.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
 #include "config/sections.hpp"
@@ -62,7 +64,43 @@ void expand(json& doc, const std::string& path, const std::string& kind, Context
   ctx.preset_of[path] = kind + " preset \"" + name + "\"";
 }
 
+// The model from a Hugging Face config: "hf:PATH", or {"hf": "PATH", ...}
+// whose other keys (model.seq, which the config does not give, and any
+// override) go over what the config maps to (config/hf_config.hpp).
+void expand_hf_model(json& doc, Context& ctx) {
+  if (!doc.is_object() || !doc.contains("model")) return;
+  json& v = doc["model"];
+  std::string reference;
+  std::string at = "model";
+  if (v.is_string() && v.get<std::string>().rfind("hf:", 0) == 0) {
+    reference = v.get<std::string>().substr(3);
+  } else if (v.is_object() && v.contains("hf")) {
+    at = "model.hf";
+    if (!v["hf"].is_string() || v["hf"].get<std::string>().empty()) {
+      ctx.fail(at, "expected the path of a Hugging Face config.json, got " + show(v["hf"]));
+    }
+    reference = v["hf"].get<std::string>();
+  } else {
+    return;
+  }
+  if (reference.empty()) ctx.fail(at, "expected a path after \"hf:\", e.g. \"hf:config.json\"");
+  std::filesystem::path file(reference);
+  if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+  const json hf = parse_json(read_text(file.string(), "Hugging Face config named at " + at), file.string());
+  HfModel mapped = model_from_hf(hf, file.string());
+  for (const std::string& w : mapped.warnings) spdlog::warn("{}", w);
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items()) {
+      if (key != "hf") mapped.model[key] = value;
+    }
+  }
+  v = std::move(mapped.model);
+  ctx.preset_of["model"] = "Hugging Face config " + file.string();
+  ctx.files_read.push_back(file.string());
+}
+
 void expand_all(json& doc, Context& ctx) {
+  expand_hf_model(doc, ctx);
   expand(doc, "model", "model", ctx);
   expand(doc, "cluster.node", "node", ctx);
   expand(doc, "cluster.node.gpu", "gpu", ctx);

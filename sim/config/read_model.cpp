@@ -110,6 +110,14 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   } else {
     m.ffn = s.positive_int("ffn", kMaxModelDim);
   }
+  if (!s.has("seq")) {
+    if (const auto it = ctx.preset_of.find("model"); it != ctx.preset_of.end() && it->second.rfind("Hugging Face", 0) == 0) {
+      ctx.fail("model.seq",
+               "is missing: a Hugging Face config does not give the training sequence length "
+               "(max_position_embeddings is how far the model can see); give it beside the reference, "
+               "\"model\": {\"hf\": \"config.json\", \"seq\": 4096}, or --set model.seq=4096");
+    }
+  }
   m.seq = s.positive_int("seq", kMaxModelDim);
   m.vocab = s.positive_int("vocab", kMaxModelDim);
   if (m.moe.enabled() && m.moe_layers_in(0, m.layers) == 0) {
