@@ -135,36 +135,28 @@ HfModel model_from_hf(const json& hf, const std::string& file) {
   m["name"] = !given_name.empty() ? given_name : stem.empty() ? name : stem + " (" + name + ")";
   m["source"] = fmt::format("Hugging Face config {} ({})", file, name);
   const Family f = arch->family;
+  // GPT-2 and GPT-NeoX: LayerNorm, GeLU, biases: trainsim's gpt arch, which
+  // ties the output layer to the input embedding and learns positions.
+  auto gpt_like = [&](const char* layers, const char* hidden, const char* heads, const char* act_key,
+                      const std::string& act_default, bool tied_default) {
+    m["arch"] = "gpt";
+    m["layers"] = r.count(layers);
+    m["hidden"] = r.count(hidden);
+    m["heads"] = r.count(heads);
+    m["vocab"] = r.count("vocab_size");
+    const std::string act = r.text_or(act_key, act_default);
+    if (act.rfind("gelu", 0) != 0) r.fail(act_key, "expected a GeLU (the gpt arch's MLP), got \"" + act + "\"");
+    if (!r.flag_or("tie_word_embeddings", tied_default)) {
+      warn("tie_word_embeddings", "false: the gpt arch ties the output layer to the input embedding, so vocab x "
+                                  "hidden fewer parameters are counted than the model has");
+    }
+  };
   if (f == Family::kGpt2) {
-    // GPT-2: LayerNorm, GeLU, biases, learned positions, tied embeddings: trainsim's gpt.
-    m["arch"] = "gpt";
-    m["layers"] = r.count("n_layer");
-    const int h = r.count("n_embd");
-    m["hidden"] = h;
-    m["heads"] = r.count("n_head");
-    m["ffn"] = r.count_or("n_inner", 4 * h);  // null: 4 x n_embd
-    m["vocab"] = r.count("vocab_size");
-    const std::string act = r.text_or("activation_function", "gelu_new");
-    if (act.rfind("gelu", 0) != 0) r.fail("activation_function", "expected a GeLU (the gpt arch's MLP), got \"" + act + "\"");
-    if (!r.flag_or("tie_word_embeddings", true)) {
-      warn("tie_word_embeddings", "false: the gpt arch ties the output layer to the input embedding, so vocab x "
-                                  "hidden fewer parameters are counted than the model has");
-    }
+    gpt_like("n_layer", "n_embd", "n_head", "activation_function", "gelu_new", true);
+    m["ffn"] = r.count_or("n_inner", 4 * m["hidden"].get<int>());  // null: 4 x n_embd
   } else if (f == Family::kGptNeoX) {
-    // GPT-NeoX: LayerNorm, GeLU, biases as the gpt arch; rotary positions and
-    // an untied output layer, which it does not have.
-    m["arch"] = "gpt";
-    m["layers"] = r.count("num_hidden_layers");
-    m["hidden"] = r.count("hidden_size");
-    m["heads"] = r.count("num_attention_heads");
+    gpt_like("num_hidden_layers", "hidden_size", "num_attention_heads", "hidden_act", "gelu", false);
     m["ffn"] = r.count("intermediate_size");
-    m["vocab"] = r.count("vocab_size");
-    const std::string act = r.text_or("hidden_act", "gelu");
-    if (act.rfind("gelu", 0) != 0) r.fail("hidden_act", "expected a GeLU (the gpt arch's MLP), got \"" + act + "\"");
-    if (!r.flag_or("tie_word_embeddings", false)) {
-      warn("tie_word_embeddings", "false: the gpt arch ties the output layer to the input embedding, so vocab x "
-                                  "hidden fewer parameters are counted than the model has");
-    }
     if (r.has("rotary_pct")) {
       warn("rotary_pct", "rotary positions: the gpt arch adds learned position embeddings, seq x hidden parameters "
                          "the model does not have");
