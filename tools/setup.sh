@@ -2,12 +2,13 @@
 # Installs the Debian packages trainsim needs to build and test, skipping any
 # already installed. Debian 12 or newer; run as root (or with sudo available).
 # --test adds what tools/test.sh needs besides: clang with its sanitizer and
-# libFuzzer runtimes.
+# libFuzzer runtimes; Python and librsvg's rsvg-convert, which check the
+# generated files and render the pictures.
 set -eu
 packages=(g++ cmake ninja-build libboost-graph-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
           doctest-dev libcli11-dev libbenchmark-dev)
 if [ "${1:-}" = --test ]; then
-  packages+=(clang libclang-rt-dev)
+  packages+=(clang libclang-rt-dev python3 librsvg2-bin)
 elif [ -n "${1:-}" ]; then
   echo "usage: bash tools/setup.sh [--test]" >&2
   exit 2

@@ -88,6 +88,57 @@ double tick_step(double span) {
   return 10.0 * magnitude;
 }
 
+// A legend entry: a coloured square and its label, or a grey note.
+struct LegendItem {
+  double x = 0.0, y = 0.0;  // where its square (or its note's text) starts; y its text's baseline
+  const Kind* swatch = nullptr;
+  std::string text;
+};
+
+// The legend from y on: the kinds side by side, then the note on what blank
+// and numbers mean, each moved to the next line where it would pass the
+// right edge; the stages' note on lines of its own, broken between words.
+std::vector<LegendItem> lay_out_legend(const std::vector<const Kind*>& kinds, const std::string& stages_note, double y) {
+  constexpr double kCharWidth = 6.5, kLine = 16.0, kRightEdge = kWidth - 12.0;
+  auto width_of = [&](const std::string& t) { return kCharWidth * static_cast<double>(t.size()); };
+  std::vector<LegendItem> out;
+  double x = kLeft;
+  auto place = [&](double width) {
+    if (x > kLeft && x + width > kRightEdge) {
+      x = kLeft;
+      y += kLine;
+    }
+  };
+  for (const Kind* k : kinds) {
+    const double width = 16.0 + width_of(k->label);
+    place(width);
+    out.push_back({x, y, k, k->label});
+    x += width + 18.0;
+  }
+  const std::string blank = "blank: idle; number: micro-batch";
+  place(width_of(blank));
+  out.push_back({x, y, nullptr, blank});
+  // Broken before the word that would pass the edge.
+  std::string line;
+  std::size_t start = 0;
+  while (start < stages_note.size()) {
+    std::size_t end = stages_note.find(' ', start);
+    if (end == std::string::npos) end = stages_note.size();
+    const std::string word = stages_note.substr(start, end - start);
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && kLeft + width_of(longer) > kRightEdge) {
+      y += kLine;
+      out.push_back({kLeft, y, nullptr, line});
+      line = word;
+    } else {
+      line = longer;
+    }
+    start = end + 1;
+  }
+  if (!line.empty()) out.push_back({kLeft, y + kLine, nullptr, line});
+  return out;
+}
+
 struct Box {
   core::Time start, end;
   const Kind* kind;
@@ -156,8 +207,41 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
   const double row_pitch = kBoxHeight + (any_comm ? kCommGap + kCommHeight : 0.0) + kRowGap;
   const double axis_y = kTop + ranks * row_pitch;
   const double legend_y = axis_y + 46.0;
-  const bool second_legend_line = info.vp > 1 || info.placement == schedule::Placement::kDual;
-  const double height = legend_y + (second_legend_line ? 40.0 : 24.0);
+
+  // Legend: the kinds that appear, in a fixed order, then what the boxes'
+  // numbers and shades mean, in lines that fit the picture's width (text
+  // taken at 6.5 px a character of its 11 px font, a little wider than
+  // Helvetica's).
+  std::vector<const Kind*> shown;
+  for (const Kind* k : {&kForward, &kBackward, &kInputGrad, &kWeightGrad, &kOptimizer}) {
+    bool present = false;
+    for (int r = 0; r < ranks && !present; ++r) {
+      for (const auto& [key, b] : compute[r]) present = present || b.kind == k;
+    }
+    if (present) shown.push_back(k);
+  }
+  bool any_send = false, any_collective = false;
+  for (int r = 0; r < ranks; ++r) {
+    any_send = any_send || !sends[r].empty();
+    any_collective = any_collective || !collectives[r].empty();
+  }
+  if (any_send) shown.push_back(&kSend);
+  if (any_collective) shown.push_back(&kCollective);
+  std::string stages_note;
+  if (info.placement == schedule::Placement::kDual) {
+    stages_note = fmt::format("sN: stage N; two directions: stages 0-{} run down ranks 0-{}, lighter boxes stages {}-{}, "
+                              "a copy of the same layers with micro-batches of their own (numbered from 0), back up "
+                              "ranks {}-0",
+                              ranks - 1, ranks - 1, ranks, 2 * ranks - 1, ranks - 1);
+  } else if (info.vp > 1) {
+    const std::string where = info.placement == schedule::Placement::kVShape
+                                  ? fmt::format("in a V: stages 0-{0} on ranks 0-{0}, stages {1}-{2} back up on ranks {0}-0",
+                                                ranks - 1, ranks, 2 * ranks - 1)
+                                  : fmt::format("stage s runs on rank s mod {}", ranks);
+    stages_note = fmt::format("sN: stage N; lighter boxes: later virtual stages ({})", where);
+  }
+  const std::vector<LegendItem> legend = lay_out_legend(shown, stages_note, legend_y);
+  const double height = legend.back().y + 18.0;
 
   std::string out;
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -253,45 +337,16 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
     out += "</g>\n";
   }
 
-  // Legend: the kinds that appear, in a fixed order.
-  std::vector<const Kind*> shown;
-  for (const Kind* k : {&kForward, &kBackward, &kInputGrad, &kWeightGrad, &kOptimizer}) {
-    bool present = false;
-    for (int r = 0; r < ranks && !present; ++r) {
-      for (const auto& [key, b] : compute[r]) present = present || b.kind == k;
-    }
-    if (present) shown.push_back(k);
-  }
-  bool any_send = false, any_collective = false;
-  for (int r = 0; r < ranks; ++r) {
-    any_send = any_send || !sends[r].empty();
-    any_collective = any_collective || !collectives[r].empty();
-  }
-  if (any_send) shown.push_back(&kSend);
-  if (any_collective) shown.push_back(&kCollective);
+  // Legend, laid out above.
   out += "<g class=\"legend\" font-size=\"11\">\n";
-  double lx = kLeft;
-  for (const Kind* k : shown) {
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", num(lx),
-                       num(legend_y - 10), lighter(k->rgb, 0.0));
-    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", num(lx + 16), num(legend_y), k->label);
-    lx += 16.0 + 6.5 * static_cast<double>(std::string(k->label).size()) + 18.0;
-  }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">blank: idle; number: micro-batch</text>\n", num(lx),
-                     num(legend_y));
-  if (info.placement == schedule::Placement::kDual) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">sN: stage N; two directions: stages 0-{} run down "
-                       "ranks 0-{}, lighter boxes stages {}-{}, a copy of the same layers with micro-batches of their "
-                       "own (numbered from 0), back up ranks {}-0</text>\n",
-                       num(kLeft), num(legend_y + 16), ranks - 1, ranks - 1, ranks, 2 * ranks - 1, ranks - 1);
-  } else if (info.vp > 1) {
-    const std::string where = info.placement == schedule::Placement::kVShape
-                                  ? fmt::format("in a V: stages 0-{0} on ranks 0-{0}, stages {1}-{2} back up on ranks {0}-0",
-                                                ranks - 1, ranks, 2 * ranks - 1)
-                                  : fmt::format("stage s runs on rank s mod {}", ranks);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">sN: stage N; lighter boxes: later virtual stages "
-                       "({})</text>\n",
-                       num(kLeft), num(legend_y + 16), where);
+  for (const LegendItem& item : legend) {
+    if (item.swatch != nullptr) {
+      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>\n", num(item.x),
+                         num(item.y - 10), lighter(item.swatch->rgb, 0.0));
+      out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", num(item.x + 16), num(item.y), item.text);
+    } else {
+      out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\">{}</text>\n", num(item.x), num(item.y), item.text);
+    }
   }
   out += "</g>\n</svg>\n";
   return out;

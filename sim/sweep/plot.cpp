@@ -59,17 +59,33 @@ std::string heat_map_svg(const Report& report) {
       hi = std::max(hi, c.best);
     }
   }
-  constexpr int kCell = 90, kHeight = 44, kLeft = 70, kTop = 60;
-  const int width = kLeft + kCell * static_cast<int>(tps.size()) + 20;
-  const int height = kTop + kHeight * static_cast<int>(pps.size()) + 50;
+  constexpr int kCell = 90, kHeight = 44, kLeft = 70, kTop = 60, kSwatches = 10, kSwatch = 24;
+  // The picture is as wide as its widest line: text taken at 0.6 em a
+  // character (wider than a sans-serif's average, so that it fits).
+  auto text_width = [](const std::string& text, double font_px) {
+    return static_cast<int>(std::ceil(0.6 * font_px * static_cast<double>(text.size())));
+  };
+  const std::string title = report.sweep + ": best iteration time (s) by tp and pp";
+  const std::string note = "empty: no valid plan; OOM: every plan ran out of memory; -: none simulated (pruned, failed "
+                           "or interrupted)";
+  const bool timed = lo <= hi;
+  const std::string scale_lo = timed ? fmt::format("{:.3f} s (fastest)", lo) : "";
+  const std::string scale_hi = timed ? fmt::format("{:.3f} s (slowest)", hi) : "";
+  const int grid_bottom = kTop + kHeight * static_cast<int>(pps.size());
+  const int scale_y = grid_bottom + 22;  // the colour scale's swatches, under the grid
+  const int note_y = scale_y + (timed ? 44 : 4);
+  const int width = std::max({kLeft + kCell * static_cast<int>(tps.size()), kLeft + text_width(title, 14),
+                              kLeft + text_width(note, 12),
+                              kLeft + kSwatch * kSwatches + 8 + text_width(scale_hi, 12)}) +
+                    20;
+  const int height = note_y + 14;
   std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
-      "font-size=\"12\">\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n",
       width, height);
   svg += "<defs><pattern id=\"oom\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\">"
          "<rect width=\"8\" height=\"8\" fill=\"#ddd\"/><path d=\"M0,8 L8,0\" stroke=\"#888\"/></pattern></defs>\n";
-  svg += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\">{}: best iteration time (s) by tp and pp</text>\n", kLeft,
-                     escape(report.sweep));
+  svg += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\">{}</text>\n", kLeft, escape(title));
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">tp</text>\n",
                      kLeft + kCell * static_cast<int>(tps.size()) / 2, kTop - 24);
   svg += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\">pp</text>\n",
@@ -111,10 +127,17 @@ std::string heat_map_svg(const Report& report) {
     }
     ++row;
   }
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"{}\">empty: no valid plan; OOM: every plan ran out of memory; -: none simulated "
-      "(pruned, failed or interrupted)</text>\n",
-      kLeft, height - 16);
+  // The colour scale: the cells' colours from the fastest time to the slowest, in seconds.
+  if (timed) {
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">time</text>\n", kLeft - 8, scale_y + 10);
+    for (int k = 0; k < kSwatches; ++k) {
+      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"12\" fill=\"{}\"/>\n", kLeft + k * kSwatch,
+                         scale_y, kSwatch, colour(static_cast<double>(k) / (kSwatches - 1)));
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLeft, scale_y + 28, scale_lo);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLeft + kSwatch * kSwatches + 8, scale_y + 10, scale_hi);
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", kLeft, note_y, note);
   svg += "</svg>\n";
   return svg;
 }
