@@ -10,10 +10,12 @@
 #include "config/error.hpp"
 #include "config/hf_config.hpp"
 #include "config/json_text.hpp"
+#include "config/load.hpp"
+#include "config/megatron_args.hpp"
 
 namespace trainsim::cli {
 
-CLI::App* add_import_command(CLI::App& app, ImportHfArgs& args) {
+ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegatronArgs& megatron_args) {
   CLI::App* import = app.add_subcommand("import", "Turn settings written for other tools into trainsim's");
   import->require_subcommand(1);
   import->footer("Example: trainsim import hf config.json --seq 4096 > my-model.json");
@@ -29,7 +31,22 @@ CLI::App* add_import_command(CLI::App& app, ImportHfArgs& args) {
              ".\nA config can also name the file: \"model\": {\"hf\": \"config.json\", \"seq\": 4096}.\n"
              "Exit status: 0 success; 2 a file that cannot be read or mapped; 5 stdout could not be written.\n"
              "Example: trainsim import hf config.json --seq 4096 > my-model.json");
-  return hf;
+  CLI::App* megatron = import->add_subcommand(
+      "megatron", "Print Megatron-LM's arguments (after --, or a launch script's) as a trainsim config");
+  megatron->add_option("--cluster", megatron_args.node, "Node preset the run is on, e.g. dgx-h100 (see `trainsim presets`)")
+      ->required();
+  megatron->add_option("--nodes", megatron_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
+  megatron->add_option("--network", megatron_args.network, "Network preset (default: the node's own)");
+  megatron->add_option("--script", megatron_args.script,
+                       "A launch script: the arguments it passes to pretrain_*.py (its variables and arrays expanded); "
+                       "arguments after -- are added to them");
+  megatron->add_option("args", megatron_args.args, "Megatron-LM's arguments, after --");
+  megatron->footer(
+      "Data parallelism takes the GPUs tp x cp x pp leave. Flags with no bearing on a step's cost are listed as\n"
+      "ignored on stderr, flags it does not model as not modelled.\n"
+      "Exit status: 0 success; 2 arguments or a script it cannot map, or a config that does not check.\n"
+      "Example: trainsim import megatron --cluster dgx-h100 --nodes 16 --script train.sh > run.json");
+  return {hf, megatron};
 }
 
 int import_hf_command(const ImportHfArgs& args) {
@@ -39,6 +56,40 @@ int import_hf_command(const ImportHfArgs& args) {
     for (const std::string& w : mapped.warnings) spdlog::warn("{}", w);
     if (args.seq > 0) mapped.model["seq"] = args.seq;
     std::cout << mapped.model.dump(2) << '\n';
+    return kOk;
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kBadConfig;
+  }
+}
+
+}  // namespace trainsim::cli
+
+namespace trainsim::cli {
+
+int import_megatron_command(const ImportMegatronArgs& args) {
+  try {
+    std::vector<std::string> argv;
+    std::string where = "the arguments after --";
+    if (!args.script.empty()) {
+      argv = config::megatron_args_from_script(config::read_text(args.script, "launch script"), args.script);
+      where = args.script;
+    }
+    argv.insert(argv.end(), args.args.begin(), args.args.end());
+    const config::MegatronImport imported = config::config_from_megatron(argv, {args.node, args.nodes, args.network}, where);
+    for (const std::string& w : imported.warnings) spdlog::warn("{}", w);
+    auto list = [](const std::vector<std::string>& flags) {
+      std::string out;
+      for (const std::string& f : flags) out += (out.empty() ? "" : ", ") + f;
+      return out;
+    };
+    if (!imported.ignored.empty()) {
+      fmt::print(stderr, "ignored (no bearing on a step's cost): {}\n", list(imported.ignored));
+    }
+    if (!imported.not_modelled.empty()) fmt::print(stderr, "not modelled: {}\n", list(imported.not_modelled));
+    // What `trainsim run` would refuse is refused here.
+    (void)config::load_document(imported.config, where, ".");
+    std::cout << imported.config.dump(2) << '\n';
     return kOk;
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -2,9 +2,14 @@
 // trainsim model object on stdout (config/hf_config.hpp), to paste into a
 // config or save as a model file; the fields it cannot honour are named on
 // stderr.
+// `trainsim import megatron --cluster NODE --nodes N [--script FILE] [-- ARGS]`:
+// Megatron-LM's arguments as a trainsim config (config/megatron_args.hpp),
+// checked as `trainsim run` would read it; the flags it ignores and those it
+// does not model are named on stderr.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -17,8 +22,22 @@ struct ImportHfArgs {
   int seq = 0;  // 0: leave model.seq out
 };
 
-// Adds `import` and its `hf` subcommand; returns `hf`.
-CLI::App* add_import_command(CLI::App& app, ImportHfArgs& args);
+struct ImportMegatronArgs {
+  std::string node;
+  int nodes = 0;
+  std::string network;
+  std::string script;             // a launch script to read the arguments from
+  std::vector<std::string> args;  // what follows `--`
+};
+
+struct ImportCommands {
+  CLI::App* hf = nullptr;
+  CLI::App* megatron = nullptr;
+};
+
+// Adds `import` and its subcommands.
+ImportCommands add_import_command(CLI::App& app, ImportHfArgs& hf, ImportMegatronArgs& megatron);
 int import_hf_command(const ImportHfArgs& args);
+int import_megatron_command(const ImportMegatronArgs& args);
 
 }  // namespace trainsim::cli

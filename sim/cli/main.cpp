@@ -83,7 +83,9 @@ int main(int argc, char** argv) {
   trainsim::cli::SweepArgs sweep_args;
   CLI::App* sweep = trainsim::cli::add_sweep_command(app, sweep_args);
   trainsim::cli::ImportHfArgs import_hf_args;
-  CLI::App* import_hf = trainsim::cli::add_import_command(app, import_hf_args);
+  trainsim::cli::ImportMegatronArgs import_megatron_args;
+  const trainsim::cli::ImportCommands imports =
+      trainsim::cli::add_import_command(app, import_hf_args, import_megatron_args);
   trainsim::cli::SweepMergeArgs sweep_merge_args;
   CLI::App* sweep_merge = trainsim::cli::add_sweep_merge_command(app, sweep_merge_args);
   trainsim::cli::CalibrationReportArgs calibration_report_args;
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
 
   const auto dispatch = [&]() -> int {
     if (export_schedule->parsed()) return trainsim::cli::export_command(export_args);
-    if (import_hf->parsed()) return trainsim::cli::import_hf_command(import_hf_args);
+    if (imports.hf->parsed()) return trainsim::cli::import_hf_command(import_hf_args);
+    if (imports.megatron->parsed()) return trainsim::cli::import_megatron_command(import_megatron_args);
     if (schedules->parsed()) {
       print_schedules();
       return 0;
