@@ -12,10 +12,12 @@
 #include "config/json_text.hpp"
 #include "config/load.hpp"
 #include "config/megatron_args.hpp"
+#include "config/torchtitan_toml.hpp"
 
 namespace trainsim::cli {
 
-ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegatronArgs& megatron_args) {
+ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegatronArgs& megatron_args,
+                                  ImportTorchTitanArgs& torchtitan_args) {
   CLI::App* import = app.add_subcommand("import", "Turn settings written for other tools into trainsim's");
   import->require_subcommand(1);
   import->footer("Example: trainsim import hf config.json --seq 4096 > my-model.json");
@@ -46,7 +48,18 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
       "ignored on stderr, flags it does not model as not modelled.\n"
       "Exit status: 0 success; 2 arguments or a script it cannot map, or a config that does not check.\n"
       "Example: trainsim import megatron --cluster dgx-h100 --nodes 16 --script train.sh > run.json");
-  return {hf, megatron};
+  CLI::App* torchtitan =
+      import->add_subcommand("torchtitan", "Print a TorchTitan job config (its TOML file) as a trainsim config");
+  torchtitan->add_option("file", torchtitan_args.file, "The job's TOML file")->required();
+  torchtitan->add_option("--cluster", torchtitan_args.node, "Node preset the run is on, e.g. dgx-h100")->required();
+  torchtitan->add_option("--nodes", torchtitan_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
+  torchtitan->add_option("--network", torchtitan_args.network, "Network preset (default: the node's own)");
+  torchtitan->footer(
+      "FSDP takes the GPUs tp x pp x cp x replication leave (data_parallel_shard_degree -1). Keys with no bearing on a\n"
+      "step's cost are listed as ignored on stderr, keys it does not model as not modelled.\n"
+      "Exit status: 0 success; 2 a file it cannot read or map, or a config that does not check.\n"
+      "Example: trainsim import torchtitan llama3_8b.toml --cluster dgx-h100 --nodes 8 > run.json");
+  return {hf, megatron, torchtitan};
 }
 
 int import_hf_command(const ImportHfArgs& args) {
@@ -67,6 +80,28 @@ int import_hf_command(const ImportHfArgs& args) {
 
 namespace trainsim::cli {
 
+namespace {
+
+// An imported config on stdout once it checks as `trainsim run` reads it;
+// what was ignored, not modelled or worth a warning on stderr.
+int print_import(const nlohmann::json& config, const std::vector<std::string>& warnings,
+                 const std::vector<std::string>& ignored, const std::vector<std::string>& not_modelled,
+                 const std::string& where) {
+  for (const std::string& w : warnings) spdlog::warn("{}", w);
+  auto list = [](const std::vector<std::string>& keys) {
+    std::string out;
+    for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
+    return out;
+  };
+  if (!ignored.empty()) fmt::print(stderr, "ignored (no bearing on a step's cost): {}\n", list(ignored));
+  if (!not_modelled.empty()) fmt::print(stderr, "not modelled: {}\n", list(not_modelled));
+  (void)config::load_document(config, where, ".");
+  std::cout << config.dump(2) << '\n';
+  return kOk;
+}
+
+}  // namespace
+
 int import_megatron_command(const ImportMegatronArgs& args) {
   try {
     std::vector<std::string> argv;
@@ -77,20 +112,18 @@ int import_megatron_command(const ImportMegatronArgs& args) {
     }
     argv.insert(argv.end(), args.args.begin(), args.args.end());
     const config::MegatronImport imported = config::config_from_megatron(argv, {args.node, args.nodes, args.network}, where);
-    for (const std::string& w : imported.warnings) spdlog::warn("{}", w);
-    auto list = [](const std::vector<std::string>& flags) {
-      std::string out;
-      for (const std::string& f : flags) out += (out.empty() ? "" : ", ") + f;
-      return out;
-    };
-    if (!imported.ignored.empty()) {
-      fmt::print(stderr, "ignored (no bearing on a step's cost): {}\n", list(imported.ignored));
-    }
-    if (!imported.not_modelled.empty()) fmt::print(stderr, "not modelled: {}\n", list(imported.not_modelled));
-    // What `trainsim run` would refuse is refused here.
-    (void)config::load_document(imported.config, where, ".");
-    std::cout << imported.config.dump(2) << '\n';
-    return kOk;
+    return print_import(imported.config, imported.warnings, imported.ignored, imported.not_modelled, where);
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kBadConfig;
+  }
+}
+
+int import_torchtitan_command(const ImportTorchTitanArgs& args) {
+  try {
+    const config::TorchTitanImport imported = config::config_from_torchtitan(
+        config::read_text(args.file, "TorchTitan job"), args.file, {args.node, args.nodes, args.network});
+    return print_import(imported.config, imported.warnings, imported.ignored, imported.not_modelled, args.file);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kBadConfig;

@@ -6,6 +6,8 @@
 // Megatron-LM's arguments as a trainsim config (config/megatron_args.hpp),
 // checked as `trainsim run` would read it; the flags it ignores and those it
 // does not model are named on stderr.
+// `trainsim import torchtitan JOB.toml --cluster NODE --nodes N`: a TorchTitan
+// job config as a trainsim config (config/torchtitan_toml.hpp), the same way.
 #pragma once
 
 #include <string>
@@ -30,14 +32,24 @@ struct ImportMegatronArgs {
   std::vector<std::string> args;  // what follows `--`
 };
 
+struct ImportTorchTitanArgs {
+  std::string file;  // the job's TOML
+  std::string node;
+  int nodes = 0;
+  std::string network;
+};
+
 struct ImportCommands {
   CLI::App* hf = nullptr;
   CLI::App* megatron = nullptr;
+  CLI::App* torchtitan = nullptr;
 };
 
 // Adds `import` and its subcommands.
-ImportCommands add_import_command(CLI::App& app, ImportHfArgs& hf, ImportMegatronArgs& megatron);
+ImportCommands add_import_command(CLI::App& app, ImportHfArgs& hf, ImportMegatronArgs& megatron,
+                                  ImportTorchTitanArgs& torchtitan);
 int import_hf_command(const ImportHfArgs& args);
 int import_megatron_command(const ImportMegatronArgs& args);
+int import_torchtitan_command(const ImportTorchTitanArgs& args);
 
 }  // namespace trainsim::cli

@@ -84,8 +84,9 @@ int main(int argc, char** argv) {
   CLI::App* sweep = trainsim::cli::add_sweep_command(app, sweep_args);
   trainsim::cli::ImportHfArgs import_hf_args;
   trainsim::cli::ImportMegatronArgs import_megatron_args;
+  trainsim::cli::ImportTorchTitanArgs import_torchtitan_args;
   const trainsim::cli::ImportCommands imports =
-      trainsim::cli::add_import_command(app, import_hf_args, import_megatron_args);
+      trainsim::cli::add_import_command(app, import_hf_args, import_megatron_args, import_torchtitan_args);
   trainsim::cli::SweepMergeArgs sweep_merge_args;
   CLI::App* sweep_merge = trainsim::cli::add_sweep_merge_command(app, sweep_merge_args);
   trainsim::cli::CalibrationReportArgs calibration_report_args;
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
     if (export_schedule->parsed()) return trainsim::cli::export_command(export_args);
     if (imports.hf->parsed()) return trainsim::cli::import_hf_command(import_hf_args);
     if (imports.megatron->parsed()) return trainsim::cli::import_megatron_command(import_megatron_args);
+    if (imports.torchtitan->parsed()) return trainsim::cli::import_torchtitan_command(import_torchtitan_args);
     if (schedules->parsed()) {
       print_schedules();
       return 0;

@@ -1,7 +1,6 @@
 #include "config/megatron_args.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +11,6 @@
 #include <set>
 
 #include "config/error.hpp"
-#include "config/presets.hpp"
 
 namespace trainsim::config {
 
@@ -146,7 +144,7 @@ class Args {
 
 }  // namespace
 
-MegatronImport config_from_megatron(const std::vector<std::string>& argv, const MegatronCluster& cluster,
+MegatronImport config_from_megatron(const std::vector<std::string>& argv, const ImportCluster& cluster,
                                     const std::string& where) {
   Args a(argv, where);
   MegatronImport out;
@@ -249,12 +247,7 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   const long long pp = a.integer_or("--pipeline-model-parallel-size", 1, 1),
                   cp = a.integer_or("--context-parallel-size", 1, 1);
   // Data parallelism takes the GPUs the model-parallel groups leave.
-  const auto node = find_preset("node", cluster.node);
-  if (!node) {
-    throw ConfigError(fmt::format("{}: --cluster: unknown node preset \"{}\"; known presets: {}", where, cluster.node,
-                                  fmt::join(preset_names("node"), ", ")));
-  }
-  const long long gpus = static_cast<long long>(cluster.nodes) * json::parse(*node).value("gpus_per_node", 0);
+  const long long gpus = gpus_of(cluster, where);
   if (gpus <= 0 || gpus % (tp * cp * pp) != 0) {
     a.fail("--tensor-model-parallel-size", fmt::format("tp x cp x pp = {} x {} x {} does not divide the {} GPUs of {} "
                                                        "{} nodes",
@@ -368,11 +361,7 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   if (a.flag("--overlap-moe-expert-parallel-comm")) o["moe_a2a_overlap"] = true;
   if (!o.empty()) out.config["options"] = o;
 
-  json c;
-  c["node"] = cluster.node;
-  c["nodes"] = cluster.nodes;
-  if (!cluster.network.empty()) c["network"] = cluster.network;
-  out.config["cluster"] = c;
+  out.config["cluster"] = cluster_section(cluster);
   out.config["description"] = fmt::format("Imported from Megatron-LM arguments ({})", where);
   for (const std::string& f : a.unread()) (ignored(f) ? out.ignored : out.not_modelled).push_back(f);
   return out;

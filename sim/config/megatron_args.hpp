@@ -30,13 +30,9 @@
 #include <string>
 #include <vector>
 
-namespace trainsim::config {
+#include "config/import_cluster.hpp"
 
-struct MegatronCluster {
-  std::string node;     // a node preset, e.g. "dgx-h100"
-  int nodes = 0;        // how many
-  std::string network;  // a network preset; empty for the default
-};
+namespace trainsim::config {
 
 struct MegatronImport {
   nlohmann::json config;
@@ -48,7 +44,7 @@ struct MegatronImport {
 // `args`: what follows the training script's name (pretrain_gpt.py) on its
 // command line. `where` names their origin in messages. Throws ConfigError
 // "WHERE: --flag: what was expected".
-MegatronImport config_from_megatron(const std::vector<std::string>& args, const MegatronCluster& cluster,
+MegatronImport config_from_megatron(const std::vector<std::string>& args, const ImportCluster& cluster,
                                     const std::string& where);
 
 // The arguments a launch script passes to its pretrain_*.py: its lines

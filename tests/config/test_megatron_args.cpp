@@ -25,7 +25,7 @@ std::vector<std::string> script_args(const std::string& name) {
 
 double iteration_s(const Scenario& sc) { return driver::summarize(sc, driver::simulate(sc), "x").iteration_time_s; }
 
-std::string error_of(const std::vector<std::string>& args, const MegatronCluster& cluster = {"dgx-h100", 1, ""}) {
+std::string error_of(const std::vector<std::string>& args, const ImportCluster& cluster = {"dgx-h100", 1, ""}) {
   try {
     (void)config_from_megatron(args, cluster, "args");
   } catch (const ConfigError& e) {

@@ -1,0 +1,28 @@
+#include "config/import_cluster.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/error.hpp"
+#include "config/presets.hpp"
+
+namespace trainsim::config {
+
+long long gpus_of(const ImportCluster& cluster, const std::string& where) {
+  const auto node = find_preset("node", cluster.node);
+  if (!node) {
+    throw ConfigError(fmt::format("{}: --cluster: unknown node preset \"{}\"; known presets: {}", where, cluster.node,
+                                  fmt::join(preset_names("node"), ", ")));
+  }
+  return static_cast<long long>(cluster.nodes) * nlohmann::json::parse(*node).value("gpus_per_node", 0);
+}
+
+nlohmann::json cluster_section(const ImportCluster& cluster) {
+  nlohmann::json c;
+  c["node"] = cluster.node;
+  c["nodes"] = cluster.nodes;
+  if (!cluster.network.empty()) c["network"] = cluster.network;
+  return c;
+}
+
+}  // namespace trainsim::config

@@ -1,0 +1,24 @@
+// The cluster an imported run (Megatron-LM arguments, a TorchTitan job) is
+// on: their own files name the GPUs a rank runs on, not the nodes; the
+// command line gives those.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace trainsim::config {
+
+struct ImportCluster {
+  std::string node;     // a node preset, e.g. "dgx-h100"
+  int nodes = 0;        // how many
+  std::string network;  // a network preset; empty for the node's default
+};
+
+// Its GPUs (nodes x the preset's GPUs a node). Throws ConfigError
+// "WHERE: --cluster: unknown node preset ..." for a name with no preset.
+long long gpus_of(const ImportCluster& cluster, const std::string& where);
+
+// The config's "cluster" section.
+nlohmann::json cluster_section(const ImportCluster& cluster);
+
+}  // namespace trainsim::config
