@@ -6,7 +6,7 @@
 # generated files and render the pictures.
 set -eu
 packages=(g++ cmake ninja-build libboost-graph-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
-          doctest-dev libcli11-dev libbenchmark-dev libtomlplusplus-dev)
+          doctest-dev libcli11-dev libbenchmark-dev libtomlplusplus-dev pybind11-dev python3-dev)
 if [ "${1:-}" = --test ]; then
   packages+=(clang libclang-rt-dev python3 librsvg2-bin)
 elif [ -n "${1:-}" ]; then

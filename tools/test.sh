@@ -2,6 +2,8 @@
 # The whole test suite, as CI runs it (README.md, "Tests and benchmarks"):
 #   1. a Release build, and every test;
 #   2. a clang build with AddressSanitizer and UndefinedBehaviorSanitizer
+#      (without the Python module: an instrumented module would need the
+#      sanitizer runtime preloaded into Python)
 #      (any undefined behaviour aborts) and libFuzzer's coverage hooks, and
 #      every test again under both sanitizers, except those labelled
 #      slow_under_asan, which are named as they are left out; among them the
@@ -27,7 +29,8 @@ if [ "$parts" != release ]; then
   began_sanitize=$SECONDS
   # -O1: a sanitized build at -O0 runs the suite several times slower.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="-O1 -g" \
-        -DTRAINSIM_SANITIZE=ON -DTRAINSIM_FUZZ=ON -DTRAINSIM_CUDA=OFF -DTRAINSIM_BUILD_BENCHMARKS=OFF
+        -DTRAINSIM_SANITIZE=ON -DTRAINSIM_FUZZ=ON -DTRAINSIM_CUDA=OFF -DTRAINSIM_BUILD_BENCHMARKS=OFF \
+        -DTRAINSIM_PYTHON=OFF
   cmake --build build-asan
   slow=$(ctest --test-dir build-asan -N -L slow_under_asan | awk '/Test +#/ {print $3}' | tr '\n' ' ')
   echo "test.sh: left out under the sanitizers (label slow_under_asan): ${slow:-none}"
