@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Draws every registered schedule on one small plan and prints a markdown table
-# of the results for README.md.
+# of the results for docs/schedules.md (its pictures linked relative to docs/).
 #
 # The plan: GPT 1.7B (the default example's model) on 4 GPUs of one DGX A100
 # node, tp 1, pp 4, dp 1, 8 micro-batches of one sequence each. A schedule that
@@ -44,7 +44,8 @@ for name in $("$ts" schedules | awk '{print $1}'); do
 import json, sys
 s = json.load(sys.stdin)
 name, vp, out = sys.argv[1], sys.argv[2], sys.argv[3]
+link = out[len("docs/"):] if out.startswith("docs/") else out
 print("| `{}` | {} | {:.1f} ms | {:.1f}% | {:.2f} GiB | ![{}]({}/{}.svg) |".format(
     name, vp, s["iteration_time_s"] * 1e3, s["bubble_fraction"] * 100, s["peak_memory_bytes"] / 2**30,
-    name, out, name))' "$name" "$vp" "$out" <<< "$json"
+    name, link, name))' "$name" "$vp" "$out" <<< "$json"
 done

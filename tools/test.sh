@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it (README.md, "Tests and benchmarks"):
+# The whole test suite, as CI runs it (docs/tests-and-benchmarks.md):
 #   1. a Release build, and every test;
 #   2. a clang build with AddressSanitizer and UndefinedBehaviorSanitizer
 #      (without the Python module: an instrumented module would need the

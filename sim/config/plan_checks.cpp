@@ -394,8 +394,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     if (node.pcie_gb_per_s <= 0.0) missing.emplace_back("pcie_gb_per_s");
     if (!missing.empty()) {
       ctx.fail("parallel.offload",
-               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see README, "
-                           "Hardware presets)",
+               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see "
+                           "docs/hardware.md)",
                            node.name, join(missing, ", "), missing.front()),
                {"cluster.node"});
     }

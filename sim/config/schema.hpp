@@ -1,6 +1,6 @@
 // The keys a config may contain, section by section. The loader rejects any
 // other key, suggesting the closest known one; `--set` checks its paths here.
-// README.md documents each key.
+// docs/config-reference.md documents each key.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,7 @@
 // A calibration profile: what tools/calibrate measured on one real GPU (and
 // the GPUs beside it), as the simulator uses it instead of a preset's
 // spec-sheet and published figures. config/calibration_load.hpp reads it from
-// JSON and checks every value; README.md ("Calibration") lists the format.
+// JSON and checks every value; docs/calibration.md lists the format.
 #pragma once
 
 #include <optional>

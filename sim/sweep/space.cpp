@@ -31,7 +31,7 @@ std::vector<T> values_or(const Axis<T>& axis, std::vector<T> automatic) {
 // Bounds on a sweep: the combinations its axes make (enumerated by counting
 // whole refused subtrees, so 10^12 of them take well under a second), and
 // the valid plans it holds (each kept in memory, each simulated: a million
-// take half an hour at the README's 600 plans/s).
+// take half an hour at docs/sweeps.md's 600 plans/s).
 constexpr long long kMaxCombinations = 1'000'000'000'000;
 constexpr std::size_t kMaxPlans = 1'000'000;
 

@@ -1,6 +1,6 @@
 // A validation case file: trainsim configs paired with what was measured when
 // the same training ran on real hardware, and orderings the sources state
-// (README.md, "Validation", documents the format). Loading checks every key;
+// (docs/validation.md documents the format). Loading checks every key;
 // a problem is a config::ConfigError whose one-line message names the case
 // file and the JSON path (e.g. "cases.json: cases[3].measured.mfu: ...").
 #pragma once

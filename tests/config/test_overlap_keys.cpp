@@ -136,5 +136,5 @@ TEST_CASE("offload: with ZeRO, on a node whose host is known") {
   doc["parallel"]["offload"] = "optimizer";
   CHECK(testing::load_error(doc) ==
         "test.json: parallel.offload: the node \"jean-zay-a100\" does not give its host's host_memory_gb, "
-        "host_memory_tb_per_s, pcie_gb_per_s; set cluster.node.host_memory_gb (see README, Hardware presets)");
+        "host_memory_tb_per_s, pcie_gb_per_s; set cluster.node.host_memory_gb (see docs/hardware.md)");
 }

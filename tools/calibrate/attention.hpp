@@ -17,7 +17,7 @@ struct AttentionShape {
   int batch = 1, heads = 1, seq = 1, head_dim = 1;
 };
 
-// Times one shape; the point's JSON (see README.md, "Calibration"), or null
+// Times one shape; the point's JSON (see docs/calibration.md), or null
 // when its buffers do not fit in free memory.
 nlohmann::json measure_attention(const AttentionShape& shape, const Settings& s, cudaStream_t stream);
 

@@ -1,7 +1,7 @@
 // trainsim-calibrate: measure this machine's GPUs and write a calibration
 // profile (JSON) that `trainsim` loads with cluster.calibration. It stands
 // alone: it shares no code with the simulator, only the profile's format
-// (README.md, "Calibration"; schema version below).
+// (docs/calibration.md; schema version below).
 #include <CLI/CLI.hpp>
 #include <cublasLt.h>
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// The calibration profile's JSON, piece by piece (schema version 1; README.md,
+// The calibration profile's JSON, piece by piece (schema version 1; docs/calibration.md,
 // "Calibration", lists every key). The measuring code hands its figures to
 // these functions, so the format lives in one place, and tests check that
 // what they write is what trainsim reads, without a GPU.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints README.md's accuracy tables from `trainsim validate --json`.
+"""Prints docs/accuracy.md's tables from `trainsim validate --json`.
 
 usage: tools/validation/accuracy_table.py [TRAINSIM] [CASES.json]
 (defaults: build/trainsim, tests/validation/cases.json)

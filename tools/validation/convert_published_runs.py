@@ -717,7 +717,7 @@ def torchtitan_case(rec: dict) -> dict:
         "fused: torch.compile (record torch_compile true) fuses each run of element-wise ops between the matmuls "
         "into one kernel" if par["torch_compile"] else
         "eager: no torch.compile (record torch_compile false): PyTorch runs TorchTitan's RMSNorm, rotary "
-        "embeddings and SwiGLU op by op (see parallel.elementwise in README)")
+        "embeddings and SwiGLU op by op (see parallel.elementwise in docs/config-reference.md)")
     options = {}
     if par["tp"] > 1:
         parallel["sequence_parallel"] = True
