@@ -39,8 +39,10 @@ const std::string kLlama8b = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[trai
 }  // namespace
 
 TEST_CASE("TorchTitan's Llama 3 jobs import to the runs written by hand") {
-  for (const auto& [name, cluster] : {std::pair<std::string, ImportCluster>{"llama3_8b", {"dgx-a100", 8, ""}},
-                                      std::pair<std::string, ImportCluster>{"llama3_405b", {"dgx-h100", 64, ""}}}) {
+  for (const auto& run : {std::pair<std::string, ImportCluster>{"llama3_8b", {"dgx-a100", 8, ""}},
+                          std::pair<std::string, ImportCluster>{"llama3_405b", {"dgx-h100", 64, ""}}}) {
+    const std::string& name = run.first;
+    const ImportCluster& cluster = run.second;
     CAPTURE(name);
     const TorchTitanImport t =
         config_from_torchtitan(read_text(kDir + "/" + name + ".toml", "fixture"), name + ".toml", cluster);
