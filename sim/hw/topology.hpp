@@ -67,8 +67,15 @@ class Topology {
   // gives a cable no bandwidth (the config loader says so first, by JSON path).
   Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {});
 
-  // Route index for Task::route, from GPU `from` to GPU `to`.
+  // Route index for Task::route, from GPU `from` to GPU `to`. In a built-in
+  // network with no failed link it is the network's own path
+  // (canonical_path), looked up hop by hop; otherwise a breadth-first search
+  // finds it (searched_links), so that routes go around failed links.
   std::uint32_t route(int from, int to);
+  // The links the search finds from `from` to `to`, in order (before route()
+  // leaves non-blocking up-links out); for the tests that hold the built-in
+  // paths to it. Throws NoRoute when none is left.
+  std::vector<LinkId> searched_links(int from, int to) const;
   // The links of that route, in order.
   const std::vector<LinkId>& route_links(int from, int to);
 
@@ -124,6 +131,12 @@ class Topology {
   // The path a transfer between two GPUs takes in the built-in networks, as
   // pairs of vertex keys (no search: the copies' nodes may not be built).
   std::vector<std::pair<VertexKey, VertexKey>> canonical_path(int from, int to) const;
+
+  // Built-in networks: the path's links without a search, in order; empty
+  // when a vertex or link of it is not built.
+  std::vector<LinkId> direct_links(int from, int to) const;
+  std::map<VertexKey, VertexId> vertex_of_key_;                // every vertex by (kind, a, b)
+  std::unordered_map<std::uint64_t, LinkId> link_between_;    // (u << 32 | v) -> the link u -> v
 
   std::map<std::pair<int, int>, std::uint32_t> routes_;
   std::map<std::pair<int, int>, std::uint32_t> shared_routes_;

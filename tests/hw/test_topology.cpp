@@ -173,3 +173,45 @@ TEST_CASE("a degraded non-blocking up-link stays in routes") {
   for (hw::LinkId l : links) has_uplink = has_uplink || topo.link_class(l) == hw::LinkClass::kUplink;
   CHECK(has_uplink);
 }
+
+TEST_CASE("a built-in network's routes are the paths a search finds, without the search") {
+  // route() takes the network's own path hop by hop; a breadth-first search
+  // over the built graph finds the same links, for every pair of GPUs of
+  // every kind of built-in network (up-links oversubscribed, so that none
+  // is left out of the route), with one NIC a node or one a GPU.
+  for (hw::NetworkKind kind : {hw::NetworkKind::kFlat, hw::NetworkKind::kFatTree, hw::NetworkKind::kRail}) {
+    for (int nics : {1, 8}) {
+      hw::NetworkSpec net;
+      net.kind = kind;
+      net.nodes_per_leaf = 2;
+      net.oversubscription = 2;
+      const hw::ClusterSpec c = cluster(5, nics, net);
+      hw::FlowNetwork flows;
+      hw::Topology topo(c, flows);
+      for (int a = 0; a < 40; ++a) {
+        for (int b = 0; b < 40; ++b) {
+          if (a == b) continue;
+          CAPTURE(static_cast<int>(kind));
+          CAPTURE(nics);
+          CAPTURE(a);
+          CAPTURE(b);
+          CHECK(topo.route_links(a, b) == topo.searched_links(a, b));
+        }
+      }
+    }
+  }
+  // With a failed link the route is the search's (the same path here, the
+  // failure being elsewhere), and a pair it cuts off has none.
+  hw::NetworkSpec net;
+  net.kind = hw::NetworkKind::kFatTree;
+  net.nodes_per_leaf = 2;
+  net.oversubscription = 2;
+  const hw::ClusterSpec c = cluster(4, 8, net);
+  hw::FlowNetwork flows;
+  hw::Topology topo(c, flows);
+  topo.fail("gpu8<->node1.nic0");
+  CHECK(route_names(c, 0, 16) == std::vector<std::string>{"gpu0->node0.nic0", "node0.nic0->leaf0", "leaf0->spine",
+                                                           "spine->leaf1", "leaf1->node2.nic0", "node2.nic0->gpu16"});
+  CHECK(topo.route_links(0, 16) == topo.searched_links(0, 16));
+  CHECK_THROWS_AS(topo.route(8, 16), hw::NoRoute);
+}
