@@ -472,38 +472,22 @@ void Lowering::lower_pipeline(int p) {
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
           // The first and last stages hold the tied embedding; both take part.
           const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
-          std::vector<std::vector<int>> copies;
-          if (symmetric()) {
-            for (int d = 0; d < plan_.replicas(); ++d) {
-              for (int tt = 0; tt < plan_.tp; ++tt) {
-                if (d || tt) copies.push_back({plan_.gpu_of(first_rank, d, tt), plan_.gpu_of(last_rank, d, tt)});
-              }
-            }
-          }
           const core::TaskId id = collective_task(
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
               {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
-              {TaskKind::kEmbeddingAllReduce, a, q, -1}, copies);
+              {TaskKind::kEmbeddingAllReduce, a, q, -1}, rank_pair_copies(first_rank, last_rank));
           last_[q][k] = id;
         }
         if (c.copy_grad_all_reduce > core::Time::zero()) {
           // DualPipe: the stage and its copy in the other direction add their
           // reduced gradients, after both have reduced them (keyed by the layers both hold).
           const int copy_rank = shape_.stage_rank[shape_.copy_of(a.stage)];
-          std::vector<std::vector<int>> copies;
-          if (symmetric()) {
-            for (int d = 0; d < plan_.replicas(); ++d) {
-              for (int tt = 0; tt < plan_.tp; ++tt) {
-                if (d || tt) copies.push_back({plan_.gpu_of(r, d, tt), plan_.gpu_of(copy_rank, d, tt)});
-              }
-            }
-          }
           const int layers = a.stage % shape_.pipeline_length();
           TaskInfo sum{TaskKind::kGradReduce, a, q, -1};
           sum.across_copies = true;
           const core::TaskId id = collective_task(
               q, {kCopyGrads, layers, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.copy_grad_bytes,
-              {gpu(r, pipe), gpu(copy_rank, pipe)}, 2, c.copy_grad_all_reduce, sum, copies);
+              {gpu(r, pipe), gpu(copy_rank, pipe)}, 2, c.copy_grad_all_reduce, sum, rank_pair_copies(r, copy_rank));
           last_[q][k] = id;
         }
       } else if (a.op == Op::kOptimizer) {

@@ -142,6 +142,19 @@ class Lowering {
                                const TaskInfo& info, const std::vector<std::vector<int>>& copies = {},
                                CommStream stream = CommStream::kCollectives);
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
+  // In symmetric fidelity, the pairs of GPUs on pipeline ranks a and b of
+  // every other replica and tensor rank, which the simulated pair's exchange
+  // stands for (collective_task's `copies`); none in full fidelity.
+  std::vector<std::vector<int>> rank_pair_copies(int a, int b) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric()) return copies;
+    for (int d = 0; d < plan_.replicas(); ++d) {
+      for (int t = 0; t < plan_.tp; ++t) {
+        if (d || t) copies.push_back({plan_.gpu_of(a, d, t), plan_.gpu_of(b, d, t)});
+      }
+    }
+    return copies;
+  }
   // One pipeline stands for all only if every copy sees the same hardware:
   // each stage's GPUs (tp x dp of them) fill whole nodes, or each stage fits
   // in one node with a NIC per GPU (no NIC shared between stages); and, when

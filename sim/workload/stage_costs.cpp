@@ -248,6 +248,19 @@ double weight_grad_operand_bytes(const std::vector<Op>& ops) {
   return bytes;
 }
 
+// Every replica's and tensor rank's pair of GPUs on pipeline ranks a and b,
+// all exchanging at once (the ends of a tied embedding, DualPipe's copies):
+// one pair's group, its NICs shared by the pairs that meet on them.
+hw::CollectiveGroup rank_pairs(const hw::ClusterSpec& cluster, const Plan& plan, int a, int b) {
+  std::vector<std::vector<int>> pairs;
+  for (int d = 0; d < plan.replicas(); ++d) {
+    for (int k = 0; k < plan.tp; ++k) pairs.push_back({plan.gpu_of(a, d, k), plan.gpu_of(b, d, k)});
+  }
+  hw::CollectiveGroup group = hw::group_of(cluster, pairs.front());
+  group.nic_share *= hw::concurrent_nic_share(cluster, pairs);
+  return group;
+}
+
 std::int64_t to_bytes(double b) {
   if (!(b < 0x1p62)) throw std::overflow_error("a memory size of " + std::to_string(b) + " bytes is beyond what the simulator represents");
   return static_cast<std::int64_t>(std::llround(b));
@@ -931,38 +944,23 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
       }
     }
     if (tied && !ends_share_rank && (first || last)) {
-      // Every replica's and tensor rank's pair of ends, all at once.
-      std::vector<std::vector<int>> pairs;
-      for (int d = 0; d < plan.replicas(); ++d) {
-        for (int k = 0; k < plan.tp; ++k) {
-          pairs.push_back({plan.gpu_of(0, d, k), plan.gpu_of(plan.rank_of_stage(stages - 1), d, k)});
-        }
-      }
-      hw::CollectiveGroup ends = hw::group_of(cluster, pairs.front());
-      ends.nic_share *= hw::concurrent_nic_share(cluster, pairs);
+      const hw::CollectiveGroup ends = rank_pairs(cluster, plan, 0, plan.rank_of_stage(stages - 1));
       c.embedding_grad_bytes = static_cast<double>(model.vocab) * h / t * g;
       c.embedding_grad_all_reduce =
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
+    // What each GPU steps: its shard under ZeRO-1/2/3 (and the distributed optimizer), all of it under ZeRO-0.
+    const double updated = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
     if (plan.pipelines() > 1) {
-      // DualPipe: every replica's and tensor rank's pair of copies, all at
-      // once, adds what each keeps after its own reduction: the shard it
-      // steps under ZeRO-1/2 (and the distributed optimizer), all of it under ZeRO-0.
-      const int copy_rank = plan.rank_of_stage(plan.copy_of_stage(st));
-      std::vector<std::vector<int>> pairs;
-      for (int d = 0; d < plan.replicas(); ++d) {
-        for (int k = 0; k < plan.tp; ++k) pairs.push_back({plan.gpu_of(r, d, k), plan.gpu_of(copy_rank, d, k)});
-      }
-      hw::CollectiveGroup copies_group = hw::group_of(cluster, pairs.front());
-      copies_group.nic_share *= hw::concurrent_nic_share(cluster, pairs);
-      const double kept = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
-      c.copy_grad_bytes = kept * g;
+      // DualPipe: each pair of copies adds what each keeps after its own
+      // reduction, the gradients of what it steps.
+      const hw::CollectiveGroup copies = rank_pairs(cluster, plan, r, plan.rank_of_stage(plan.copy_of_stage(st)));
+      c.copy_grad_bytes = updated * g;
       c.copy_grad_all_reduce =
-          hw::collective_time(hw::CollectiveKind::kAllReduce, c.copy_grad_bytes, copies_group, node, algorithm);
+          hw::collective_time(hw::CollectiveKind::kAllReduce, c.copy_grad_bytes, copies, node, algorithm);
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
-    const double updated = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
     const double held_grads = plan.zero_stage >= 2 ? dense_params / shard + c.expert_params / expert_shard : c.params;
     if (!offload) {
       c.optimizer_step =
