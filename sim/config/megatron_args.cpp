@@ -217,17 +217,18 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
     e["router"] = score;
     if (a.has("--moe-expert-capacity-factor")) e["capacity_factor"] = a.number("--moe-expert-capacity-factor");
     if (a.has("--moe-layer-freq")) {
-      // An integer n (every n-th layer), or the pattern ([0]*k+[1]*m): the first k layers dense.
-      const std::string freq = a.text("--moe-layer-freq");
+      // An integer n (every n-th layer), or the pattern ([0]*k+[1]*m): the first k layers dense
+      // (at most 9 digits each, so that they fit).
+      const std::string freq = a.text("--moe-layer-freq").substr(0, 64);
       std::smatch match;
-      if (std::regex_match(freq, match, std::regex(R"(\(?\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\)?)"))) {
+      if (std::regex_match(freq, match, std::regex(R"(\(?\[0\]\s*\*\s*(\d{1,9})\s*\+\s*\[1\]\s*\*\s*(\d{1,9})\)?)"))) {
         e["dense_layers"] = std::stoll(match[1]);
         if (std::stoll(match[1]) + std::stoll(match[2]) != layers) {
           a.fail("--moe-layer-freq", fmt::format("{} covers {} layers, --num-layers gives {}", freq,
                                                  std::stoll(match[1]) + std::stoll(match[2]), layers));
         }
         dense_layers = std::stoll(match[1]) > 0;
-      } else if (std::regex_match(freq, std::regex(R"(\d+)"))) {
+      } else if (std::regex_match(freq, std::regex(R"(\d{1,9})"))) {
         e["layer_freq"] = std::stoll(freq);
         dense_layers = std::stoll(freq) > 1;
       } else {
@@ -431,52 +432,92 @@ std::vector<std::string> megatron_args_from_script(const std::string& text, cons
   }
   std::map<std::string, std::string> vars;
   std::map<std::string, std::vector<std::string>> arrays;
-  // $NAME, ${NAME}, ${NAME:-default}, ${NAME[@]} (an array's words, joined).
+  // A script that expands past this (an array appended to itself line after
+  // line doubles) is refused rather than filling the memory.
+  constexpr std::size_t kMaxExpanded = 1 << 20;
+  auto name_at = [](const std::string& s, std::size_t pos) {
+    std::size_t end = pos;
+    while (end < s.size() && (std::isalpha(static_cast<unsigned char>(s[end])) != 0 || s[end] == '_' ||
+                              (end > pos && std::isdigit(static_cast<unsigned char>(s[end])) != 0))) {
+      ++end;
+    }
+    return s.substr(pos, end - pos);
+  };
+  // $NAME, ${NAME}, ${NAME:-default}, ${NAME[@]} (an array's words, joined);
+  // anything else after a $ is left as written, so that it shows in a message.
   auto expand = [&](const std::string& s) {
-    static const std::regex ref(R"(\$\{([A-Za-z_][A-Za-z0-9_]*)(\[@\])?(:-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*))");
     std::string out;
-    auto it = std::sregex_iterator(s.begin(), s.end(), ref);
-    std::size_t last = 0;
-    for (; it != std::sregex_iterator(); ++it) {
-      const std::smatch& mm = *it;
-      out += s.substr(last, static_cast<std::size_t>(mm.position()) - last);
-      const std::string name = mm[1].matched ? mm[1].str() : mm[5].str();
-      if (mm[2].matched) {
+    for (std::size_t i = 0; i < s.size();) {
+      if (s[i] != '$') {
+        out += s[i++];
+        continue;
+      }
+      const bool braced = i + 1 < s.size() && s[i + 1] == '{';
+      const std::size_t at = i + (braced ? 2 : 1);
+      const std::string name = name_at(s, at);
+      std::size_t next = at + name.size();
+      std::string fallback;
+      bool whole_array = false, has_fallback = false;
+      if (braced) {
+        if (s.compare(next, 3, "[@]") == 0) {
+          whole_array = true;
+          next += 3;
+        } else if (s.compare(next, 2, ":-") == 0) {
+          const std::size_t close = s.find('}', next + 2);
+          if (close != std::string::npos) {
+            fallback = s.substr(next + 2, close - next - 2);
+            has_fallback = true;
+            next = close;
+          }
+        }
+      }
+      const bool closed = !braced || (next < s.size() && s[next] == '}');
+      if (name.empty() || !closed) {
+        out += s[i++];
+        continue;
+      }
+      if (braced) ++next;  // the closing brace
+      if (whole_array) {
         std::string joined;
         for (const std::string& w : arrays[name]) joined += (joined.empty() ? "" : " ") + w;
         out += joined;
       } else if (const auto v = vars.find(name); v != vars.end() && !v->second.empty()) {
         out += v->second;
-      } else if (mm[3].matched) {
-        out += mm[4].str();
+      } else if (has_fallback) {
+        out += fallback;
       } else {
-        out += mm.str();  // unknown: left as written, so that it shows in a message
+        out += s.substr(i, next - i);
       }
-      last = static_cast<std::size_t>(mm.position() + mm.length());
+      if (out.size() > kMaxExpanded) throw ConfigError(file + ": the script's variables expand past 1 MiB");
+      i = next;
     }
-    return out + s.substr(last);
+    return out;
   };
   std::optional<std::vector<std::string>> launch;  // the last line that runs pretrain_*.py with flags
-  static const std::regex assign(R"(^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$)");
-  static const std::regex array_open(R"(^\s*([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$)");
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::smatch mm;
-    if (std::regex_match(lines[i], mm, array_open)) {
+    // NAME=value, NAME=(words...) or NAME+=(words...), after blanks and an optional `export`.
+    const std::string& line = lines[i];
+    std::size_t pos = line.find_first_not_of(" \t");
+    if (pos != std::string::npos && line.compare(pos, 7, "export ") == 0) pos = line.find_first_not_of(" \t", pos + 7);
+    const std::string name = pos == std::string::npos ? "" : name_at(line, pos);
+    const std::size_t after = pos + name.size();
+    const bool append = !name.empty() && line.compare(after, 3, "+=(") == 0;
+    if (!name.empty() && (append || line.compare(after, 2, "=(") == 0)) {
       // Its words up to the closing parenthesis, on this line or the next ones.
-      const std::string name = mm[1];
-      std::string body = mm[3];
+      std::string body = line.substr(after + (append ? 3 : 2));
       while (body.find(')') == std::string::npos && i + 1 < lines.size()) body += " " + lines[++i];
       body = body.substr(0, body.rfind(')'));
       std::vector<std::string>& arr = arrays[name];
-      if (mm[2].str().empty()) arr.clear();
+      if (!append) arr.clear();
       for (const std::string& w : words(body)) {
         for (const std::string& part : words(expand(w))) arr.push_back(part);
       }
+      if (arr.size() > kMaxExpanded) throw ConfigError(file + ": the script's arrays expand past 1 MiB");
       continue;
     }
-    if (std::regex_match(lines[i], mm, assign)) {
-      const std::vector<std::string> value = words(mm[2]);
-      vars[mm[1]] = value.empty() ? "" : expand(value.front());
+    if (!name.empty() && line.compare(after, 1, "=") == 0) {
+      const std::vector<std::string> value = words(line.substr(after + 1));
+      vars[name] = value.empty() ? "" : expand(value.front());
       continue;
     }
     // The launch: the words after the pretrain_*.py script.
