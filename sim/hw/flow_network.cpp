@@ -26,6 +26,8 @@ LinkId FlowNetwork::add_link(Link link) {
   if (!(link.bytes_per_s > 0.0)) throw std::invalid_argument("a link needs a positive bandwidth");
   links_.push_back(link);
   flows_on_link_.emplace_back();
+  cap_load_.push_back(0.0);
+  uncapped_on_.push_back(0.0);
   bytes_carried_.push_back(0.0);
   return static_cast<LinkId>(links_.size() - 1);
 }
@@ -179,16 +181,33 @@ void FlowNetwork::insert_flow(const Flow& flow, core::Time now) {
   f.active = true;
   f.active_index = static_cast<std::uint32_t>(active_.size());
   active_.push_back(slot);
-  for (LinkId l : route.links) flows_on_link_[l].push_back(slot);
+  for (std::size_t i = 0; i < route.links.size(); ++i) {
+    const LinkId l = route.links[i];
+    flows_on_link_[l].push_back(slot);
+    if (f.cap > 0.0) {
+      cap_load_[l] += f.cap * route.weight(i);
+    } else {
+      uncapped_on_[l] += route.weight(i);
+    }
+  }
 }
 
 void FlowNetwork::end_flow(std::uint32_t slot) {
   Flow& f = flows_[slot];
   f.active = false;
   ++f.version;
-  for (LinkId l : routes_[f.route].links) {
+  const Route& route = routes_[f.route];
+  for (std::size_t i = 0; i < route.links.size(); ++i) {
+    const LinkId l = route.links[i];
     auto& on = flows_on_link_[l];
     on.erase(std::find(on.begin(), on.end(), slot));
+    if (on.empty()) {
+      cap_load_[l] = uncapped_on_[l] = 0.0;  // exact again, whatever rounding the sums gathered
+    } else if (f.cap > 0.0) {
+      cap_load_[l] -= f.cap * route.weight(i);
+    } else {
+      uncapped_on_[l] -= route.weight(i);
+    }
   }
   const std::uint32_t moved = active_.back();
   active_[f.active_index] = moved;
@@ -208,6 +227,12 @@ void FlowNetwork::push_due(std::uint32_t slot) {
   std::push_heap(due_.begin(), due_.end(), Later{});
 }
 
+bool FlowNetwork::can_limit(LinkId l) const {
+  // A margin of 1e-9 of the bandwidth keeps a link whose caps nearly fill it
+  // (or fill it exactly, up to the sums' rounding) in the solve.
+  return uncapped_on_[l] > 0.0 || cap_load_[l] > links_[l].bytes_per_s * 1e-12 * (1.0 - 1e-9);
+}
+
 void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now) {
   // Gather the component of links and flows reachable from the seed links.
   link_seen_.resize(links_.size(), 0);
@@ -221,6 +246,10 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
       stack_.push_back(l);
     }
   }
+  // Every flow on a seed link is re-solved; beyond them, only links that can
+  // limit a flow join the component (a slack link cannot carry rates from one
+  // flow to another), so that flows whose caps their links can all carry at
+  // once stay components of their own however many of them share the links.
   while (!stack_.empty()) {
     const LinkId l = stack_.back();
     stack_.pop_back();
@@ -230,9 +259,12 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
       flow_seen_[s] = 1;
       comp_flows_.push_back(s);
       for (LinkId l2 : routes_[flows_[s].route].links) {
-        if (!link_seen_[l2]) {
-          link_seen_[l2] = 1;
+        if (link_seen_[l2]) continue;
+        link_seen_[l2] = 1;
+        if (can_limit(l2)) {
           stack_.push_back(l2);
+        } else {
+          comp_links_.push_back(l2);  // for the rate history; not expanded
         }
       }
     }
@@ -255,6 +287,7 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
   }
   std::sort(comp_links_.begin(), comp_links_.end());
   std::sort(comp_flows_.begin(), comp_flows_.end());
+  flows_solved_ += comp_flows_.size();
 
   // Bring every affected flow's remaining bytes up to now at its old rate.
   for (std::uint32_t s : comp_flows_) {
@@ -264,74 +297,21 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     f.updated = now;
   }
 
-  // Progressive filling.
-  capacity_.resize(links_.size(), 0.0);
-  unfrozen_.resize(links_.size(), 0);
-  frozen_.resize(flows_.size(), 0);
-  for (LinkId l : comp_links_) {
-    capacity_[l] = links_[l].bytes_per_s * 1e-12;
-    unfrozen_[l] = 0.0;
-  }
-  for (std::uint32_t s : comp_flows_) {
-    const Route& route = routes_[flows_[s].route];
-    for (std::size_t i = 0; i < route.links.size(); ++i) unfrozen_[route.links[i]] += route.weight(i);
-  }
-  std::size_t left = comp_flows_.size();
-  auto freeze = [&](std::uint32_t s, double rate) {
-    frozen_[s] = 1;
-    --left;
-    flows_[s].rate = rate;
-    const Route& route = routes_[flows_[s].route];
-    for (std::size_t i = 0; i < route.links.size(); ++i) {
-      const LinkId l2 = route.links[i];
-      capacity_[l2] = std::max(0.0, capacity_[l2] - rate * route.weight(i));
-      unfrozen_[l2] = std::max(0.0, unfrozen_[l2] - route.weight(i));
-    }
-  };
-  while (left > 0) {
-    LinkId bottleneck = 0;
-    double share = std::numeric_limits<double>::infinity();
-    for (LinkId l : comp_links_) {
-      if (!(unfrozen_[l] > 1e-9)) continue;
-      const double s = capacity_[l] / unfrozen_[l];
-      if (s < share) {
-        share = s;
-        bottleneck = l;
-      }
-    }
-    // A flow whose own cap is below every fair share is frozen at its cap first.
-    std::uint32_t capped = 0;
-    double lowest_cap = share;
-    for (std::uint32_t s : comp_flows_) {
-      if (!frozen_[s] && flows_[s].cap > 0.0 && flows_[s].cap < lowest_cap) {
-        lowest_cap = flows_[s].cap;
-        capped = s;
-      }
-    }
-    if (lowest_cap < share) {
-      freeze(capped, lowest_cap);
-      continue;
-    }
-    bool froze = false;
-    for (std::uint32_t s : flows_on_link_[bottleneck]) {
-      if (!frozen_[s]) {
-        freeze(s, share);
-        froze = true;
-      }
-    }
-    if (!froze) unfrozen_[bottleneck] = 0.0;  // only rounding was left on it
-  }
+  fill();
 
   if (record_rates_) {
     rate_history_.resize(links_.size());
-    for (LinkId l : comp_links_) capacity_[l] = 0.0;  // reuse as the links' new total rates
-    for (std::uint32_t s : comp_flows_) {
-      const Route& route = routes_[flows_[s].route];
-      for (std::size_t i = 0; i < route.links.size(); ++i) capacity_[route.links[i]] += flows_[s].rate * route.weight(i);
-    }
     for (LinkId l : comp_links_) {
+      // Every flow on the link, re-solved or not (a slack link's flows may lie outside the component).
+      double total = 0.0;
+      for (std::uint32_t s : flows_on_link_[l]) {
+        const Route& route = routes_[flows_[s].route];
+        for (std::size_t i = 0; i < route.links.size(); ++i) {
+          if (route.links[i] == l) total += flows_[s].rate * route.weight(i);
+        }
+      }
       auto& h = rate_history_[l];
-      const double rate = capacity_[l] * 1e12;
+      const double rate = total * 1e12;
       if (!h.empty() && h.back().first == now) {
         h.back().second = rate;
       } else if (h.empty() || h.back().second != rate) {
@@ -355,6 +335,121 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     f.finish = now + core::Time::ps(static_cast<std::int64_t>(ps));
     push_due(s);
   }
+}
+
+// Progressive filling, in O((links + flows x hops) log links): the links sit
+// in a min-heap on their fair share (capacity left / weight of the unfrozen
+// flows crossing them), the capped flows in a list sorted by cap. Freezing a
+// flow at the smallest share never lowers another link's share, so an entry
+// whose share no longer matches its link's is stale and skipped; the link's
+// current share was pushed when it changed. Ties go to the lowest link id and
+// the lowest slot, and each share is computed by the same expression in the
+// same order as a scan of every link would, so rates come out bit for bit
+// as a scan's.
+void FlowNetwork::fill() {
+  capacity_.resize(links_.size(), 0.0);
+  unfrozen_.resize(links_.size(), 0);
+  frozen_.resize(flows_.size(), 0);
+  link_seen_.resize(links_.size(), 0);
+  limiting_.resize(links_.size(), 0);
+  // Only links that can limit a flow take part: every flow crossing one is in
+  // the component. A slack link may carry flows outside it, and its caps hold
+  // its flows below its bandwidth anyway.
+  limiting_links_.clear();
+  for (LinkId l : comp_links_) {
+    if (!can_limit(l)) continue;
+    limiting_[l] = 1;
+    limiting_links_.push_back(l);
+    capacity_[l] = links_[l].bytes_per_s * 1e-12;
+    unfrozen_[l] = 0.0;
+  }
+  capped_.clear();
+  for (std::uint32_t s : comp_flows_) {
+    const Route& route = routes_[flows_[s].route];
+    for (std::size_t i = 0; i < route.links.size(); ++i) {
+      if (limiting_[route.links[i]]) unfrozen_[route.links[i]] += route.weight(i);
+    }
+    if (flows_[s].cap > 0.0) capped_.push_back({flows_[s].cap, s});
+  }
+  std::sort(capped_.begin(), capped_.end(),
+            [](const CapEntry& a, const CapEntry& b) { return a.cap < b.cap || (a.cap == b.cap && a.slot < b.slot); });
+  // std::push_heap builds a max-heap; this order puts the smallest (share, link) on top.
+  const auto larger = [](const ShareEntry& a, const ShareEntry& b) {
+    return a.share > b.share || (a.share == b.share && a.link > b.link);
+  };
+  shares_.clear();
+  for (LinkId l : limiting_links_) {
+    if (unfrozen_[l] > 1e-9) shares_.push_back({capacity_[l] / unfrozen_[l], l});
+  }
+  std::make_heap(shares_.begin(), shares_.end(), larger);
+
+  std::size_t left = comp_flows_.size();
+  std::size_t next_capped = 0;
+  changed_.clear();
+  auto freeze = [&](std::uint32_t s, double rate) {
+    frozen_[s] = 1;
+    --left;
+    flows_[s].rate = rate;
+    const Route& route = routes_[flows_[s].route];
+    for (std::size_t i = 0; i < route.links.size(); ++i) {
+      const LinkId l2 = route.links[i];
+      if (!limiting_[l2]) continue;
+      capacity_[l2] = std::max(0.0, capacity_[l2] - rate * route.weight(i));
+      unfrozen_[l2] = std::max(0.0, unfrozen_[l2] - route.weight(i));
+      if (!link_seen_[l2]) {
+        link_seen_[l2] = 1;
+        changed_.push_back(l2);
+      }
+    }
+  };
+  // Pushes the current share of every link a freeze changed.
+  auto push_changed = [&] {
+    for (LinkId l : changed_) {
+      link_seen_[l] = 0;
+      if (unfrozen_[l] > 1e-9) {
+        shares_.push_back({capacity_[l] / unfrozen_[l], l});
+        std::push_heap(shares_.begin(), shares_.end(), larger);
+      }
+    }
+    changed_.clear();
+  };
+  while (left > 0) {
+    // The smallest current share; stale entries (and links left with only rounding) are dropped.
+    while (!shares_.empty()) {
+      const ShareEntry& top = shares_.front();
+      if (unfrozen_[top.link] > 1e-9 && top.share == capacity_[top.link] / unfrozen_[top.link]) break;
+      std::pop_heap(shares_.begin(), shares_.end(), larger);
+      shares_.pop_back();
+    }
+    const double share = shares_.empty() ? std::numeric_limits<double>::infinity() : shares_.front().share;
+    // A flow whose own cap is below every fair share is frozen at its cap first.
+    while (next_capped < capped_.size() && frozen_[capped_[next_capped].slot]) ++next_capped;
+    if (next_capped < capped_.size() && capped_[next_capped].cap < share) {
+      freeze(capped_[next_capped].slot, capped_[next_capped].cap);
+      push_changed();
+      continue;
+    }
+    if (shares_.empty()) {
+      // Only rounding is left on every link: what is still unfrozen starves
+      // until a neighbour ends and the component is solved again.
+      for (std::uint32_t s : comp_flows_) {
+        if (!frozen_[s]) freeze(s, 0.0);
+      }
+      push_changed();
+      break;
+    }
+    const LinkId bottleneck = shares_.front().link;
+    bool froze = false;
+    for (std::uint32_t s : flows_on_link_[bottleneck]) {
+      if (!frozen_[s]) {
+        freeze(s, share);
+        froze = true;
+      }
+    }
+    if (!froze) unfrozen_[bottleneck] = 0.0;  // only rounding was left on it
+    push_changed();
+  }
+  for (LinkId l : limiting_links_) limiting_[l] = 0;
 }
 
 void FlowNetwork::reschedule(core::Engine& engine) {

@@ -6,7 +6,9 @@
 // flow's rate together until some link is full, freeze the flows crossing it,
 // repeat. When a flow starts or ends only the flows that share links with it,
 // directly or through others, are re-solved, visited in a fixed order so that
-// results are reproducible.
+// results are reproducible. Links whose flows' caps they can carry all at
+// once never limit a rate, so flows do not join through them: the thousands
+// of capped flows of a collective over a whole cluster stay small components.
 //
 // Projected finish times sit in a min-heap (stale entries are skipped by a
 // version stamp), and the network keeps one pending completion event in the
@@ -95,6 +97,9 @@ class FlowNetwork final : public core::Resource {
   void scale_bandwidth(LinkId id, double factor) { links_[id].bytes_per_s *= factor; }
   const Route& route(std::uint32_t id) const { return routes_[id]; }
   std::size_t link_count() const { return links_.size(); }
+  // Flow rates solved so far, one per flow of each component re-solved: the
+  // solver's work, which tests hold to the size of what a change can touch.
+  std::uint64_t flows_solved() const { return flows_solved_; }
 
  private:
   struct Flow {
@@ -123,6 +128,10 @@ class FlowNetwork final : public core::Resource {
   void insert_flow(const Flow& flow, core::Time now);  // without solving rates
   void end_flow(std::uint32_t slot);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
+  void fill();  // rates of the component resolve() gathered
+  // Whether a link can hold a flow below its cap: it carries an uncapped flow,
+  // or its flows' caps add up to (nearly) its bandwidth or more.
+  bool can_limit(LinkId l) const;
   void push_due(std::uint32_t slot);
   bool stale(const Due& d) const;
   void reschedule(core::Engine& engine);
@@ -142,8 +151,25 @@ class FlowNetwork final : public core::Resource {
   std::vector<double> capacity_;
   std::vector<double> unfrozen_;  // weight of the unfrozen flows on each link
   std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+  struct ShareEntry {
+    double share;
+    LinkId link;
+  };
+  struct CapEntry {
+    double cap;
+    std::uint32_t slot;
+  };
+  std::vector<ShareEntry> shares_;  // heap for fill()
+  std::vector<CapEntry> capped_;
+  std::vector<LinkId> changed_;
+  std::vector<char> limiting_;  // by link, during fill(): can limit, and in the component
+  std::vector<LinkId> limiting_links_;
+  // By link: the caps of its capped flows, and the weight of its uncapped
+  // ones (bytes per picosecond; flows), for can_limit.
+  std::vector<double> cap_load_, uncapped_on_;
   std::vector<double> bytes_carried_;
   bool record_rates_ = false;
+  std::uint64_t flows_solved_ = 0;
   std::vector<std::vector<std::pair<core::Time, double>>> rate_history_;
 };
 
