@@ -91,6 +91,22 @@ RingSteps ring_steps(const CollectivePlan& plan, std::vector<std::vector<int>> r
   if (crossings > 0.0 && crossings_per_ring > 0) {
     r.network_hop_us += (plan.network_step_us - plan.nvlink_step_us) * plan.network_steps / crossings;
   }
+  // A ring of n ranks runs 2(n - 1) steps and each step starts a flow at every
+  // position: n^2 flows, each re-solving rates shared with the whole ring. Past
+  // kMaxRingSteps, consecutive steps travel as one, larger chunk with their
+  // hops' latencies summed. The chain of receives then takes what it took,
+  // step for step (steps x (hop + chunk) is kept), and every position still
+  // loads its links with the same bytes; what changes is only how finely a
+  // ring's progress interleaves with the other traffic on its links.
+  if (r.steps > kMaxRingSteps) {
+    const int merged = (r.steps + kMaxRingSteps - 1) / kMaxRingSteps;  // steps a chunk carries
+    const int steps = (r.steps + merged - 1) / merged;
+    const double factor = static_cast<double>(r.steps) / steps;
+    r.steps = steps;
+    r.wire_bytes *= factor;
+    r.nvlink_hop_us *= factor;
+    r.network_hop_us *= factor;
+  }
   return r;
 }
 

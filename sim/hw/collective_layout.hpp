@@ -29,9 +29,13 @@
 
 namespace trainsim::hw {
 
+// The most ring steps a phase simulates; a ring that takes more carries
+// several of NCCL's steps in each (see ring_steps in collective_layout.cpp).
+inline constexpr int kMaxRingSteps = 64;
+
 struct RingSteps {
   std::vector<std::vector<int>> rings;  // GPU ids in ring order; every ring the same size
-  int steps = 0;                        // chunks each position sends
+  int steps = 0;                        // chunks each position sends (at most kMaxRingSteps)
   double wire_bytes = 0.0;              // per chunk, inflated by the protocol's bandwidth share
   double cap = 0.0;                     // bytes/s per flow
   double nvlink_hop_us = 0.0;           // latency of a chunk's hop inside a node

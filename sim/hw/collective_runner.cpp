@@ -154,7 +154,28 @@ void CollectiveRunner::try_send(std::uint32_t id, int ring, int position, core::
   if (step >= r.steps || in.progress->received[at] < step) return;
   ++in.progress->started[at];
   const double step_us = in.progress->crosses[at] ? r.network_hop_us : r.nvlink_hop_us;
-  engine.schedule(id_, engine.now() + core::Time::microseconds(step_us), token(kHopDone, id, at));
+  // Sends whose hops end at the same instant start their flows together, in
+  // one event and one solve of rates: a ring in step sends from every position
+  // at once.
+  Instance::Progress& p = *in.progress;
+  const core::Time due = engine.now() + core::Time::microseconds(step_us);
+  for (const auto& [when, batch] : p.open_batches) {
+    if (when == due) {
+      p.batches[batch].push_back(static_cast<int>(at));
+      return;
+    }
+  }
+  int batch;
+  if (!p.free_batches.empty()) {
+    batch = p.free_batches.back();
+    p.free_batches.pop_back();
+  } else {
+    batch = static_cast<int>(p.batches.size());
+    p.batches.emplace_back();
+  }
+  p.batches[batch].push_back(static_cast<int>(at));
+  p.open_batches.emplace_back(due, batch);
+  engine.schedule(id_, due, token(kHopDone, id, batch));
 }
 
 void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
@@ -174,9 +195,15 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
   }
   const int index = index_of(t);
   if (st.transfers.empty()) {
-    // A hop's latency has passed: the step's bytes start to flow.
-    network_.start_flow(st.ring.wire_bytes, in.progress->routes[index], st.ring.cap, *this, token(kFlowDone, id, index),
-                        engine);
+    // A batch of hops' latency has passed: their steps' bytes start to flow.
+    Instance::Progress& p = *in.progress;
+    p.open_batches.erase(std::find_if(p.open_batches.begin(), p.open_batches.end(),
+                                      [&](const auto& open) { return open.second == index; }));
+    std::vector<FlowNetwork::FlowStart> sends;
+    for (int at : p.batches[index]) sends.push_back({st.ring.wire_bytes, p.routes[at], st.ring.cap, token(kFlowDone, id, at)});
+    p.batches[index].clear();
+    p.free_batches.push_back(index);
+    network_.start_flows(sends, *this, engine);
     return;
   }
   std::vector<FlowNetwork::FlowStart> wave;

@@ -102,6 +102,11 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
       std::vector<std::uint32_t> routes;
       std::vector<char> crosses;
       std::vector<int> started, received;
+      // Ring sends waiting out their hop's latency, batched by the instant it
+      // ends (batch index in the event's token); batches not fired yet by time.
+      std::vector<std::vector<int>> batches;
+      std::vector<int> free_batches;
+      std::vector<std::pair<core::Time, int>> open_batches;
       std::vector<int> waiting, feeds_begin, feeds;
       std::vector<int> by_start, wave_begin;
       std::vector<core::Time> wave_at;

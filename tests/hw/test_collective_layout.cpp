@@ -136,6 +136,32 @@ TEST_CASE("a hierarchical all-reduce: rings inside the nodes, one ring per local
   CHECK(stages[2].ring.rings == stages[0].ring.rings);
 }
 
+TEST_CASE("a ring past kMaxRingSteps carries several steps a chunk, its bytes and latencies summed") {
+  // A ring all-reduce over 128 GPUs, one per node: NCCL's 2 (128 - 1) = 254
+  // steps. kMaxRingSteps = 64: ceil(254 / 64) = 4 steps a chunk, so
+  // ceil(254 / 4) = 64 chunks, each 254 / 64 = 3.97 steps' bytes and hop
+  // latencies: every position still sends 254 steps' bytes in all, and the
+  // chain of receives pays 254 hops' latency.
+  const hw::ClusterSpec c = dgx_a100(128);
+  std::vector<int> members;
+  for (int n = 0; n < 128; ++n) members.push_back(8 * n);
+  const double bytes = 256.0 * 1048576.0;
+  const auto plan = hw::plan_collective(hw::CollectiveKind::kAllReduce, bytes, hw::group_of(c, members), c.node,
+                                        hw::CollectiveAlgorithm::kRing);
+  REQUIRE(plan.steps == 254);
+  const auto stages = hw::lay_out(c, hw::CollectiveKind::kAllReduce, bytes, members, plan);
+  REQUIRE(stages.size() == 1u);
+  const hw::RingSteps& r = stages[0].ring;
+  CHECK(r.steps == 64);
+  CHECK(r.wire_bytes * r.steps * plan.bandwidth_share == doctest::Approx(bytes / 128 * 254).epsilon(1e-12));
+  // Every hop of this ring crosses nodes; unmerged, its 254 hops would pay an
+  // NVLink step's latency each plus the model's extra network latency
+  // (network_steps of them) spread over them. The 64 chunks pay the same sum.
+  CHECK(r.network_hop_us * 64 ==
+        doctest::Approx(254 * plan.nvlink_step_us + (plan.network_step_us - plan.nvlink_step_us) * plan.network_steps)
+            .epsilon(1e-12));
+}
+
 TEST_CASE("an all-to-all is every ordered pair at once") {
   // 6 GPUs (4 on node 0, 2 on node 1): 30 transfers, none waiting for another.
   const hw::ClusterSpec c = dgx_a100(2);

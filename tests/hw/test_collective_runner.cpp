@@ -97,6 +97,8 @@ std::vector<Shape> shapes() {
       {"16 GPUs on 2 nodes with 2 NICs each", 2, range(0, 16), 2},
       {"6 GPUs, 4 and 2 per node", 2, {0, 1, 2, 3, 8, 9}},
       {"64 GPUs on 8 nodes", 8, range(0, 64)},
+      // A ring of 128: 254 all-reduce steps, simulated as 64 (kMaxRingSteps).
+      {"128 GPUs, one per node", 128, range(0, 128, 8)},
   };
 }
 
