@@ -64,33 +64,29 @@ void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
   }
   scheduled_ = core::Time::max();
   const core::Time now = engine.now();
-  std::vector<std::uint32_t> done;
+  // Scratch kept between events: this handler is never re-entered (telling
+  // clients below may start flows, but not handle an event).
+  done_.clear();
   while (!due_.empty() && (stale(due_.front()) || due_.front().finish <= now)) {
     const Due d = due_.front();
     std::pop_heap(due_.begin(), due_.end(), Later{});
     due_.pop_back();
-    if (!stale(d)) done.push_back(d.slot);
+    if (!stale(d)) done_.push_back(d.slot);
   }
-  std::vector<LinkId> touched;
-  // Who to tell, copied out: telling may start new flows in the freed slots.
-  struct Ended {
-    FlowClient* client;
-    std::uint64_t token;
-    core::TaskId task;
-  };
-  std::vector<Ended> ended;
-  for (std::uint32_t s : done) {
+  touched_.clear();
+  ended_.clear();
+  for (std::uint32_t s : done_) {
     const Route& route = routes_[flows_[s].route];
     for (std::size_t i = 0; i < route.links.size(); ++i) {
-      touched.push_back(route.links[i]);
+      touched_.push_back(route.links[i]);
       bytes_carried_[route.links[i]] += flows_[s].size * route.weight(i);
     }
-    ended.push_back({flows_[s].client, flows_[s].token, flows_[s].task});
+    ended_.push_back({flows_[s].client, flows_[s].token, flows_[s].task});
     end_flow(s);
   }
-  resolve(touched, now);
+  resolve(touched_, now);
   reschedule(engine);
-  for (const Ended& e : ended) {
+  for (const Ended& e : ended_) {
     if (e.client != nullptr) {
       e.client->on_flow_done(e.token, engine);
     } else {
@@ -130,7 +126,8 @@ void FlowNetwork::start_flow(double bytes, std::uint32_t route, double max_bytes
 }
 
 void FlowNetwork::start_flows(const std::vector<FlowStart>& flows, FlowClient& client, core::Engine& engine) {
-  std::vector<LinkId> seeds;
+  std::vector<LinkId>& seeds = seeds_;  // scratch: unused by the time clients are told
+  seeds.clear();
   std::vector<std::uint64_t> empty;  // told after the others have started
   for (const FlowStart& s : flows) {
     if (s.route >= routes_.size()) throw std::logic_error("start_flows: missing route");
@@ -285,8 +282,8 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     }
     return;
   }
-  std::sort(comp_links_.begin(), comp_links_.end());
-  std::sort(comp_flows_.begin(), comp_flows_.end());
+  // The gathering's order depends only on the seeds and on the order flows
+  // joined each link: the same for the same run, so no sort is needed.
   flows_solved_ += comp_flows_.size();
 
   // Bring every affected flow's remaining bytes up to now at its old rate.

@@ -162,6 +162,15 @@ class FlowNetwork final : public core::Resource {
   std::vector<ShareEntry> shares_;  // heap for fill()
   std::vector<CapEntry> capped_;
   std::vector<LinkId> changed_;
+  // Scratch for on_event and start_flows.
+  struct Ended {
+    FlowClient* client;
+    std::uint64_t token;
+    core::TaskId task;
+  };
+  std::vector<std::uint32_t> done_;
+  std::vector<LinkId> touched_, seeds_;
+  std::vector<Ended> ended_;
   std::vector<char> limiting_;  // by link, during fill(): can limit, and in the component
   std::vector<LinkId> limiting_links_;
   // By link: the caps of its capped flows, and the weight of its uncapped
