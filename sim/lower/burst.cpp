@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "hw/collective.hpp"
+#include "hw/collective_layout.hpp"
 #include "workload/burst_planner.hpp"
 #include "workload/stage_costs.hpp"
 #include "workload/transformer.hpp"
@@ -63,13 +65,13 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   // per layer, moves of samples to and from the previous layer's GPUs (at
   // most one per GPU of either, each way).
   // With flow collectives, each layer's all-reduce over its w GPUs is a
-  // ring of 2 (w - 1) steps of w flows.
+  // ring of 2 (w - 1) steps (at most kMaxRingSteps) of w flows.
   const bool flows = options.collectives == CollectiveModel::kFlow;
   PipelineWork per_layer_table;
   for (std::size_t i = 0; i < L; ++i) {
     const double w = layer_gpus[i];
     per_layer_table.tasks += 3.0 * w + 2.0 * (w + (i ? layer_gpus[i - 1] : 0));
-    per_layer_table.flow_steps += flows ? 2.0 * w * (w - 1) : 0.0;
+    per_layer_table.flow_steps += flows ? w * std::min(2.0 * (w - 1), static_cast<double>(hw::kMaxRingSteps)) : 0.0;
   }
   const WorkEstimate work = work_estimate(1, G, per_layer_table, flows);
   check_work(work, options.limits, fmt::format("simulating {} layers on up to {} GPUs", L, G),

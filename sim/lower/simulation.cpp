@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "hw/collective_layout.hpp"
 #include "lower/lowering.hpp"
 #include "schedule/check.hpp"
 
@@ -192,11 +193,15 @@ std::unique_ptr<Simulation> Lowering::build() {
 PipelineWork Lowering::work_per_pipeline() const {
   const bool full = !symmetric();
   PipelineWork work;
-  // A collective over the dp replicas, as flows: a ring's 2 (n - 1) steps of
-  // n flows for an all-reduce, half that for a reduce-scatter or an
-  // all-gather (trees and hierarchical rings take fewer).
+  // A collective over the dp replicas, as flows: n flows a ring step, over
+  // 2 (n - 1) steps for an all-reduce (`all_reduce`), n - 1 for a
+  // reduce-scatter or an all-gather (`ring`), at most kMaxRingSteps either way
+  // (trees and hierarchical rings take fewer).
   const double n = plan_.replicas();
-  const double ring = options_.collectives == CollectiveModel::kFlow ? n * (n - 1) : 0.0;
+  const bool flows = options_.collectives == CollectiveModel::kFlow;
+  const double steps_cap = hw::kMaxRingSteps;
+  const double ring = flows ? n * std::min(n - 1, steps_cap) : 0.0;
+  const double all_reduce = flows ? n * std::min(2 * (n - 1), steps_cap) : 0.0;
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {
     std::fill(cut.begin(), cut.end(), 0);
@@ -222,12 +227,12 @@ PipelineWork Lowering::work_per_pipeline() const {
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
         const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
         work.tasks += pieces + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
-        work.flow_steps += scatters * ring + replicated * 2 * ring;
+        work.flow_steps += scatters * ring + replicated * all_reduce;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients
         work.tasks += buckets + (embedding ? 1 : 0) + (copies ? 1 : 0);
-        work.flow_steps += buckets * 2 * ring;
+        work.flow_steps += buckets * all_reduce;
       } else if (a.op == Op::kOptimizer) {
         work.tasks += 2;  // and ZeRO-1/2's parameter gather
         work.flow_steps += ring;

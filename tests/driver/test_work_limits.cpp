@@ -84,6 +84,25 @@ TEST_CASE("progress is reported while the graph is built and while it runs") {
   CHECK(built == std::vector<std::pair<std::size_t, std::size_t>>{{1, 2}, {2, 2}});
 }
 
+TEST_CASE("flow steps grow linearly with the replicas once rings pass kMaxRingSteps") {
+  // tp 1, pp 4: the data-parallel rings have dp members. A ring step starts n
+  // flows; an all-reduce takes min(2 (n - 1), 64) steps, a gather or scatter
+  // min(n - 1, 64). dp 64: 64 x 64 = 4,096 and 64 x 63 = 4,032 flows; dp 128:
+  // 128 x 64 = 8,192 for both. Whatever the mix of the two, the estimate
+  // doubles (ratio 2.0 to 2.032); uncapped, it would grow 128 x 127 / (64 x 63)
+  // = 4.03 times.
+  const auto steps = [](int dp) {
+    return driver::simulate(scenario({"parallel.tp=1", "parallel.dp=" + std::to_string(dp),
+                                      "cluster.nodes=" + std::to_string(dp / 2),
+                                      "parallel.global_batch=" + std::to_string(4 * dp), "options.collectives=flow"}),
+                            no_limits())
+        .sim->estimate.flow_steps;
+  };
+  const double ratio = steps(128) / steps(64);
+  CHECK(ratio >= 2.0 - 1e-9);
+  CHECK(ratio <= 2.0 * 64 / 63 + 1e-9);
+}
+
 TEST_CASE("flow collectives count their flow steps, and too many are refused") {
   // dp 2 on the default example's 8 GPUs (tp 1, pp 4): each data-parallel
   // collective is a ring of 2 replicas. Analytic collectives start no flows.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the speed figures: the engine's microbenchmarks (events per second),
 # the wall time and memory of example what-ifs in both fidelities, and a whole
-# sweep (plans per second). Release
+# sweep (plans per second), then the full-fidelity scaling table
+# (tools/bench/scaling.sh). Release
 # build, nothing asserted.
 # usage: tools/bench/run.sh [BUILD_DIR]   (default: build)
 set -eu
@@ -57,3 +58,7 @@ run_case "llama3-405b-16384xh100 (symmetric)" 3 configs/examples/llama3-405b-163
 echo
 echo "== a whole sweep in process: every valid plan of configs/sweeps/gpt3-175b-1024xa100.json, then its top 10 with pruning"
 "$build/tools/bench/sweep_bench"
+
+echo
+echo "== every GPU simulated, 1,024 to 16,384 GPUs (tools/bench/scaling.sh)"
+bash tools/bench/scaling.sh "$build"
