@@ -29,6 +29,12 @@ class TaskGraph {
  public:
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
 
+  // Room for this many tasks and edges, so that a graph of millions of tasks
+  // does not grow by copies (each touching fresh pages); only a hint.
+  void reserve(std::size_t tasks, std::size_t edges = 0) {
+    tasks_.reserve(tasks);
+    edges_.reserve(edges);
+  }
   TaskId add(const Task& task);
   // `before` must finish before `after` may start.
   void add_edge(TaskId before, TaskId after);
@@ -52,7 +58,7 @@ class TaskGraph {
 
  private:
   std::vector<Task> tasks_;
-  std::vector<std::pair<std::size_t, std::size_t>> edges_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::uint32_t> in_degree_;
   Graph graph_;
   bool finalized_ = false;

@@ -52,6 +52,7 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
   const std::uint32_t id = engine.graph().task(task).route;
   if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
   Instance& in = instances_[id];
+  if (in.arrived.empty()) in.arrived.reserve(static_cast<std::size_t>(in.participants));
   in.arrived.push_back(task);
   if (static_cast<int>(in.arrived.size()) == in.participants) launch(id, engine);
 }
@@ -262,9 +263,9 @@ void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, false, engine);
   in.progress.reset();  // the layout and its state are no longer needed
-  // Copy: finishing a task may make the next collective of a chain ready.
-  const std::vector<core::TaskId> tasks = in.arrived;
-  for (core::TaskId task : tasks) engine.finish(task);
+  // Finishing a task may make other collectives ready, never this one again,
+  // and instances are all added before the run: `in` stays where it is.
+  for (core::TaskId task : in.arrived) engine.finish(task);
 }
 
 }  // namespace trainsim::hw

@@ -367,15 +367,9 @@ void Lowering::lower_pipeline(int p) {
           for (int t = 0; t < plan_.tp; ++t) peers.push_back(plan_.gpu_of(r, pipe.replica, t));
           core::Task t;
           t.resource = runner_id_;
-          auto it = instances_.find({kBarrier, r, static_cast<int>(k), pipe.replica, 0});
-          if (it == instances_.end()) {
-            it = instances_
-                     .emplace(std::make_tuple(static_cast<int>(kBarrier), r, static_cast<int>(k), pipe.replica, 0),
-                              sim_->collectives->add(hw::CollectiveKind::kAllReduce, 0.0, peers, plan_.tp,
-                                                     core::Time::zero()))
-                     .first;
-          }
-          t.route = it->second;
+          t.route = instance({kBarrier, r, static_cast<int>(k), pipe.replica, 0}, plan_.tp, [&] {
+            return sim_->collectives->add(hw::CollectiveKind::kAllReduce, 0.0, peers, plan_.tp, core::Time::zero());
+          });
           const core::TaskId id = add_task(t, {TaskKind::kTpBarrier, a, q, -1});
           edges_.emplace_back(*last_[q][k], id);
           barrier = id;

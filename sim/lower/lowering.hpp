@@ -238,17 +238,26 @@ class Lowering {
       return h;
     }
   };
-  // Looked up only, never iterated: the order of instances follows creation.
-  std::unordered_map<std::tuple<int, int, int, int, int>, std::uint32_t, KeyHash> instances_;
-  // The collective instance `key` names, made by `make` on first use. An
-  // instance a single task joins (every data-parallel one in symmetric
-  // fidelity) is never looked up again, so it skips the table.
+  // The instances some participants have joined and others not yet, with how
+  // many have: looked up only, never iterated (the order of instances follows
+  // creation). An instance leaves when its last participant joins, so the
+  // table holds what is open, not every collective of a cluster.
+  struct OpenInstance {
+    std::uint32_t id = 0;
+    int joined = 0;
+  };
+  std::unordered_map<std::tuple<int, int, int, int, int>, OpenInstance, KeyHash> instances_;
+  // The collective instance `key` names, made by `make` on first use; each of
+  // its `participants` tasks asks once. An instance a single task joins
+  // (every data-parallel one in symmetric fidelity) skips the table.
   template <typename Make>
   std::uint32_t instance(const std::tuple<int, int, int, int, int>& key, int participants, Make&& make) {
     if (participants == 1) return make();
     auto it = instances_.find(key);
-    if (it == instances_.end()) it = instances_.emplace(key, make()).first;
-    return it->second;
+    if (it == instances_.end()) it = instances_.emplace(key, OpenInstance{make(), 0}).first;
+    const std::uint32_t id = it->second.id;
+    if (++it->second.joined == participants) instances_.erase(it);
+    return id;
   }
   std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
   std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)

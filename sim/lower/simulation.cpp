@@ -73,6 +73,14 @@ std::unique_ptr<Simulation> Lowering::build() {
                      "GPUs");
   }
   sim_->pipelines = P;
+  // The estimate is never below what lowering makes: room reserved up front
+  // spares copies of the largest vectors (reserved, untouched room costs no
+  // memory until used).
+  const auto foreseen = static_cast<std::size_t>(sim_->estimate.tasks);
+  sim_->graph.reserve(foreseen);
+  sim_->info.reserve(foreseen);
+  effects_.reserve(foreseen);
+  has_effect_.reserve(foreseen);
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {
     for (int r = 0; r < R; ++r) sim_->gpu_of_rank.push_back(gpu(r, p));
@@ -138,7 +146,9 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
+  sim_->graph.reserve(sim_->graph.size(), edges_.size());
   for (const auto& [a, b] : edges_) sim_->graph.add_edge(a, b);
+  std::vector<std::pair<core::TaskId, core::TaskId>>().swap(edges_);  // copied: freed before the CSR is built
   sim_->graph.finalize();
 
   // Memory: model state is resident from the start; a micro-batch's activations
