@@ -293,10 +293,17 @@ void Lowering::lower_pipeline(int p) {
         for (std::size_t j = 0; j < pieces.size(); ++j) {
           const bool last = j + 1 == pieces.size();
           const double share = pieces[j].share;
-          const core::Time d = last ? duration - done : core::Time::seconds(duration.to_seconds() * share);
-          const core::Time tp_part = last ? tp - tp_done : core::Time::seconds(tp.to_seconds() * share);
-          const core::Time cp_part = last ? cp - cp_done : core::Time::seconds(cp.to_seconds() * share);
-          const core::Time ep_part = last ? ep - ep_done : core::Time::seconds(ep.to_seconds() * share);
+          // The last piece takes what is left, never less than nothing: the
+          // other pieces each round to a picosecond, and a last share of
+          // (nearly) zero (a ZeRO-3 unit without an input gradient, such as
+          // the embedding's) would otherwise be left a few picoseconds below.
+          const auto rest = [](core::Time total, core::Time so_far) {
+            return std::max(core::Time::zero(), total - so_far);
+          };
+          const core::Time d = last ? rest(duration, done) : core::Time::seconds(duration.to_seconds() * share);
+          const core::Time tp_part = last ? rest(tp, tp_done) : core::Time::seconds(tp.to_seconds() * share);
+          const core::Time cp_part = last ? rest(cp, cp_done) : core::Time::seconds(cp.to_seconds() * share);
+          const core::Time ep_part = last ? rest(ep, ep_done) : core::Time::seconds(ep.to_seconds() * share);
           done += d;
           tp_done += tp_part;
           cp_done += cp_part;
