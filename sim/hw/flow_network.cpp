@@ -360,6 +360,12 @@ void FlowNetwork::fill() {
     capacity_[l] = links_[l].bytes_per_s * 1e-12;
     unfrozen_[l] = 0.0;
   }
+  if (limiting_links_.empty()) {
+    // No link can hold a flow back (so every flow here is capped): each runs
+    // at its cap, as the filling below would set it.
+    for (std::uint32_t s : comp_flows_) flows_[s].rate = flows_[s].cap;
+    return;
+  }
   capped_.clear();
   for (std::uint32_t s : comp_flows_) {
     const Route& route = routes_[flows_[s].route];
