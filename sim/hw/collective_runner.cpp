@@ -23,27 +23,32 @@ bool CollectiveRunner::moves_data(const Instance& in) {
   return in.analytic_time ? *in.analytic_time > core::Time::zero() : in.bytes > 0.0;
 }
 
-std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
-                                    std::optional<core::Time> analytic_time, std::vector<std::vector<int>> copies) {
-  if (participants < 1) throw std::logic_error("a collective needs a participant");
+CollectiveRunner::GroupId CollectiveRunner::add_group(std::vector<int> members, std::vector<std::vector<int>> copies) {
   if (members.size() > kMaxCollectiveRanks) throw std::logic_error("a collective of more than 4M ranks");
+  for (const auto& copy : copies) {
+    if (copy.size() != members.size()) throw std::logic_error("a copy of a collective with other members");
+  }
+  groups_.push_back({std::move(members), std::move(copies)});
+  return static_cast<GroupId>(groups_.size() - 1);
+}
+
+std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId group, int participants,
+                                    std::optional<core::Time> analytic_time) {
+  if (participants < 1) throw std::logic_error("a collective needs a participant");
+  if (group >= groups_.size()) throw std::logic_error("a collective over a missing group");
   Instance in;
   in.kind = kind;
   in.bytes = bytes;
-  in.members = std::move(members);
+  in.group = group;
   in.participants = participants;
   in.analytic_time = analytic_time;
-  for (const auto& copy : copies) {
-    if (copy.size() != in.members.size()) throw std::logic_error("a copy of a collective with other members");
-  }
-  in.copies = std::move(copies);
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
 
 CollectiveRunner::Description CollectiveRunner::describe(std::uint32_t id) const {
   const Instance& in = instances_.at(id);
-  return {in.kind, in.bytes, static_cast<int>(in.members.size())};
+  return {in.kind, in.bytes, static_cast<int>(groups_[in.group].members.size())};
 }
 
 void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
@@ -60,15 +65,15 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
 void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   for (core::TaskId task : in.arrived) engine.start(task);
-  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, true, engine);
+  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, true, engine);
   if (in.analytic_time) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
     return;
   }
-  const CollectivePlan plan =
-      plan_collective(in.kind, in.bytes, group_of(cluster_, in.members), cluster_.node, algorithm_);
+  const std::vector<int>& members = groups_[in.group].members;
+  const CollectivePlan plan = plan_collective(in.kind, in.bytes, group_of(cluster_, members), cluster_.node, algorithm_);
   in.progress = std::make_unique<Instance::Progress>();
-  in.progress->stages = lay_out(cluster_, in.kind, in.bytes, in.members, plan);
+  in.progress->stages = lay_out(cluster_, in.kind, in.bytes, members, plan);
   if (in.progress->stages.empty()) {
     finish(id, engine);
     return;
@@ -78,12 +83,13 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
 }
 
 std::uint32_t CollectiveRunner::route_of(const Instance& in, int from, int to) {
-  if (in.copies.empty()) return topology_.route(from, to);
+  const Group& group = groups_[in.group];
+  if (group.copies.empty()) return topology_.route(from, to);
   const auto at = [&](int gpu) {
-    return static_cast<std::size_t>(std::find(in.members.begin(), in.members.end(), gpu) - in.members.begin());
+    return static_cast<std::size_t>(std::find(group.members.begin(), group.members.end(), gpu) - group.members.begin());
   };
   std::vector<std::pair<int, int>> pairs = {{from, to}};
-  for (const auto& copy : in.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
+  for (const auto& copy : group.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
   return topology_.shared_route(from, to, pairs);
 }
 
@@ -261,7 +267,7 @@ void CollectiveRunner::stage_done(std::uint32_t id, core::Engine& engine) {
 
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.members, false, engine);
+  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, false, engine);
   in.progress.reset();  // the layout and its state are no longer needed
   // Finishing a task may make other collectives ready, never this one again,
   // and instances are all added before the run: `in` stays where it is.

@@ -41,10 +41,14 @@ inline constexpr std::size_t kMaxCollectiveRanks = 0x3fffff;
 
 // Told when a collective starts moving data and when it ends (e.g. to slow the
 // members' compute while it runs).
+// `group` is the collective's CollectiveRunner::GroupId: the same for every
+// collective over the same registered group, so a listener can keep what it
+// derives from the members per group.
 class CollectiveListener {
  public:
   virtual ~CollectiveListener() = default;
-  virtual void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) = 0;
+  virtual void on_collective(std::uint32_t group, const std::vector<int>& members, bool running,
+                             core::Engine& engine) = 0;
 };
 
 class CollectiveRunner final : public core::Resource, public FlowClient {
@@ -53,16 +57,28 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto)
       : cluster_(cluster), topology_(topology), network_(network), algorithm_(algorithm) {}
 
-  // Registers a collective over `members` (GPU ids) and returns the index for
+  // Registers a group of `members` (GPU ids) that collectives run over, and
+  // returns its id. `copies` lists the members of identical collectives that
+  // run at the same time but are not simulated (a symmetric representative's
+  // peers): each flow weighs them on the links they share
+  // (Topology::shared_route). Many collectives share one group (a stage's
+  // data-parallel group reduces every bucket), so it is held once.
+  using GroupId = std::uint32_t;
+  GroupId add_group(std::vector<int> members, std::vector<std::vector<int>> copies = {});
+  const std::vector<int>& members(GroupId group) const { return groups_[group].members; }
+
+  // Registers a collective over a group and returns the index for
   // Task::route. `participants` tasks take part: it starts when all are ready
   // and they finish together. With `analytic_time` set it takes that long
   // once all have arrived, and moves no flows (the analytic fidelity).
-  // `copies` lists the members of identical collectives that run at the same
-  // time but are not simulated (a symmetric representative's peers): each
-  // flow weighs them on the links they share (Topology::shared_route).
+  std::uint32_t add(CollectiveKind kind, double bytes, GroupId group, int participants,
+                    std::optional<core::Time> analytic_time = std::nullopt);
+  // The same over a group of its own.
   std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                     std::optional<core::Time> analytic_time = std::nullopt,
-                    std::vector<std::vector<int>> copies = {});
+                    std::vector<std::vector<int>> copies = {}) {
+    return add(kind, bytes, add_group(std::move(members), std::move(copies)), participants, analytic_time);
+  }
 
   // A registered collective as reports show it: its kind, `add`'s bytes (what
   // each member contributes, or receives in all for an all-gather) and how
@@ -81,13 +97,16 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   void on_flow_done(std::uint64_t token, core::Engine& engine) override;
 
  private:
+  struct Group {
+    std::vector<int> members;
+    std::vector<std::vector<int>> copies;
+  };
   struct Instance {
     CollectiveKind kind = CollectiveKind::kAllReduce;
     double bytes = 0.0;
-    std::vector<int> members;
+    GroupId group = 0;
     int participants = 1;
     std::optional<core::Time> analytic_time;
-    std::vector<std::vector<int>> copies;
     std::vector<core::TaskId> arrived;
     // What a collective run as flows tracks while it runs; made at launch, so
     // the many collectives that only take their analytic time stay small.
@@ -128,6 +147,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   Topology& topology_;
   FlowNetwork& network_;
   CollectiveAlgorithm algorithm_;
+  std::vector<Group> groups_;
   std::vector<Instance> instances_;
   core::ResourceId id_ = 0;
   CollectiveListener* listener_ = nullptr;

@@ -133,6 +133,7 @@ void Lowering::lower_pipeline(int p) {
         replicated ? sharding_group(r, pipe.tensor, pipe.replica, Sharding::kReplicate) : std::vector<int>{};
     const std::vector<std::vector<int>> replica_copies =
         replicated ? sharding_copies(r, Sharding::kReplicate) : std::vector<std::vector<int>>{};
+    const RankGroup dp{group, peers_groups}, shard{shard_group, shard_copies}, replica{replica_group, replica_copies};
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
     // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
@@ -282,8 +283,8 @@ void Lowering::lower_pipeline(int p) {
             gather.parts = static_cast<int>(B);
             const core::TaskId id = collective_task(
                 q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, full ? 0 : pipe.replica},
-                hw::CollectiveKind::kAllGather, share * c.param_bytes, group, dp_participants, c.param_bucket_gather[j],
-                gather, peers_groups, CommStream::kGathers);
+                hw::CollectiveKind::kAllGather, share * c.param_bytes, dp, dp_participants, c.param_bucket_gather[j],
+                gather, CommStream::kGathers);
             pieces.push_back({share, -1, add_gather(id, share * c.params)});
           }
         }
@@ -355,15 +356,15 @@ void Lowering::lower_pipeline(int p) {
             scatter.unit = static_cast<int>(u);
             scatter.units = static_cast<int>(U);
             collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
-                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard_group, shard_participants,
-                            unit.grad_scatter, scatter, shard_copies);
+                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
+                            unit.grad_scatter, scatter);
             edges_.emplace_back(unit_part[u], last_collective_[q].value());
             if (replicated) {
               // HSDP: the shard it now holds, all-reduced with the other groups' copies.
               scatter.across_shard_groups = true;
               collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
-                              hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
-                              replica_group, replica_participants, unit.grad_replicate, scatter, replica_copies);
+                              hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(), replica,
+                              replica_participants, unit.grad_replicate, scatter);
             }
             ++scatters;
           }
@@ -403,8 +404,8 @@ void Lowering::lower_pipeline(int p) {
           gather.units = static_cast<int>(U);
           const core::TaskId id = collective_task(
               q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
-              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard_group, shard_participants, units[u].gather,
-              gather, shard_copies, CommStream::kGathers);
+              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard, shard_participants, units[u].gather,
+              gather, CommStream::kGathers);
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
@@ -462,7 +463,7 @@ void Lowering::lower_pipeline(int p) {
           const double bytes = plan_.replicas() > 1 ? share * c.grad_bytes : 0.0;
           const core::TaskId id =
               collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
-                              c.grad_reduce_kind, bytes, group, dp_participants, time, bucket, peers_groups);
+                              c.grad_reduce_kind, bytes, dp, dp_participants, time, bucket);
           if (j == 0) first_[q][k] = id;
           last_[q][k] = id;
           // Bucket j is ready when part j of the stage's last backward ends
@@ -473,10 +474,11 @@ void Lowering::lower_pipeline(int p) {
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
           // The first and last stages hold the tied embedding; both take part.
           const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
+          const std::vector<int> ends{gpu(first_rank, pipe), gpu(last_rank, pipe)};
+          const std::vector<std::vector<int>> ends_copies = rank_pair_copies(first_rank, last_rank);
           const core::TaskId id = collective_task(
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
-              {gpu(first_rank, pipe), gpu(last_rank, pipe)}, 2, c.embedding_grad_all_reduce,
-              {TaskKind::kEmbeddingAllReduce, a, q, -1}, rank_pair_copies(first_rank, last_rank));
+              RankGroup{ends, ends_copies}, 2, c.embedding_grad_all_reduce, {TaskKind::kEmbeddingAllReduce, a, q, -1});
           last_[q][k] = id;
         }
         if (c.copy_grad_all_reduce > core::Time::zero()) {
@@ -486,9 +488,11 @@ void Lowering::lower_pipeline(int p) {
           const int layers = a.stage % shape_.pipeline_length();
           TaskInfo sum{TaskKind::kGradReduce, a, q, -1};
           sum.across_copies = true;
+          const std::vector<int> both{gpu(r, pipe), gpu(copy_rank, pipe)};
+          const std::vector<std::vector<int>> both_copies = rank_pair_copies(r, copy_rank);
           const core::TaskId id = collective_task(
               q, {kCopyGrads, layers, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.copy_grad_bytes,
-              {gpu(r, pipe), gpu(copy_rank, pipe)}, 2, c.copy_grad_all_reduce, sum, rank_pair_copies(r, copy_rank));
+              RankGroup{both, both_copies}, 2, c.copy_grad_all_reduce, sum);
           last_[q][k] = id;
         }
       } else if (a.op == Op::kOptimizer) {
@@ -504,8 +508,7 @@ void Lowering::lower_pipeline(int p) {
           if (c.param_all_gather <= core::Time::zero() || !c.param_bucket_gather.empty()) continue;
           const core::TaskId gather = collective_task(
               q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.param_bytes,
-              group, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1},
-              peers_groups);
+              dp, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1});
           edges_.emplace_back(id, gather);
         }
       }

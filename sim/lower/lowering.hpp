@@ -39,25 +39,53 @@ class Interference final : public hw::CollectiveListener {
     for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_[fill[static_cast<std::size_t>(sim.gpu_of_rank[q])]++] = q;
     running_.assign(sim.gpu_of_rank.size(), 0);
   }
-  void on_collective(const std::vector<int>& members, bool running, core::Engine& engine) override {
-    const std::size_t gpus = first_.size() - 1;
-    for (int gpu : members) {
-      const auto g = static_cast<std::size_t>(gpu);
-      if (g >= gpus) continue;  // a GPU this simulation stands in for
-      for (std::size_t k = first_[g]; k < first_[g + 1]; ++k) {
-        const std::size_t q = streams_[k];
-        running_[q] += running ? 1 : -1;
-        sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
-      }
+  void on_collective(std::uint32_t group, const std::vector<int>& members, bool running,
+                     core::Engine& engine) override {
+    for (std::size_t q : streams_of(group, members)) {
+      running_[q] += running ? 1 : -1;
+      sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
     }
   }
 
  private:
+  // The simulated streams on a group's GPUs, found once per group: a
+  // data-parallel group has every replica's GPU, of which the symmetric
+  // fidelity simulates one.
+  const std::vector<std::size_t>& streams_of(std::uint32_t group, const std::vector<int>& members) {
+    if (group >= known_.size()) {
+      known_.resize(group + 1, 0);
+      of_group_.resize(group + 1);
+    }
+    std::vector<std::size_t>& streams = of_group_[group];
+    if (known_[group] != 0) return streams;
+    known_[group] = 1;
+    const std::size_t gpus = first_.size() - 1;
+    for (int gpu : members) {
+      const auto g = static_cast<std::size_t>(gpu);
+      if (g >= gpus) continue;  // a GPU this simulation stands in for
+      for (std::size_t k = first_[g]; k < first_[g + 1]; ++k) streams.push_back(streams_[k]);
+    }
+    return streams;
+  }
+
   Simulation& sim_;
   double speed_;
   std::vector<std::size_t> first_;    // streams of GPU g: streams_[first_[g] .. first_[g + 1])
   std::vector<std::size_t> streams_;
   std::vector<int> running_;
+  std::vector<char> known_;                          // per group: of_group_ filled
+  std::vector<std::vector<std::size_t>> of_group_;  // per group: its simulated streams
+};
+
+// A collective group as one rank's lowering knows it: its members and the
+// copies that stand beside it (CollectiveRunner::add_group). It is registered
+// with the runner the first time a new collective instance over it is made,
+// once for all the rank's collectives over it; in full fidelity most tasks
+// join an instance another pipeline made and register nothing.
+struct RankGroup {
+  const std::vector<int>& members;
+  const std::vector<std::vector<int>>& copies;
+  mutable std::optional<hw::CollectiveRunner::GroupId> id = std::nullopt;
 };
 
 // Builds the graph of one lowering; kept in one place so the passes can share state.
@@ -136,11 +164,12 @@ class Lowering {
   // A collective task of simulated GPU q, joining the shared instance `key`,
   // after the GPU's previous one on the same stream: its communication
   // stream, or the stream its parameter gathers run on.
+  // The collective's group as the rank's lowering knows it (RankGroup): it
+  // is registered with the runner when a new instance first needs it.
   enum class CommStream { kCollectives, kGathers };
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
-                               double bytes, const std::vector<int>& members, int participants, core::Time analytic,
-                               const TaskInfo& info, const std::vector<std::vector<int>>& copies = {},
-                               CommStream stream = CommStream::kCollectives);
+                               double bytes, const RankGroup& group, int participants, core::Time analytic,
+                               const TaskInfo& info, CommStream stream = CommStream::kCollectives);
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // In symmetric fidelity, the pairs of GPUs on pipeline ranks a and b of
   // every other replica and tensor rank, which the simulated pair's exchange

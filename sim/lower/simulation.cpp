@@ -19,15 +19,15 @@ namespace trainsim::lower {
 namespace detail {
 
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
-                                       double bytes, const std::vector<int>& members, int participants, core::Time analytic,
-                                       const TaskInfo& info, const std::vector<std::vector<int>>& copies,
-                                       CommStream stream) {
+                                       double bytes, const RankGroup& group, int participants, core::Time analytic,
+                                       const TaskInfo& info, CommStream stream) {
   const std::optional<core::Time> fixed =
       options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
   core::Task t;
   t.resource = runner_id_;
   t.route = instance(key, participants, [&] {
-    return sim_->collectives->add(kind, bytes, members, participants, fixed, copies);  // copied only when new
+    if (!group.id) group.id = sim_->collectives->add_group(group.members, group.copies);  // copied only when needed
+    return sim_->collectives->add(kind, bytes, *group.id, participants, fixed);
   });
   const core::TaskId id = add_task(t, info);
   std::optional<core::TaskId>& previous = (stream == CommStream::kGathers ? last_gather_ : last_collective_)[q];
