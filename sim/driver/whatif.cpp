@@ -109,7 +109,8 @@ std::string calibration_label(const config::Scenario& sc) {
 
 }  // namespace
 
-report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std::string& config_label) {
+report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std::string& config_label,
+                          report::Detail detail) {
   if (sc.layer_model) {
     report::Summary s = summarize_layers(sc, w, config_label);
     s.info.calibration = calibration_label(sc);
@@ -162,7 +163,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
     }
     info.host_memory_capacity_bytes = sc.cluster.node.host_memory_gb * 1e9;
   }
-  return report::summarize(*w.sim, info);
+  return report::summarize(*w.sim, info, detail);
 }
 
 }  // namespace trainsim::driver

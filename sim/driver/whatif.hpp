@@ -46,6 +46,7 @@ WhatIf simulate(const config::Scenario& scenario, const Controls& controls);
 WhatIf simulate(const config::Scenario& scenario, bool record_link_rates = false);
 
 // The summary of a simulated what-if; `config_label` names the config as the user gave it.
-report::Summary summarize(const config::Scenario& scenario, const WhatIf& whatif, const std::string& config_label);
+report::Summary summarize(const config::Scenario& scenario, const WhatIf& whatif, const std::string& config_label,
+                          report::Detail detail = report::Detail::kFull);
 
 }  // namespace trainsim::driver

@@ -81,7 +81,8 @@ void summarize_links(const lower::Simulation& sim, double t, Summary& s) {
 
 }  // namespace
 
-Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
+Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail detail) {
+  const bool full = detail == Detail::kFull;
   Summary s;
   s.info = info;
   const double t = sim.timeline.makespan.to_seconds();
@@ -119,16 +120,16 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       tp_comm[ti.rank] += ti.tp_comm_s;
       cp_comm[ti.rank] += ti.cp_comm_s;
       ep_comm[ti.rank] += ti.ep_comm_s;
-      if (d > 0.0) busy_spans[ti.rank].push_back(span);
+      if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
       (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
-      dp_spans[ti.rank].push_back(span);
+      if (full) dp_spans[ti.rank].push_back(span);
     }
     if (ti.on_gather_stream() && d > 0.0) {
       s.param_gather_stream = true;
     }
-    if (ti.kind == lower::TaskKind::kTransfer) {
+    if (full && ti.kind == lower::TaskKind::kTransfer) {
       arriving[ti.peer].push_back(span);
       if (sim.blocking_sends) arriving[ti.rank].push_back(span);  // the sender waits for it too
     }
@@ -153,6 +154,14 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
       st.model_state_bytes = pool.resident();
     }
     st.oom = st.oom || pool.exceeded();
+    bubble_sum += bubble;
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
+    s.oom = s.oom || pool.exceeded();
+    if (q == 0 || busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
+      slowest_busy = busy[q];
+      s.slowest_gpu = sim.gpu_of_rank[q];
+    }
+    if (!full) continue;
     std::sort(busy_spans[q].begin(), busy_spans[q].end());
     ExposedComm e;
     e.tp = tp_comm[q];  // blocking, on the compute stream: all of it is exposed
@@ -170,18 +179,11 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info) {
     s.exposed.cp = std::max(s.exposed.cp, e.cp);
     st.exposed.ep = std::max(st.exposed.ep, e.ep);
     s.exposed.ep = std::max(s.exposed.ep, e.ep);
-    bubble_sum += bubble;
-    s.peak_memory_bytes = std::max(s.peak_memory_bytes, pool.peak());
-    s.oom = s.oom || pool.exceeded();
-    if (q == 0 || busy[q] > slowest_busy) {  // the GPU with the most compute: the one the others wait for
-      slowest_busy = busy[q];
-      s.slowest_gpu = sim.gpu_of_rank[q];
-    }
   }
   s.bubble_fraction = gpus > 0 ? bubble_sum / gpus : 0.0;
   s.memory_capacity_bytes = sim.gpu_memory_bytes;
   s.cuda_context_bytes = sim.cuda_context_bytes;
-  summarize_links(sim, t, s);
+  if (full) summarize_links(sim, t, s);
   return s;
 }
 

@@ -124,7 +124,12 @@ struct Summary {
   std::optional<BurstStats> burst;  // a layer-table model (report/burst_stats.hpp)
 };
 
-Summary summarize(const lower::Simulation& sim, const RunInfo& info);
+// What summarize works out: everything, or (kTotals) only the figures a
+// sweep ranks plans by (iteration time, throughput, MFU, bubble fraction,
+// peak memory, out of memory), leaving out the exposed communication and
+// the links, which cost a sort of every GPU's busy time.
+enum class Detail { kFull, kTotals };
+Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail detail = Detail::kFull);
 nlohmann::json to_json(const Summary& s);
 std::string to_text(const Summary& s);
 

@@ -56,7 +56,7 @@ Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& li
     driver::Controls controls;
     controls.limits = limits;
     const driver::WhatIf w = driver::simulate(sc, controls);
-    const report::Summary s = driver::summarize(sc, w, spec.file);
+    const report::Summary s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);  // all a sweep keeps
     r.status = s.oom ? Status::kOom : Status::kOk;
     r.iteration_time_s = s.iteration_time_s;
     r.tokens_per_s = s.tokens_per_s;

@@ -277,6 +277,34 @@ TEST_CASE("exposed communication is the time the compute stream waits on it") {
   CHECK(s.stages[3].exposed.pp > 0.0);
 }
 
+TEST_CASE("a summary of totals only has the full summary's totals and leaves out exposure and links") {
+  // What a sweep ranks by comes from the same timeline either way; the
+  // exposed communication (nonzero in the default example: tp = 2, see
+  // above) and the link table are what kTotals skips.
+  const Run r = run_example({"parallel.zero_stage=1"});
+  report::RunInfo info;
+  info.gpus = 8;
+  info.global_batch = r.scenario.plan.global_batch;
+  info.seq = r.scenario.model.seq;
+  info.peak_tflops = 312;
+  info.model_flops_per_iteration = r.whatif.costs.model_flops_per_iteration;
+  const report::Summary full = report::summarize(r.sim(), info);
+  const report::Summary totals = report::summarize(r.sim(), info, report::Detail::kTotals);
+  CHECK(totals.iteration_time_s == full.iteration_time_s);
+  CHECK(totals.tokens_per_s == full.tokens_per_s);
+  CHECK(totals.mfu == full.mfu);
+  CHECK(totals.bubble_fraction == full.bubble_fraction);
+  CHECK(totals.peak_memory_bytes == full.peak_memory_bytes);
+  CHECK(totals.oom == full.oom);
+  CHECK(totals.slowest_gpu == full.slowest_gpu);
+  REQUIRE(full.exposed.tp > 0.0);
+  CHECK(totals.exposed.tp == 0.0);
+  CHECK(totals.exposed.pp == 0.0);
+  CHECK(!full.link_classes.empty());
+  CHECK(totals.link_classes.empty());
+  CHECK(totals.busiest_links.empty());
+}
+
 TEST_CASE("link traffic: the bytes of every transfer, by link class, busiest first") {
   // The default example sends activations and gradients between stages over
   // NVLink: 16 micro-batches x 3 boundaries x 2 directions x (4 x 2048 x 2304 x 2 B / 2)
