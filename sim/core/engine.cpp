@@ -8,9 +8,8 @@ namespace trainsim::core {
 Engine::Engine(const TaskGraph& graph) : graph_(graph) {
   if (!graph.finalized()) throw std::logic_error("Engine: TaskGraph not finalized");
   const std::size_t n = graph.size();
-  waiting_on_.resize(n);
-  for (TaskId t = 0; t < n; ++t) waiting_on_[t] = graph.predecessors(t);
-  state_.assign(n, State::kWaiting);
+  tasks_.resize(n);
+  for (TaskId t = 0; t < n; ++t) tasks_[t] = {graph.predecessors(t), graph.task(t).resource, State::kWaiting};
   timeline_.start.assign(n, Time::zero());
   timeline_.end.assign(n, Time::zero());
 }
@@ -29,21 +28,22 @@ void Engine::schedule(ResourceId owner, Time at, std::uint64_t token) {
 }
 
 void Engine::start(TaskId task) {
-  state_[task] = State::kRunning;
+  tasks_[task].state = State::kRunning;
   timeline_.start[task] = now_;
   for (TaskObserver* o : observers_) o->on_start(task, now_);
 }
 
 void Engine::finish(TaskId task) {
-  state_[task] = State::kDone;
+  tasks_[task].state = State::kDone;
   timeline_.end[task] = now_;
   if (now_ > timeline_.makespan) timeline_.makespan = now_;
   ++finished_;
   for (TaskObserver* o : observers_) o->on_finish(task, now_);
   graph_.for_each_successor(task, [this](TaskId next) {
-    if (--waiting_on_[next] == 0) {
-      state_[next] = State::kReady;
-      resources_[graph_.task(next).resource]->on_ready(next, *this);
+    TaskState& t = tasks_[next];
+    if (--t.waiting_on == 0) {
+      t.state = State::kReady;
+      resources_[t.resource]->on_ready(next, *this);
     }
   });
 }
@@ -56,9 +56,9 @@ Timeline Engine::run() {
     }
   }
   for (TaskId t = 0; t < graph_.size(); ++t) {
-    if (waiting_on_[t] == 0 && state_[t] == State::kWaiting) {
-      state_[t] = State::kReady;
-      resources_[graph_.task(t).resource]->on_ready(t, *this);
+    if (tasks_[t].waiting_on == 0 && tasks_[t].state == State::kWaiting) {
+      tasks_[t].state = State::kReady;
+      resources_[tasks_[t].resource]->on_ready(t, *this);
     }
   }
   while (!queue_.empty()) {

@@ -67,18 +67,25 @@ class Engine {
   void cancel_pending(ResourceId owner) { ++generation_[owner]; }
   void start(TaskId task);
   void finish(TaskId task);
-  bool is_ready(TaskId task) const { return state_[task] == State::kReady; }
+  bool is_ready(TaskId task) const { return tasks_[task].state == State::kReady; }
 
  private:
   enum class State : std::uint8_t { kWaiting, kReady, kRunning, kDone };
+  // What finishing a predecessor reads and writes of a task, side by side:
+  // successors are scattered over the graph (a collective's participants
+  // are far apart in id), so each is one cache miss rather than three.
+  struct TaskState {
+    std::uint32_t waiting_on = 0;  // predecessors not finished yet
+    ResourceId resource = 0;
+    State state = State::kWaiting;
+  };
 
   const TaskGraph& graph_;
   EventQueue queue_;
   std::vector<Resource*> resources_;
   std::vector<std::uint32_t> generation_;
   std::vector<TaskObserver*> observers_;
-  std::vector<std::uint32_t> waiting_on_;
-  std::vector<State> state_;
+  std::vector<TaskState> tasks_;
   Timeline timeline_;
   Time now_;
   std::size_t finished_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace trainsim::core {
 
@@ -16,6 +17,7 @@ void TaskGraph::add_edge(TaskId before, TaskId after) {
   if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
     throw std::logic_error("TaskGraph::add_edge: bad task id");
   }
+  if (edges_.size() >= kMaxEdges) throw std::runtime_error("TaskGraph: more than 4,294,967,295 dependencies");
   edges_.emplace_back(before, after);
 }
 
