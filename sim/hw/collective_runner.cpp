@@ -42,6 +42,8 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId g
   in.group = group;
   in.participants = participants;
   in.analytic_time = analytic_time;
+  in.first_arrival = arrivals_.size();
+  arrivals_.resize(arrivals_.size() + static_cast<std::size_t>(participants));
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
@@ -57,14 +59,14 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
   const std::uint32_t id = engine.graph().task(task).route;
   if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
   Instance& in = instances_[id];
-  if (in.arrived.empty()) in.arrived.reserve(static_cast<std::size_t>(in.participants));
-  in.arrived.push_back(task);
-  if (static_cast<int>(in.arrived.size()) == in.participants) launch(id, engine);
+  if (in.arrived == in.participants) throw std::logic_error("a collective has more tasks than participants");
+  arrivals_[in.first_arrival + static_cast<std::size_t>(in.arrived++)] = task;
+  if (in.arrived == in.participants) launch(id, engine);
 }
 
 void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  for (core::TaskId task : in.arrived) engine.start(task);
+  for (core::TaskId task : arrived(in)) engine.start(task);
   if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, true, engine);
   if (in.analytic_time) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
@@ -271,7 +273,7 @@ void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   in.progress.reset();  // the layout and its state are no longer needed
   // Finishing a task may make other collectives ready, never this one again,
   // and instances are all added before the run: `in` stays where it is.
-  for (core::TaskId task : in.arrived) engine.finish(task);
+  for (core::TaskId task : arrived(in)) engine.finish(task);
 }
 
 }  // namespace trainsim::hw

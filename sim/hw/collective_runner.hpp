@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "hw/collective.hpp"
@@ -107,7 +108,10 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     GroupId group = 0;
     int participants = 1;
     std::optional<core::Time> analytic_time;
-    std::vector<core::TaskId> arrived;
+    // The participants' tasks as they arrive: arrivals_[first_arrival ..
+    // first_arrival + arrived), room for every participant made at add.
+    std::size_t first_arrival = 0;
+    int arrived = 0;
     // What a collective run as flows tracks while it runs; made at launch, so
     // the many collectives that only take their analytic time stay small.
     struct Progress {
@@ -134,6 +138,9 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     std::unique_ptr<Progress> progress;
   };
 
+  std::span<const core::TaskId> arrived(const Instance& in) const {
+    return {arrivals_.data() + in.first_arrival, static_cast<std::size_t>(in.arrived)};
+  }
   void launch(std::uint32_t id, core::Engine& engine);
   void begin_stage(std::uint32_t id, core::Engine& engine);
   void stage_done(std::uint32_t id, core::Engine& engine);
@@ -149,6 +156,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   CollectiveAlgorithm algorithm_;
   std::vector<Group> groups_;
   std::vector<Instance> instances_;
+  std::vector<core::TaskId> arrivals_;  // every instance's, in one table (no allocation per instance)
   core::ResourceId id_ = 0;
   CollectiveListener* listener_ = nullptr;
 };

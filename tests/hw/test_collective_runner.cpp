@@ -305,3 +305,44 @@ TEST_CASE("a collective waits for all its participants") {
   CHECK(tl.end[early].to_seconds() == doctest::Approx(1e-3 + alone).scale(0).epsilon(0.05));
 }
 
+
+TEST_CASE("collectives over one registered group share it, and the listener is told the group's id") {
+  // Two analytic all-reduces of 1 ms and 2 ms, one after the other, over one
+  // group of GPUs {0, 1}; a third over a group of its own ({2, 3}) at the
+  // same time as the first. The listener hears each start and end with the
+  // collective's group: 0, 0 for the first two, 1 for the third.
+  const hw::ClusterSpec c = dgx_a100(1);
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net, {0, 1, 2, 3});
+  hw::CollectiveRunner runner(c, topo, net);
+  const hw::CollectiveRunner::GroupId pair = runner.add_group({0, 1});
+  const std::uint32_t first = runner.add(hw::CollectiveKind::kAllReduce, 1.0, pair, 1, Time::microseconds(1000));
+  const std::uint32_t second = runner.add(hw::CollectiveKind::kAllReduce, 1.0, pair, 1, Time::microseconds(2000));
+  const std::uint32_t other = runner.add(hw::CollectiveKind::kAllReduce, 1.0, {2, 3}, 1, Time::microseconds(1000));
+  CHECK(runner.members(pair) == std::vector<int>{0, 1});
+  CHECK(runner.describe(second).members == 2);
+  core::TaskGraph g;
+  const auto a = g.add({0, Time::zero(), 0.0, first});
+  const auto b = g.add({0, Time::zero(), 0.0, second});
+  g.add({0, Time::zero(), 0.0, other});
+  g.add_edge(a, b);
+  g.finalize();
+  struct Heard final : hw::CollectiveListener {
+    std::vector<std::pair<std::uint32_t, bool>> calls;
+    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&) override {
+      calls.emplace_back(group, running);
+    }
+  } heard;
+  runner.set_listener(&heard);
+  core::Engine e(g);
+  runner.set_id(e.add_resource(runner));
+  const auto completion = e.add_resource(net);
+  const auto timers = e.add_resource(net);
+  net.set_ids(completion, timers);
+  const auto tl = e.run();
+  CHECK(tl.end[b].to_seconds() == doctest::Approx(3e-3).scale(0).epsilon(1e-12));
+  // In task order at time 0 (first, other), then their ends at 1 ms (in the
+  // order they were scheduled), then the second's start and end.
+  const std::vector<std::pair<std::uint32_t, bool>> expected = {{0, true}, {1, true}, {0, false}, {0, true}, {1, false}, {0, false}};
+  CHECK(heard.calls == expected);
+}
