@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace trainsim::core {
 
@@ -49,6 +50,8 @@ void Engine::finish(TaskId task) {
 }
 
 Timeline Engine::run() {
+  if (ran_) throw std::logic_error("Engine::run: an engine runs once");
+  ran_ = true;
   for (TaskId t = 0; t < graph_.size(); ++t) {
     if (graph_.task(t).resource >= resources_.size()) {
       throw std::runtime_error("Engine: task " + std::to_string(t) + " names resource " +
@@ -73,7 +76,7 @@ Timeline Engine::run() {
     throw std::runtime_error("Engine: " + std::to_string(graph_.size() - finished_) +
                              " tasks never ran (a dependency cycle or a stalled resource)");
   }
-  return timeline_;
+  return std::move(timeline_);
 }
 
 }  // namespace trainsim::core

@@ -55,8 +55,10 @@ class Engine {
   // re-solves the rates of many flows).
   void set_progress(std::function<void(std::size_t, std::size_t)> progress) { progress_ = std::move(progress); }
 
-  // Runs until no event is left. Throws std::runtime_error if a task never ran
-  // (a dependency cycle or a task bound to a missing resource).
+  // Runs until no event is left and hands over the timeline (moved out, not
+  // copied: at millions of tasks a copy is hundreds of MB of fresh pages), so
+  // an engine runs once. Throws std::runtime_error if a task never ran (a
+  // dependency cycle or a task bound to a missing resource).
   Timeline run();
 
   // --- for resources ---
@@ -89,6 +91,7 @@ class Engine {
   Timeline timeline_;
   Time now_;
   std::size_t finished_ = 0;
+  bool ran_ = false;
   std::function<void(std::size_t, std::size_t)> progress_;
 };
 

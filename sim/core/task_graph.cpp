@@ -20,6 +20,24 @@ void TaskGraph::add_edge(TaskId before, TaskId after) {
   edges_.emplace_back(before, after);
 }
 
+void TaskGraph::add_edges(std::vector<std::pair<TaskId, TaskId>>&& edges) {
+  if (finalized_) throw std::logic_error("TaskGraph::add_edges after finalize");
+  if (edges_.size() + edges.size() > kMaxEdges) {
+    throw std::runtime_error("TaskGraph: more than 4,294,967,295 dependencies");
+  }
+  for (const auto& [before, after] : edges) {
+    if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
+      throw std::logic_error("TaskGraph::add_edges: bad task id");
+    }
+  }
+  if (edges_.empty()) {
+    edges_ = std::move(edges);
+  } else {
+    edges_.insert(edges_.end(), edges.begin(), edges.end());
+  }
+  std::vector<std::pair<TaskId, TaskId>>().swap(edges);
+}
+
 void TaskGraph::finalize() {
   // Successors are visited in the order their edges were added, which callers
   // keep fixed, so runs are reproducible. A repeated edge is counted as often as

@@ -43,6 +43,10 @@ class TaskGraph {
   TaskId add(const Task& task);
   // `before` must finish before `after` may start.
   void add_edge(TaskId before, TaskId after);
+  // Every (before, after) pair of `edges` as add_edge would add them, taking
+  // the vector over rather than copying it (millions of edges: no second
+  // copy of them in memory at once).
+  void add_edges(std::vector<std::pair<TaskId, TaskId>>&& edges);
   // Builds the edge structure; call once after the last add/add_edge.
   void finalize();
 

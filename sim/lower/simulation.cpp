@@ -146,9 +146,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
-  sim_->graph.reserve(sim_->graph.size(), edges_.size());
-  for (const auto& [a, b] : edges_) sim_->graph.add_edge(a, b);
-  std::vector<std::pair<core::TaskId, core::TaskId>>().swap(edges_);  // copied: freed before the CSR is built
+  sim_->graph.add_edges(std::move(edges_));  // taken over, not copied
   sim_->graph.finalize();
 
   // Memory: model state is resident from the start; a micro-batch's activations

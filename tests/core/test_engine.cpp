@@ -135,3 +135,35 @@ TEST_CASE("progress is reported every 1,024 events") {
   e.run();
   CHECK(reports == std::vector<std::pair<std::size_t, std::size_t>>{{1024, 3000}, {2048, 3000}});
 }
+
+TEST_CASE("an engine hands its timeline over once; a second run is refused") {
+  // The chain of 1 + 2 ps: the timeline comes out whole (both tasks' ends);
+  // running the same engine again would find it empty, so it throws.
+  TaskGraph g = chain({1, 2});
+  Engine e(g);
+  Delay d;
+  d.id = e.add_resource(d);
+  const Timeline tl = e.run();
+  REQUIRE(tl.end.size() == 2);
+  CHECK(tl.end[1].ps() == 3);
+  CHECK_THROWS_AS(e.run(), std::logic_error);
+}
+
+TEST_CASE("edges handed over as a vector run as if added one by one; a bad one is refused") {
+  // Tasks 0 (2 ps) and 1 (3 ps) both before 2 (1 ps): 2 starts at 3 ps and
+  // ends at 4, as with add_edge.
+  TaskGraph g;
+  for (std::int64_t d : {2, 3, 1}) g.add({0, Time::ps(d), 0.0, 0});
+  std::vector<std::pair<TaskId, TaskId>> edges = {{0, 2}, {1, 2}};
+  g.add_edges(std::move(edges));
+  g.finalize();
+  Engine e(g);
+  Delay d;
+  d.id = e.add_resource(d);
+  const Timeline tl = e.run();
+  CHECK(tl.start[2].ps() == 3);
+  CHECK(tl.end[2].ps() == 4);
+  TaskGraph bad;
+  bad.add({0, Time::ps(1), 0.0, 0});
+  CHECK_THROWS_AS(bad.add_edges({{0, 5}}), std::logic_error);
+}
