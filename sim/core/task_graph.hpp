@@ -18,12 +18,14 @@ namespace trainsim::core {
 using TaskId = std::uint32_t;
 using ResourceId = std::uint32_t;
 
+// 24 bytes: the two 32-bit fields side by side, no padding.
 struct Task {
   ResourceId resource = 0;
+  std::uint32_t route = 0;  // resource-specific index, e.g. a route of links
   Time duration;            // service time, for resources that use one
   double amount = 0.0;      // work in the resource's own unit (bytes for links)
-  std::uint32_t route = 0;  // resource-specific index, e.g. a route of links
 };
+static_assert(sizeof(Task) == 24);
 
 class TaskGraph {
  public:

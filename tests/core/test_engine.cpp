@@ -40,7 +40,7 @@ class Flaky final : public Resource {
 
 TaskGraph chain(std::vector<std::int64_t> durations) {
   TaskGraph g;
-  for (auto d : durations) g.add({0, Time::ps(d), 0.0, 0});
+  for (auto d : durations) g.add({0, 0, Time::ps(d), 0.0});
   for (TaskId t = 1; t < durations.size(); ++t) g.add_edge(t - 1, t);
   g.finalize();
   return g;
@@ -64,9 +64,9 @@ TEST_CASE("a chain runs back to back") {
 TEST_CASE("a join waits for its slowest predecessor") {
   // a(4) and b(9) both feed c(1): c starts at max(4, 9) = 9, ends at 10.
   TaskGraph g;
-  const TaskId a = g.add({0, Time::ps(4), 0.0, 0});
-  const TaskId b = g.add({0, Time::ps(9), 0.0, 0});
-  const TaskId c = g.add({0, Time::ps(1), 0.0, 0});
+  const TaskId a = g.add({0, 0, Time::ps(4), 0.0});
+  const TaskId b = g.add({0, 0, Time::ps(9), 0.0});
+  const TaskId c = g.add({0, 0, Time::ps(1), 0.0});
   g.add_edge(a, c);
   g.add_edge(b, c);
   g.finalize();
@@ -94,8 +94,8 @@ TEST_CASE("cancelled events never arrive") {
 TEST_CASE("a task that can never run is reported") {
   // A cycle: neither task ever becomes ready.
   TaskGraph g;
-  g.add({0, Time::ps(1), 0.0, 0});
-  g.add({0, Time::ps(1), 0.0, 0});
+  g.add({0, 0, Time::ps(1), 0.0});
+  g.add({0, 0, Time::ps(1), 0.0});
   g.add_edge(0, 1);
   g.add_edge(1, 0);
   g.finalize();
@@ -108,7 +108,7 @@ TEST_CASE("a task that can never run is reported") {
 TEST_CASE("the same graph gives the same timeline") {
   auto run_once = [] {
     TaskGraph g;
-    for (int i = 0; i < 50; ++i) g.add({0, Time::ps(7 * (i % 5) + 1), 0.0, 0});
+    for (int i = 0; i < 50; ++i) g.add({0, 0, Time::ps(7 * (i % 5) + 1), 0.0});
     for (TaskId i = 0; i + 3 < 50; ++i) g.add_edge(i, i + 3);
     g.finalize();
     Engine e(g);
@@ -153,7 +153,7 @@ TEST_CASE("edges handed over as a vector run as if added one by one; a bad one i
   // Tasks 0 (2 ps) and 1 (3 ps) both before 2 (1 ps): 2 starts at 3 ps and
   // ends at 4, as with add_edge.
   TaskGraph g;
-  for (std::int64_t d : {2, 3, 1}) g.add({0, Time::ps(d), 0.0, 0});
+  for (std::int64_t d : {2, 3, 1}) g.add({0, 0, Time::ps(d), 0.0});
   std::vector<std::pair<TaskId, TaskId>> edges = {{0, 2}, {1, 2}};
   g.add_edges(std::move(edges));
   g.finalize();
@@ -164,6 +164,6 @@ TEST_CASE("edges handed over as a vector run as if added one by one; a bad one i
   CHECK(tl.start[2].ps() == 3);
   CHECK(tl.end[2].ps() == 4);
   TaskGraph bad;
-  bad.add({0, Time::ps(1), 0.0, 0});
+  bad.add({0, 0, Time::ps(1), 0.0});
   CHECK_THROWS_AS(bad.add_edges({{0, 5}}), std::logic_error);
 }

@@ -37,7 +37,7 @@ double flow_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, double bytes
   hw::Topology topo(c, net, gpus);
   hw::CollectiveRunner runner(c, topo, net, algorithm);
   core::TaskGraph g;
-  for (const auto& members : groups) g.add({0, Time::zero(), 0.0, runner.add(kind, bytes, members, 1)});
+  for (const auto& members : groups) g.add({0, runner.add(kind, bytes, members, 1), Time::zero(), 0.0});
   g.finalize();
   core::Engine e(g);
   runner.set_id(e.add_resource(runner));
@@ -56,7 +56,7 @@ double representative_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, do
   hw::Topology topo(c, net, members);
   hw::CollectiveRunner runner(c, topo, net, algorithm);
   core::TaskGraph g;
-  g.add({0, Time::zero(), 0.0, runner.add(kind, bytes, members, 1, std::nullopt, copies)});
+  g.add({0, runner.add(kind, bytes, members, 1, std::nullopt, copies), Time::zero(), 0.0});
   g.finalize();
   core::Engine e(g);
   runner.set_id(e.add_resource(runner));
@@ -287,9 +287,9 @@ TEST_CASE("a collective waits for all its participants") {
   // A delay resource for the late participant: a one-task stream.
   core::TaskGraph g;
   const std::uint32_t ar = runner.add(hw::CollectiveKind::kAllReduce, 1048576.0, {0, 1}, 2);
-  const auto early = g.add({0, Time::zero(), 0.0, ar});
-  const auto late = g.add({0, Time::zero(), 0.0, ar});
-  const auto wait = g.add({1, Time::microseconds(1000), 0.0, 0});
+  const auto early = g.add({0, ar, Time::zero(), 0.0});
+  const auto late = g.add({0, ar, Time::zero(), 0.0});
+  const auto wait = g.add({1, 0, Time::microseconds(1000), 0.0});
   g.add_edge(wait, late);
   g.finalize();
   core::Engine e(g);
@@ -322,9 +322,9 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   CHECK(runner.members(pair) == std::vector<int>{0, 1});
   CHECK(runner.describe(second).members == 2);
   core::TaskGraph g;
-  const auto a = g.add({0, Time::zero(), 0.0, first});
-  const auto b = g.add({0, Time::zero(), 0.0, second});
-  g.add({0, Time::zero(), 0.0, other});
+  const auto a = g.add({0, first, Time::zero(), 0.0});
+  const auto b = g.add({0, second, Time::zero(), 0.0});
+  g.add({0, other, Time::zero(), 0.0});
   g.add_edge(a, b);
   g.finalize();
   struct Heard final : hw::CollectiveListener {

@@ -16,7 +16,7 @@ namespace {
 // Runs transfers (bytes, route) all ready at time 0 and returns their end times in ns.
 std::vector<double> run_flows(hw::FlowNetwork& net, const std::vector<std::pair<double, std::uint32_t>>& transfers) {
   core::TaskGraph g;
-  for (const auto& [bytes, route] : transfers) g.add({0, Time::zero(), bytes, route});
+  for (const auto& [bytes, route] : transfers) g.add({0, route, Time::zero(), bytes});
   g.finalize();
   core::Engine e(g);
   const auto completion = e.add_resource(net);
@@ -66,7 +66,7 @@ TEST_CASE("flows started together share links as if started one by one") {
   const auto r2 = net.add_route({l2});
   Burst burst(net, {{1000, r1, 0.0, 0}, {3000, r1, 0.0, 1}, {2000, r2, 0.0, 2}, {1000, r2, 2.5e8, 3}, {0, r1, 0.0, 4}});
   core::TaskGraph g;
-  g.add({0, Time::zero(), 0.0, 0});
+  g.add({0, 0, Time::zero(), 0.0});
   g.finalize();
   core::Engine e(g);
   e.add_resource(burst);

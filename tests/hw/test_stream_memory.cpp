@@ -13,9 +13,9 @@ TEST_CASE("a stream runs in program order even when a later task is ready first"
   // Stream order: [a, b]. a waits for x (10 ps on another stream); b is ready
   // at once but must wait for a: a runs 10..13, b runs 13..15.
   core::TaskGraph g;
-  const auto x = g.add({1, Time::ps(10), 0.0, 0});
-  const auto a = g.add({0, Time::ps(3), 0.0, 0});
-  const auto b = g.add({0, Time::ps(2), 0.0, 0});
+  const auto x = g.add({1, 0, Time::ps(10), 0.0});
+  const auto a = g.add({0, 0, Time::ps(3), 0.0});
+  const auto b = g.add({0, 0, Time::ps(2), 0.0});
   g.add_edge(x, a);
   g.finalize();
   hw::Stream s0({a, b});
@@ -73,8 +73,8 @@ TEST_CASE("changes at one instant keep one sample, with the last value") {
 TEST_CASE("the memory tracker applies task effects as tasks start and end") {
   // Task 0 (4 ps) takes 100 B at start; task 1 (after it, 6 ps) frees it at its end (t = 10).
   core::TaskGraph g;
-  g.add({0, Time::ps(4), 0.0, 0});
-  g.add({0, Time::ps(6), 0.0, 0});
+  g.add({0, 0, Time::ps(4), 0.0});
+  g.add({0, 0, Time::ps(6), 0.0});
   g.add_edge(0, 1);
   g.finalize();
   hw::Stream s({0, 1});
@@ -117,8 +117,8 @@ TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new spe
     }
   };
   core::TaskGraph g;
-  const auto work = g.add({0, Time::ps(10), 0.0, 0});
-  g.add({1, Time::zero(), 0.0, 0});
+  const auto work = g.add({0, 0, Time::ps(10), 0.0});
+  g.add({1, 0, Time::zero(), 0.0});
   g.finalize();
   hw::Stream s({work});
   Slower slower;

@@ -15,7 +15,7 @@ inline std::vector<double> transfers(const hw::ClusterSpec& c, const std::vector
   hw::FlowNetwork net;
   hw::Topology topo(c, net);
   core::TaskGraph g;
-  for (const auto& [a, b] : pairs) g.add({0, core::Time::zero(), 1e6, topo.route(a, b)});
+  for (const auto& [a, b] : pairs) g.add({0, topo.route(a, b), core::Time::zero(), 1e6});
   g.finalize();
   core::Engine e(g);
   const auto completion = e.add_resource(net);

@@ -43,7 +43,7 @@ static void BM_EngineStreams(benchmark::State& state) {
   std::mt19937_64 rng(2);
   for (int s = 0; s < streams; ++s) {
     for (int i = 0; i < per_stream; ++i) {
-      order[s].push_back(g.add({static_cast<core::ResourceId>(s), Time::ps(1000 + static_cast<std::int64_t>(rng() % 1000)), 0.0, 0}));
+      order[s].push_back(g.add({static_cast<core::ResourceId>(s), 0, Time::ps(1000 + static_cast<std::int64_t>(rng() % 1000)), 0.0}));
     }
   }
   for (int s = 1; s < streams; ++s) {
@@ -83,7 +83,7 @@ static void BM_FlowNetwork(benchmark::State& state) {
       const auto a = static_cast<hw::LinkId>(rng() % links);
       const auto b = static_cast<hw::LinkId>(rng() % links);
       const auto route = a == b ? net.add_route({a}) : net.add_route({a, b});
-      ids.push_back(g.add({0, Time::zero(), 1e5 + static_cast<double>(rng() % 100000), route}));
+      ids.push_back(g.add({0, route, Time::zero(), 1e5 + static_cast<double>(rng() % 100000)}));
     }
     // Waves of 32: each flow after the first wave waits for one of the previous wave.
     for (int f = 32; f < flows; ++f) g.add_edge(ids[f - 32], ids[f]);
