@@ -10,15 +10,21 @@ namespace trainsim::lower {
 
 namespace {
 
-// Memory per task, all of a simulation together (task graph, task info,
-// timeline, streams, collective instances, memory pools) over its tasks:
-// measured as the whole process's peak resident size over the task count of
-// full-fidelity runs of an 8-layer GPT (hidden 4096, tp 8, pp 2, 4
-// micro-batches per pipeline, dp growing with the GPUs): 232 bytes a task
-// with analytic collectives at 16,384 GPUs (155.5 MB, 671,744 tasks), 291
-// with flow collectives at 4,096 GPUs (49.0 MB, 167,936 tasks). Rounded up.
-constexpr double kBytesPerTask = 256.0;
-constexpr double kBytesPerTaskWithFlows = 320.0;
+// Memory, all of a simulation together (task graph, task info, timeline,
+// streams, collective instances, memory pools, the topology), as a cost per
+// task and one per simulated GPU (its stream, pool, links and routes; the
+// process's own few MiB come in here too): the whole process's peak resident
+// size of full-fidelity runs with analytic collectives. An 8-layer GPT
+// (tools/bench/gpt-8l-scaling.json) at 16,384 GPUs: 671,744 tasks, 169.2 MB;
+// Llama 3 405B at 16,384 H100s: 9,506,816 tasks, 1,583.9 MB. The two give
+// 160 bytes a task and 3,760 a GPU, which put Llama 3 405B at 131,072 GPUs
+// (76.1 million tasks) at 12.67 GB, where it peaked at 12.60 GB. Both are
+// rounded up for a margin: 176 and 4,096 (13.9 GB there). With flow collectives the
+// flows' state adds to each task: the 8-layer GPT at 4,096 GPUs, 167,936
+// tasks, 53.5 MB, is 219 bytes a task after the GPUs' share; rounded up.
+constexpr double kBytesPerTask = 176.0;
+constexpr double kBytesPerTaskWithFlows = 240.0;
+constexpr double kBytesPerGpu = 4096.0;
 
 constexpr double kGiB = 1073741824.0;
 
@@ -54,7 +60,8 @@ WorkEstimate work_estimate(long long pipelines, long long ranks, const PipelineW
   w.gpus = pipelines * ranks;  // the plan's GPUs at most: far below 2^63
   w.tasks = static_cast<double>(pipelines) * per_pipeline.tasks;
   w.flow_steps = per_pipeline.flow_steps;
-  w.bytes = w.tasks * (flow_collectives ? kBytesPerTaskWithFlows : kBytesPerTask);
+  w.bytes = w.tasks * (flow_collectives ? kBytesPerTaskWithFlows : kBytesPerTask) +
+            static_cast<double>(w.gpus) * kBytesPerGpu;
   return w;
 }
 
