@@ -11,25 +11,25 @@ TaskId TaskGraph::add(const Task& task) {
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
-void TaskGraph::add_edge(TaskId before, TaskId after) {
-  if (finalized_) throw std::logic_error("TaskGraph::add_edge after finalize");
+void TaskGraph::check_edge(TaskId before, TaskId after) const {
   if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
-    throw std::logic_error("TaskGraph::add_edge: bad task id");
+    throw std::logic_error("TaskGraph: an edge with a bad task id");
   }
+}
+
+void TaskGraph::add_edge(TaskId before, TaskId after) {
+  if (finalized_) throw std::logic_error("TaskGraph: edges added after finalize");
+  check_edge(before, after);
   if (edges_.size() >= kMaxEdges) throw std::runtime_error("TaskGraph: more than 4,294,967,295 dependencies");
   edges_.emplace_back(before, after);
 }
 
 void TaskGraph::add_edges(std::vector<std::pair<TaskId, TaskId>>&& edges) {
-  if (finalized_) throw std::logic_error("TaskGraph::add_edges after finalize");
+  if (finalized_) throw std::logic_error("TaskGraph: edges added after finalize");
   if (edges_.size() + edges.size() > kMaxEdges) {
     throw std::runtime_error("TaskGraph: more than 4,294,967,295 dependencies");
   }
-  for (const auto& [before, after] : edges) {
-    if (before >= tasks_.size() || after >= tasks_.size() || before == after) {
-      throw std::logic_error("TaskGraph::add_edges: bad task id");
-    }
-  }
+  for (const auto& [before, after] : edges) check_edge(before, after);
   if (edges_.empty()) {
     edges_ = std::move(edges);
   } else {

@@ -36,12 +36,9 @@ class TaskGraph {
   // The most edges a graph takes (edge offsets are 32 bits).
   static constexpr std::size_t kMaxEdges = 0xffffffffu;
 
-  // Room for this many tasks and edges, so that a graph of millions of tasks
-  // does not grow by copies (each touching fresh pages); only a hint.
-  void reserve(std::size_t tasks, std::size_t edges = 0) {
-    tasks_.reserve(tasks);
-    edges_.reserve(edges);
-  }
+  // Room for this many tasks, so that a graph of millions of tasks does not
+  // grow by copies (each touching fresh pages); only a hint.
+  void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
   TaskId add(const Task& task);
   // `before` must finish before `after` may start.
   void add_edge(TaskId before, TaskId after);
@@ -68,6 +65,9 @@ class TaskGraph {
   }
 
  private:
+  // Throws unless before -> after joins two distinct tasks of this graph.
+  void check_edge(TaskId before, TaskId after) const;
+
   std::vector<Task> tasks_;
   std::vector<std::pair<TaskId, TaskId>> edges_;
   std::vector<std::uint32_t> in_degree_;

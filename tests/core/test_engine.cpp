@@ -20,6 +20,14 @@ class Delay final : public Resource {
   void on_event(std::uint64_t token, Engine& e) override { e.finish(static_cast<TaskId>(token)); }
 };
 
+// Runs `g` on one Delay resource.
+Timeline run_delayed(const TaskGraph& g) {
+  Engine e(g);
+  Delay d;
+  d.id = e.add_resource(d);
+  return e.run();
+}
+
 // Schedules two events for each task, cancels the first, and finishes the task
 // on the second: checks lazy cancellation.
 class Flaky final : public Resource {
@@ -157,10 +165,7 @@ TEST_CASE("edges handed over as a vector run as if added one by one; a bad one i
   std::vector<std::pair<TaskId, TaskId>> edges = {{0, 2}, {1, 2}};
   g.add_edges(std::move(edges));
   g.finalize();
-  Engine e(g);
-  Delay d;
-  d.id = e.add_resource(d);
-  const Timeline tl = e.run();
+  const Timeline tl = run_delayed(g);
   CHECK(tl.start[2].ps() == 3);
   CHECK(tl.end[2].ps() == 4);
   TaskGraph bad;
