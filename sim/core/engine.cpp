@@ -10,7 +10,13 @@ Engine::Engine(const TaskGraph& graph) : graph_(graph) {
   if (!graph.finalized()) throw std::logic_error("Engine: TaskGraph not finalized");
   const std::size_t n = graph.size();
   tasks_.resize(n);
-  for (TaskId t = 0; t < n; ++t) tasks_[t] = {graph.predecessors(t), graph.task(t).resource, State::kWaiting};
+  for (TaskId t = 0; t < n; ++t) {
+    if (graph.predecessors(t) > kMaxPredecessors) {
+      throw std::runtime_error("Engine: task " + std::to_string(t) + " waits on more than " +
+                               std::to_string(kMaxPredecessors) + " tasks");
+    }
+    tasks_[t] = {graph.predecessors(t), static_cast<std::uint32_t>(State::kWaiting), graph.task(t).resource};
+  }
   timeline_.start.assign(n, Time::zero());
   timeline_.end.assign(n, Time::zero());
 }
@@ -29,13 +35,13 @@ void Engine::schedule(ResourceId owner, Time at, std::uint64_t token) {
 }
 
 void Engine::start(TaskId task) {
-  tasks_[task].state = State::kRunning;
+  tasks_[task].set(State::kRunning);
   timeline_.start[task] = now_;
   for (TaskObserver* o : observers_) o->on_start(task, now_);
 }
 
 void Engine::finish(TaskId task) {
-  tasks_[task].state = State::kDone;
+  tasks_[task].set(State::kDone);
   timeline_.end[task] = now_;
   if (now_ > timeline_.makespan) timeline_.makespan = now_;
   ++finished_;
@@ -43,7 +49,7 @@ void Engine::finish(TaskId task) {
   graph_.for_each_successor(task, [this](TaskId next) {
     TaskState& t = tasks_[next];
     if (--t.waiting_on == 0) {
-      t.state = State::kReady;
+      t.set(State::kReady);
       resources_[t.resource]->on_ready(next, *this);
     }
   });
@@ -59,8 +65,8 @@ Timeline Engine::run() {
     }
   }
   for (TaskId t = 0; t < graph_.size(); ++t) {
-    if (tasks_[t].waiting_on == 0 && tasks_[t].state == State::kWaiting) {
-      tasks_[t].state = State::kReady;
+    if (tasks_[t].waiting_on == 0 && tasks_[t].state() == State::kWaiting) {
+      tasks_[t].set(State::kReady);
       resources_[tasks_[t].resource]->on_ready(t, *this);
     }
   }

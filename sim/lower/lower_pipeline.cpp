@@ -317,9 +317,9 @@ void Lowering::lower_pipeline(int p) {
             part.part = static_cast<int>(j);
             part.parts = static_cast<int>(pieces.size());
           }
-          part.tp_comm_s = tp_part.to_seconds();
-          part.cp_comm_s = cp_part.to_seconds();
-          part.ep_comm_s = ep_part.to_seconds();
+          if (tp_part > core::Time::zero() || cp_part > core::Time::zero() || ep_part > core::Time::zero()) {
+            part.comm = intern_comm({tp_part.to_seconds(), cp_part.to_seconds(), ep_part.to_seconds()});
+          }
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
             first_[q][k] = id;

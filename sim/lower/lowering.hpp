@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <bit>
 #include <map>
 #include <memory>
 #include <optional>
@@ -248,9 +250,15 @@ class Lowering {
   std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
   // Memory taken and given back, by task id (a flat table: a sweep lowers
   // thousands of plans); has_effect_ marks the tasks that have one.
-  std::vector<hw::MemoryEffect> effects_;
+  // The pool is the task's GPU, set when the effects go to the tracker (16
+  // bytes a task here, not a MemoryEffect's 24: the table spans every task).
+  struct Effect {
+    std::int64_t allocate_at_start = 0;
+    std::int64_t release_at_end = 0;
+  };
+  std::vector<Effect> effects_;
   std::vector<char> has_effect_;
-  hw::MemoryEffect& effect_of(core::TaskId task) {
+  Effect& effect_of(core::TaskId task) {
     if (effects_.size() <= task) {
       effects_.resize(task + 1);
       has_effect_.resize(task + 1, 0);
@@ -259,6 +267,22 @@ class Lowering {
     return effects_[task];
   }
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
+  // Communication inside compute tasks, each distinct value once in
+  // Simulation::comm_inside: the same action's pieces on every copy of the
+  // pipeline and every micro-batch share an entry.
+  struct CommKeyHash {
+    std::size_t operator()(const std::array<std::uint64_t, 3>& k) const {
+      return static_cast<std::size_t>((k[0] * 1000003u ^ k[1]) * 1000003u ^ k[2]);
+    }
+  };
+  std::unordered_map<std::array<std::uint64_t, 3>, std::uint32_t, CommKeyHash> comm_index_;
+  std::uint32_t intern_comm(const CommInside& c) {
+    const std::array<std::uint64_t, 3> key{std::bit_cast<std::uint64_t>(c.tp_s), std::bit_cast<std::uint64_t>(c.cp_s),
+                                           std::bit_cast<std::uint64_t>(c.ep_s)};
+    const auto [it, added] = comm_index_.try_emplace(key, static_cast<std::uint32_t>(sim_->comm_inside.size()));
+    if (added) sim_->comm_inside.push_back(c);
+    return it->second;
+  }
   struct KeyHash {
     std::size_t operator()(const std::tuple<int, int, int, int, int>& k) const {
       const auto [a, b, cc, d, e] = k;

@@ -186,9 +186,9 @@ std::unique_ptr<Simulation> Lowering::build() {
   }
   for (core::TaskId task = 0; task < effects_.size(); ++task) {
     if (!has_effect_[task]) continue;  // in task order, as a map would give
-    hw::MemoryEffect& effect = effects_[task];
-    effect.pool = static_cast<std::uint32_t>(sim_->info[task].rank);
-    sim_->memory.set_effect(task, effect);
+    const Effect& effect = effects_[task];
+    sim_->memory.set_effect(task, {static_cast<std::uint32_t>(sim_->info[task].rank), effect.allocate_at_start,
+                                   effect.release_at_end});
   }
   for (int q = 0; q < Q; ++q) sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
   if (options_.comm_slowdown > 0.0) {

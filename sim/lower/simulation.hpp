@@ -29,6 +29,7 @@
 // back to full.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -98,7 +99,15 @@ struct Options {
 // What a GPU's tensors may use: its memory less the CUDA context.
 std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_context_bytes);
 
-enum class TaskKind { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
+enum class TaskKind : std::uint8_t { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
+
+// Communication inside a compute task (it blocks the compute stream), its
+// part's share of its action's: for the trace and the summary's exposed times.
+struct CommInside {
+  double tp_s = 0.0;  // the tensor-parallel collectives
+  double cp_s = 0.0;  // the context-parallel exchange not hidden behind attention
+  double ep_s = 0.0;  // a MoE model's dispatch and combine
+};
 
 struct TaskInfo {
   TaskKind kind = TaskKind::kCompute;
@@ -117,18 +126,18 @@ struct TaskInfo {
   // DualPipe: a stage's reduced gradients added to its copy's in the other
   // direction (a kGradReduce after the stage's buckets).
   bool across_copies = false;
-  // Compute: the tensor-parallel collectives inside it (they block the
-  // compute stream), its part's share of its action's: for the trace and the
-  // summary's exposed tensor-parallel time.
-  double tp_comm_s = 0.0;
-  // And the context-parallel exchange's exposed time inside it (same stream).
-  double cp_comm_s = 0.0;
-  // And a MoE model's dispatch and combine inside it (same stream).
-  double ep_comm_s = 0.0;
+  // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
+  // when nothing runs inside it. Out of line because most tasks have none,
+  // and a full-fidelity run keeps one TaskInfo for each of tens of millions.
+  static constexpr std::uint32_t kNoComm = 0xFFFFFFFFu;
+  std::uint32_t comm = kNoComm;
   // ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
   // ZeRO-1/2's after the optimizer step run on the communication stream.
   bool on_gather_stream() const { return kind == TaskKind::kParamAllGather && action.op == schedule::Op::kUnshard; }
 };
+// 48 bytes: with 176 bytes a task in all (lower/work_limits.cpp), a task's
+// info is the largest part of a large run's memory.
+static_assert(sizeof(TaskInfo) <= 48, "TaskInfo grew: update the work estimate's bytes per task");
 
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
@@ -141,6 +150,11 @@ struct Simulation {
   std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes; each pool gets the rest of the memory
   core::TaskGraph graph;
   std::vector<TaskInfo> info;
+  std::vector<CommInside> comm_inside;  // TaskInfo::comm's table
+  // The communication inside a task (zeros for none).
+  CommInside comm_in(const TaskInfo& ti) const {
+    return ti.comm == TaskInfo::kNoComm ? CommInside{} : comm_inside[ti.comm];
+  }
   std::vector<std::unique_ptr<hw::Stream>> streams;  // the compute stream of each simulated GPU
   hw::FlowNetwork network;
   std::unique_ptr<hw::Topology> topology;

@@ -78,7 +78,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
   const bool burst = sim.burst();
   Args args;
   switch (ti.kind) {
-    case lower::TaskKind::kCompute:
+    case lower::TaskKind::kCompute: {
       add_place(args, sim, ti.rank);
       if (burst) {
         args.add("layer", sim.stage_names[a.stage]);
@@ -91,10 +91,12 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       if (ti.units > 0) args.add("unit", fmt::format("{}/{}", ti.unit + 1, ti.units));
       // Inside the slice, not a slice of its own: the collectives interleave
       // with the layers' kernels.
-      if (ti.tp_comm_s > 0.0) args.micros("tp_comm_us", ti.tp_comm_s);
-      if (ti.cp_comm_s > 0.0) args.micros("cp_comm_us", ti.cp_comm_s);
-      if (ti.ep_comm_s > 0.0) args.micros("ep_comm_us", ti.ep_comm_s);
+      const lower::CommInside inside = sim.comm_in(ti);
+      if (inside.tp_s > 0.0) args.micros("tp_comm_us", inside.tp_s);
+      if (inside.cp_s > 0.0) args.micros("cp_comm_us", inside.cp_s);
+      if (inside.ep_s > 0.0) args.micros("ep_comm_us", inside.ep_s);
       break;
+    }
     case lower::TaskKind::kTransfer:
       args.bytes("bytes", sim.graph.task(id).amount);
       add_place(args, sim, ti.rank, "from_");

@@ -117,9 +117,10 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
     const double d = (span.second - span.first).to_seconds();
     if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) {
       busy[ti.rank] += span.second - span.first;
-      tp_comm[ti.rank] += ti.tp_comm_s;
-      cp_comm[ti.rank] += ti.cp_comm_s;
-      ep_comm[ti.rank] += ti.ep_comm_s;
+      const lower::CommInside inside = sim.comm_in(ti);
+      tp_comm[ti.rank] += inside.tp_s;
+      cp_comm[ti.rank] += inside.cp_s;
+      ep_comm[ti.rank] += inside.ep_s;
       if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {

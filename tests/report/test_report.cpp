@@ -142,6 +142,31 @@ TEST_CASE("a compute slice carries the tensor-parallel time inside it") {
   CHECK(report::chrome_trace(solo.sim(), solo.scenario.cluster).find("tp_comm_us") == std::string::npos);
 }
 
+TEST_CASE("compute tasks with the same communication inside share one entry of the table") {
+  // The default example (tp 2, pp 4, 64 / 4 = 16 micro-batches, symmetric:
+  // one pipeline): every F of a stage holds the same forward all-reduces,
+  // every B the same backward's, so the table needs at most one forward and
+  // one backward value per stage, 2 x 4 = 8, however many micro-batches run
+  // (stages with the same layers share theirs too); F and B differ: 2 at least.
+  const Run r = run_example();
+  const lower::Simulation& sim = r.sim();
+  std::size_t with_comm = 0;
+  for (const lower::TaskInfo& ti : sim.info) {
+    if (ti.comm == lower::TaskInfo::kNoComm) continue;
+    ++with_comm;
+    REQUIRE(ti.comm < sim.comm_inside.size());
+    const lower::CommInside& c = sim.comm_inside[ti.comm];
+    const workload::StageCost& cost = r.whatif.costs.stages[static_cast<std::size_t>(ti.action.stage)];
+    CHECK(c.tp_s == (ti.action.op == schedule::Op::kForward ? cost.tp_comm_forward : cost.tp_comm_backward).to_seconds());
+  }
+  CHECK(with_comm == 2 * 16 * 4);  // an F and a B a micro-batch, 16 micro-batches, 4 stages
+  CHECK(sim.comm_inside.size() <= 8);
+  CHECK(sim.comm_inside.size() >= 2);
+  // With tp 1 nothing runs inside compute: no entries, every task kNoComm.
+  const Run solo = run_example({"parallel.tp=1", "parallel.dp=2"});
+  CHECK(solo.sim().comm_inside.empty());
+}
+
 TEST_CASE("the same config twice gives byte-identical trace and summary") {
   const Run a = run_example();
   const Run b = run_example();
