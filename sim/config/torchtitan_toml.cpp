@@ -238,7 +238,12 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   if (reshard != "default" && reshard != "always" && reshard != "never") {
     j.fail("parallelism.fsdp_reshard_after_forward", "expected default, always or never, got " + reshard);
   }
-  if (p.value("zero_stage", 0) == 3) p["reshard_after_forward"] = reshard == "always" || (reshard == "default" && pp == 1);
+  if (p.value("zero_stage", 0) == 3) {
+    p["reshard_after_forward"] = reshard == "always" || (reshard == "default" && pp == 1);
+    // torch.distributed.pipelining runs an FSDP stage's backwards without
+    // gradient sync and reduce-scatters after the last one.
+    if (pp > 1) p["fsdp_grad_sync"] = "last-backward";
+  }
   // Activation checkpointing.
   const std::string mode = j.text("activation_checkpoint.mode", "selective");
   if (mode == "full") {

@@ -68,7 +68,9 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   try {
     w.program = schedule::with_communication(sched->program(w.shape), w.shape);
     // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
-    if (plan.zero_stage == 3 && plan.replicas() > 1) w.program = schedule::with_sharding(w.program, plan.reshard_after_forward);
+    if (plan.zero_stage == 3 && plan.replicas() > 1) {
+      w.program = schedule::with_sharding(w.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
+    }
   } catch (const std::invalid_argument& e) {
     throw schedule::ProgramError(e.what());  // the plugin refused the shape
   }

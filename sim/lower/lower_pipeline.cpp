@@ -114,10 +114,12 @@ void Lowering::lower_pipeline(int p) {
     last_[q].resize(actions.size());
     std::map<int, std::size_t> last_backward;  // stage -> index of its last backward-ending action
     std::map<int, std::size_t> first_forward;  // stage -> index of its first forward
+    std::map<int, std::size_t> first_backward;  // stage -> index of its first backward-ending action
     std::optional<std::size_t> last_compute;   // the rank's last compute action
     for (std::size_t k = 0; k < actions.size(); ++k) {
       if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
       if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
+      if (schedule::is_backward_end(actions[k].op)) first_backward.emplace(actions[k].stage, k);
       if (schedule::is_compute(actions[k].op)) last_compute = k;
     }
     const std::vector<int> partner = plan_.overlap.moe_a2a ? lower::a2a_partners(actions) : std::vector<int>(actions.size(), -1);
@@ -345,9 +347,20 @@ void Lowering::lower_pipeline(int p) {
           }
           if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
         }
-        if (c.sharded() && ends_backward_run(actions, k)) {
-          // ZeRO-3: each unit's gradients of this run of backwards go to
-          // their owners once its part has ended, on the communication stream.
+        // ZeRO-3: each unit's gradients go to their owners, on the
+        // communication stream, after each run of backwards once its part
+        // has ended; or (Plan::grad_sync_after_last_backward) once, after the
+        // stage's last backward has ended as a whole, as FSDP's post-backward
+        // runs then: till that scatter each unit's gradients are held whole,
+        // from the start of the stage's first backward.
+        const bool at_last = plan_.grad_sync_after_last_backward;
+        if (c.sharded() && at_last && schedule::is_backward_end(a.op) && first_backward.at(a.stage) == k) {
+          double whole = 0.0;
+          for (const workload::ShardUnit& unit : c.shard_units) whole += unit.grad_bytes;
+          effect_of(*first_[q][k]).allocate_at_start += static_cast<std::int64_t>(whole);
+        }
+        if (c.sharded() && (at_last ? schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k
+                                    : ends_backward_run(actions, k))) {
           const std::size_t U = c.shard_units.size();
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them
@@ -358,7 +371,9 @@ void Lowering::lower_pipeline(int p) {
             collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
                             hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
                             unit.grad_scatter, scatter);
-            edges_.emplace_back(unit_part[u], last_collective_[q].value());
+            const core::TaskId scattered = last_collective_[q].value();
+            edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
+            if (at_last) effect_of(scattered).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
             if (replicated) {
               // HSDP: the shard it now holds, all-reduced with the other groups' copies.
               scatter.across_shard_groups = true;

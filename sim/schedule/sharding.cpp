@@ -10,7 +10,7 @@ bool needs_parameters(Op op) { return op == Op::kForward || op == Op::kBackward 
 
 }  // namespace
 
-Program with_sharding(const Program& program, bool reshard_after_forward) {
+Program with_sharding(const Program& program, bool reshard_after_forward, bool reshard_after_backward) {
   Program out;
   out.ranks.resize(program.ranks.size());
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
@@ -22,10 +22,10 @@ Program with_sharding(const Program& program, bool reshard_after_forward) {
     int stage = 0;
     bool forward = false;
     std::size_t reshard_at = 0;  // index in `actions`
-    std::set<int> held;          // stages left gathered by a forward run (reshard_after_forward false)
+    std::set<int> held;          // stages left gathered by a run (reshard_after_forward / _backward false)
     auto close = [&] {
       if (!open) return;
-      if (forward && !reshard_after_forward) {
+      if (forward ? !reshard_after_forward : !reshard_after_backward) {
         held.insert(stage);
       } else {
         actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(reshard_at), {Op::kReshard, stage, 0});

@@ -17,8 +17,10 @@ namespace trainsim::schedule {
 // `program` with communication already added (with_communication). With
 // `reshard_after_forward` false (FSDP's reshard_after_forward=False), a
 // forward run leaves its stage gathered: no RESHARD after it, and no UNSHARD
-// before the next run while the stage is still held; a backward run always
-// gives it back.
-Program with_sharding(const Program& program, bool reshard_after_forward = true);
+// before the next run while the stage is still held. With
+// `reshard_after_backward` false (what torch.distributed.pipelining sets on
+// FSDP stages), a backward run does the same. A stage still held is given
+// back before the optimizer step.
+Program with_sharding(const Program& program, bool reshard_after_forward = true, bool reshard_after_backward = true);
 
 }  // namespace trainsim::schedule

@@ -249,6 +249,15 @@ struct Plan {
   // Free each unit's gathered parameters after its forward (true, FSDP2's
   // default), or keep them until the stage's backward has used them.
   bool reshard_after_forward = true;
+  // When a stage's gradients leave for their owners (parallel.fsdp_grad_sync):
+  // after each run of backwards (false: DeepSpeed's stage 3, FSDP without a
+  // pipeline), or once, after the stage's last backward of the iteration
+  // (true: FSDP2 stages under torch.distributed.pipelining, which runs every
+  // backward with set_requires_gradient_sync(False) and
+  // set_reshard_after_backward(False)). Then gradients accumulate unsharded
+  // in grad_dtype until that scatter, and parameters stay gathered from
+  // their first use after a backward until the optimizer step.
+  bool grad_sync_after_last_backward = false;
   // HSDP (FSDP2's 2-D mesh, DeepSpeed's ZeRO++ hpZ left aside): parameters,
   // gradients and optimizer state are sharded within groups of this many
   // consecutive data-parallel replicas and replicated across the dp /

@@ -596,3 +596,15 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
   CHECK(!s.plan.reshard_after_forward);
   CHECK(s.plan.fsdp_unit_layers == 1);  // FSDP2's default: one block a unit
 }
+
+TEST_CASE("parallel.fsdp_grad_sync: each-backward or last-backward, only with zero_stage 3") {
+  CHECK(error_of(base(), {"parallel.fsdp_grad_sync=last-backward"}) ==
+        "test.json: parallel.fsdp_grad_sync: applies only with parallel.zero_stage = 3 (parameters sharded unit by "
+        "unit), got zero_stage = 0 (from --set parallel.fsdp_grad_sync=last-backward)");
+  CHECK(error_of(base(), {"parallel.zero_stage=3", "parallel.fsdp_grad_sync=last"}) ==
+        "test.json: parallel.fsdp_grad_sync: expected \"each-backward\" or \"last-backward\", got \"last\" (from "
+        "--set parallel.fsdp_grad_sync=last)");
+  CHECK(!load_document(base(), "test.json", ".", {"parallel.zero_stage=3"}).plan.grad_sync_after_last_backward);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_grad_sync=last-backward"})
+            .plan.grad_sync_after_last_backward);
+}

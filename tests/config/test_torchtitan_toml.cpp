@@ -73,6 +73,8 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
   CHECK(p["dp"] == 2);
   CHECK(p["global_batch"] == 4);  // local 2 x dp 2
   CHECK(p["reshard_after_forward"] == false);
+  // Pipelining runs FSDP stages' backwards without gradient sync.
+  CHECK(p["fsdp_grad_sync"] == "last-backward");
   // TorchTitan's default checkpointing: every 2nd block, 5 / 2 = 2 of the
   // stage's (at most 5) blocks wholly redone.
   CHECK(p["recompute"] == "full");

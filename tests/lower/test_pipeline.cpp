@@ -62,7 +62,9 @@ std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, 
   const schedule::Schedule* plugin = schedule::find_schedule(schedule);
   const schedule::Shape shape = schedule::Shape::placed(plugin->placement(), p, vp, m);
   schedule::Program program = schedule::with_communication(plugin->program(shape), shape);
-  if (costs.stages.front().sharded()) program = schedule::with_sharding(program, plan.reshard_after_forward);
+  if (costs.stages.front().sharded()) {
+    program = schedule::with_sharding(program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
+  }
   const auto deps = schedule::check(program, shape);
   plan.tp = tp;
   plan.pp = p;
@@ -270,6 +272,53 @@ TEST_CASE("ZeRO-3 with the stage as one unit gathers one action ahead and scatte
   CHECK(sim->timeline.makespan == Time::microseconds(68));
   // Two gathered copies can be held at once (the current action's and the next one's).
   CHECK(sim->memory.pools()[0].peak() == 2000);
+}
+
+TEST_CASE("FSDP under torch.distributed.pipelining: one gather, gradients held whole, one scatter after the last backward") {
+  // p = 1, m = 2 (1F1B: F0 B0 F1 B1); F = 10 us, B = 20 us, one unit of
+  // 1000 bytes gathered in 5 us, its 1000 bytes of gradients scattered in
+  // 3 us; reshard after forward off, as TorchTitan runs pipelines, and
+  // parallel.fsdp_grad_sync = "last-backward": no backward gives the
+  // parameters back, so the stage is gathered once; no backward syncs, so
+  // one scatter follows the last:
+  //   gather 0..5, F0 5..15, B0 15..35, F1 35..45, B1 45..65, scatter 65..68.
+  // Memory: the parameters 0..65 (their last use), the gradients whole from
+  // B0's start to the scatter's end, 15..68: 2000 bytes at most, 1000 while
+  // the scatter runs, none after.
+  workload::StageCosts costs = uniform(1, Time::microseconds(10), Time::microseconds(20), 0);
+  costs.stages[0].shard_units = {whole_stage_unit(Time::microseconds(5), 1000, Time::microseconds(3))};
+  workload::Plan plan;
+  plan.reshard_after_forward = false;
+  plan.grad_sync_after_last_backward = true;
+  // (gather starts, scatter starts, bytes in use at 66 us) of a run, in us.
+  auto comm_and_memory = [](const lower::Simulation& sim) {
+    std::vector<double> gathers, scatters;
+    for (core::TaskId t = 0; t < sim.info.size(); ++t) {
+      const double start = sim.timeline.start[t].to_microseconds();
+      if (sim.info[t].kind == lower::TaskKind::kParamAllGather) gathers.push_back(start);
+      if (sim.info[t].kind == lower::TaskKind::kGradReduce && sim.info[t].unit >= 0) scatters.push_back(start);
+    }
+    std::int64_t at_66 = -1;
+    for (const hw::MemorySample& s : sim.memory.pools()[0].timeline()) {
+      if (s.time <= Time::microseconds(66)) at_66 = s.bytes_in_use;
+    }
+    return std::make_tuple(gathers, scatters, at_66);
+  };
+  const auto last = simulate("1f1b", 1, 2, costs, 1, {}, 1, false, plan);
+  CHECK(last->timeline.makespan == Time::microseconds(68));
+  CHECK(comm_and_memory(*last) == std::make_tuple(std::vector<double>{0.0}, std::vector<double>{65.0}, std::int64_t{1000}));
+  CHECK(last->memory.pools()[0].peak() == 2000);
+  CHECK(last->memory.pools()[0].in_use() == 0);
+  // Syncing after each run of backwards (the default): F0 B0 and F1 B1 each
+  // gather (the second prefetched on the gather stream, 5..10) and scatter
+  // (35..38, 65..68); nothing is held at 66 us (the parameters went back at
+  // B1's end), the two gathered copies overlapping 5..35 make the peak.
+  plan.grad_sync_after_last_backward = false;
+  const auto each = simulate("1f1b", 1, 2, costs, 1, {}, 1, false, plan);
+  CHECK(each->timeline.makespan == Time::microseconds(68));
+  CHECK(comm_and_memory(*each) ==
+        std::make_tuple(std::vector<double>{0.0, 5.0}, std::vector<double>{35.0, 65.0}, std::int64_t{0}));
+  CHECK(each->memory.pools()[0].peak() == 2000);
 }
 
 TEST_CASE("ZeRO-3 unit by unit: the next unit is gathered while one computes, each freed after its use") {

@@ -79,3 +79,22 @@ TEST_CASE("without reshard after forward, a forward leaves its stage gathered fo
   CHECK(to_string(g.ranks[0]).find("0B1 0RESHARD") != std::string::npos);
   CHECK_NOTHROW(check(g, two));
 }
+
+TEST_CASE("without reshard after backward either, a stage is gathered once and given back before the step") {
+  // 1F1B, p = 1, m = 2: F0 B0 F1 B1, as torch.distributed.pipelining runs
+  // FSDP stages (reshard after forward off, no reshard after backward): one
+  // UNSHARD before F0, one RESHARD before the optimizer step.
+  const Shape shape = Shape::linear(1, 2);
+  const Program p =
+      with_sharding(with_communication(find_schedule("1f1b")->program(shape), shape), false, false);
+  CHECK(to_string(p.ranks[0]) == "0UNSHARD 0F0 0B0 0F1 0B1 0REDUCE_GRAD 0RESHARD OPTIMIZER");
+  CHECK_NOTHROW(check(p, shape));
+  // With reshard after forward on, each forward gives the stage back after
+  // it (F1 runs on what B0 kept, then drops it) and the backward after it
+  // gathers it again; a backward keeps it.
+  const Program f =
+      with_sharding(with_communication(find_schedule("1f1b")->program(shape), shape), true, false);
+  CHECK(to_string(f.ranks[0]) ==
+        "0UNSHARD 0F0 0RESHARD 0UNSHARD 0B0 0F1 0RESHARD 0UNSHARD 0B1 0REDUCE_GRAD 0RESHARD OPTIMIZER");
+  CHECK_NOTHROW(check(f, shape));
+}

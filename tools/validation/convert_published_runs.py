@@ -680,6 +680,13 @@ def torchtitan_case(rec: dict) -> dict:
             parallel["vp"] = vp
         parallel["stage_layers"] = torchtitan_stage_layers(m["layers"], par["pp"] * vp)
         parallel["reshard_after_forward"] = bool(par["fsdp_reshard_after_forward"])
+        parallel["fsdp_grad_sync"] = "last-backward"
+        assumptions["parallel.fsdp_grad_sync"] = (
+            "last-backward: torch.distributed.pipelining runs every backward of an FSDP stage with "
+            "set_requires_gradient_sync(False) and set_reshard_after_backward(False) and reduce-scatters after the "
+            "stage's last backward (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync), so each "
+            "stage's gradients accumulate whole, in the FP32 reduce dtype (FSDP2's unsharded_accumulated_grad), and "
+            "its parameters stay gathered until the optimizer step")
         assumptions["parallel.microbatch_size"] = (
             f"the record's micro-batch, {par['microbatch']}: the local batch of {par['local_batch']} runs as "
             f"{par['local_batch'] // par['microbatch']} micro-batches through the pipeline")
