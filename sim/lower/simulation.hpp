@@ -135,7 +135,7 @@ struct TaskInfo {
   // ZeRO-1/2's after the optimizer step run on the communication stream.
   bool on_gather_stream() const { return kind == TaskKind::kParamAllGather && action.op == schedule::Op::kUnshard; }
 };
-// 48 bytes: with 176 bytes a task in all (lower/work_limits.cpp), a task's
+// 48 bytes: with 144 bytes a task in all (lower/work_limits.cpp), a task's
 // info is the largest part of a large run's memory.
 static_assert(sizeof(TaskInfo) <= 48, "TaskInfo grew: update the work estimate's bytes per task");
 

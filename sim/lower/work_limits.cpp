@@ -15,15 +15,16 @@ namespace {
 // task and one per simulated GPU (its stream, pool, links and routes; the
 // process's own few MiB come in here too): the whole process's peak resident
 // size of full-fidelity runs with analytic collectives. An 8-layer GPT
-// (tools/bench/gpt-8l-scaling.json) at 16,384 GPUs: 671,744 tasks, 169.2 MB;
-// Llama 3 405B at 16,384 H100s: 9,506,816 tasks, 1,583.9 MB. The two give
-// 160 bytes a task and 3,760 a GPU, which put Llama 3 405B at 131,072 GPUs
-// (76.1 million tasks) at 12.67 GB, where it peaked at 12.60 GB. Both are
-// rounded up for a margin: 176 and 4,096 (13.9 GB there). With flow collectives the
-// flows' state adds to each task: the 8-layer GPT at 4,096 GPUs, 167,936
-// tasks, 53.5 MB, is 219 bytes a task after the GPUs' share; rounded up.
-constexpr double kBytesPerTask = 176.0;
-constexpr double kBytesPerTaskWithFlows = 240.0;
+// (tools/bench/gpt-8l-scaling.json) at 16,384 GPUs: 671,744 tasks, 153.2 MB;
+// Llama 3 405B at 16,384 H100s: 9,506,816 tasks, 1,355.7 MB. The two give
+// 136 bytes a task and 3,770 a GPU, which put Llama 3 405B at 131,072 GPUs
+// (76.1 million tasks) at 10.85 GB, where it peaked at 10.78 GB. Both are
+// rounded up for a margin: 144 and 4,096 (11.5 GB there). With flow
+// collectives the flows' state adds to each task: the 8-layer GPT at 4,096
+// GPUs, 167,936 tasks, 49.2 MB, is 201 bytes a task after the GPUs' share;
+// rounded up.
+constexpr double kBytesPerTask = 144.0;
+constexpr double kBytesPerTaskWithFlows = 216.0;
 constexpr double kBytesPerGpu = 4096.0;
 
 constexpr double kGiB = 1073741824.0;

@@ -68,13 +68,13 @@ TEST_CASE("work past the limits is refused before it is built, saying what to do
   const std::string full = refusal({"options.fidelity=full"}, {100, 0.0});
   CHECK(full.rfind("simulating every one of 8 GPUs takes about", 0) == 0);
   CHECK(full.find("use options.fidelity = \"symmetric\"") != std::string::npos);
-  // A memory limit: 238 tasks at 176 bytes a task and 4 GPUs at 4,096 bytes
-  // a GPU are 58,272 bytes, past 1 KiB, and just past 58,271.
+  // A memory limit: 238 tasks at 144 bytes a task and 4 GPUs at 4,096 bytes
+  // a GPU are 34,272 + 16,384 = 50,656 bytes, past 1 KiB, and just past 50,655.
   const std::string memory = refusal({}, {0, 1024.0});
   CHECK(memory.find("GiB of memory, more than the 0.0 GiB this machine has available") != std::string::npos);
-  CHECK(refusal({}, {0, 58271.0}) != "not refused");
+  CHECK(refusal({}, {0, 50655.0}) != "not refused");
   // Within the limits nothing is refused.
-  CHECK(refusal({}, {238, 58272.0}) == "not refused");
+  CHECK(refusal({}, {238, 50656.0}) == "not refused");
 }
 
 TEST_CASE("progress is reported while the graph is built and while it runs") {
