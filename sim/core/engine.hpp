@@ -73,10 +73,10 @@ class Engine {
 
  private:
   enum class State : std::uint8_t { kWaiting, kReady, kRunning, kDone };
-  // What finishing a predecessor reads and writes of a task, side by side:
-  // successors are scattered over the graph (a collective's participants
-  // are far apart in id), so each is one cache miss rather than three.
-  // 8 bytes: finishing a task touches each successor's, a cache miss apiece.
+  // What finishing a predecessor reads and writes of a task, side by side
+  // in 8 bytes: successors are scattered over the graph (a collective's
+  // participants are far apart in id), so each is one cache miss rather than
+  // three. The pending count takes 30 bits of a word, the state the rest.
   static constexpr std::uint32_t kMaxPredecessors = (1u << 30) - 1;
   struct TaskState {
     std::uint32_t waiting_on : 30;  // predecessors not finished yet

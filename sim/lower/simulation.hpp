@@ -127,8 +127,9 @@ struct TaskInfo {
   // direction (a kGradReduce after the stage's buckets).
   bool across_copies = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
-  // when nothing runs inside it. Out of line because most tasks have none,
-  // and a full-fidelity run keeps one TaskInfo for each of tens of millions.
+  // when nothing runs inside it. Out of line: the values repeat (every copy
+  // of the pipeline and micro-batch of an action has the same), and a
+  // full-fidelity run keeps one TaskInfo for each of tens of millions of tasks.
   static constexpr std::uint32_t kNoComm = 0xFFFFFFFFu;
   std::uint32_t comm = kNoComm;
   // ZeRO-3's gathers before each use run on a stream of their own (UNSHARD);
