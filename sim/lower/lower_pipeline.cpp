@@ -235,8 +235,11 @@ void Lowering::lower_pipeline(int p) {
         }
         if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
-        const bool split =
-            plan_.overlap.grad_reduce && schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k;
+        // The stage's first and last backward-ending actions on this rank.
+        const bool backward_end = schedule::is_backward_end(a.op);
+        const bool first_of_stage = backward_end && first_backward.at(a.stage) == k;
+        const bool last_of_stage = backward_end && last_backward.at(a.stage) == k;
+        const bool split = plan_.overlap.grad_reduce && last_of_stage;
         // Overlap::param_gather: the stage's first forward runs bucket by
         // bucket, each after its own gather of the updated parameters.
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
@@ -354,13 +357,12 @@ void Lowering::lower_pipeline(int p) {
         // runs then: till that scatter each unit's gradients are held whole,
         // from the start of the stage's first backward.
         const bool at_last = plan_.grad_sync_after_last_backward;
-        if (c.sharded() && at_last && schedule::is_backward_end(a.op) && first_backward.at(a.stage) == k) {
+        if (c.sharded() && at_last && first_of_stage) {
           double whole = 0.0;
           for (const workload::ShardUnit& unit : c.shard_units) whole += unit.grad_bytes;
           effect_of(*first_[q][k]).allocate_at_start += static_cast<std::int64_t>(whole);
         }
-        if (c.sharded() && (at_last ? schedule::is_backward_end(a.op) && last_backward.at(a.stage) == k
-                                    : ends_backward_run(actions, k))) {
+        if (c.sharded() && (at_last ? last_of_stage : ends_backward_run(actions, k))) {
           const std::size_t U = c.shard_units.size();
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them

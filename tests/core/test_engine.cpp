@@ -59,10 +59,7 @@ TaskGraph chain(std::vector<std::int64_t> durations) {
 TEST_CASE("a chain runs back to back") {
   // 1 + 2 + 3 = 6 ps, each task starting when its predecessor ends.
   TaskGraph g = chain({1, 2, 3});
-  Engine e(g);
-  Delay d;
-  d.id = e.add_resource(d);
-  const Timeline tl = e.run();
+  const Timeline tl = run_delayed(g);
   CHECK(tl.makespan.ps() == 6);
   CHECK(tl.start[1].ps() == 1);
   CHECK(tl.start[2].ps() == 3);
@@ -78,10 +75,7 @@ TEST_CASE("a join waits for its slowest predecessor") {
   g.add_edge(a, c);
   g.add_edge(b, c);
   g.finalize();
-  Engine e(g);
-  Delay d;
-  d.id = e.add_resource(d);
-  const Timeline tl = e.run();
+  const Timeline tl = run_delayed(g);
   CHECK(tl.start[c].ps() == 9);
   CHECK(tl.makespan.ps() == 10);
 }
@@ -107,10 +101,7 @@ TEST_CASE("a task that can never run is reported") {
   g.add_edge(0, 1);
   g.add_edge(1, 0);
   g.finalize();
-  Engine e(g);
-  Delay d;
-  d.id = e.add_resource(d);
-  CHECK_THROWS_AS(e.run(), std::runtime_error);
+  CHECK_THROWS_AS(run_delayed(g), std::runtime_error);
 }
 
 TEST_CASE("the same graph gives the same timeline") {
@@ -119,10 +110,7 @@ TEST_CASE("the same graph gives the same timeline") {
     for (int i = 0; i < 50; ++i) g.add({0, 0, Time::ps(7 * (i % 5) + 1), 0.0});
     for (TaskId i = 0; i + 3 < 50; ++i) g.add_edge(i, i + 3);
     g.finalize();
-    Engine e(g);
-    Delay d;
-    d.id = e.add_resource(d);
-    const Timeline tl = e.run();
+    const Timeline tl = run_delayed(g);
     std::vector<std::int64_t> out;
     for (TaskId i = 0; i < 50; ++i) out.push_back(tl.end[i].ps());
     return out;
