@@ -287,11 +287,13 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
   flows_solved_ += comp_flows_.size();
 
   // Bring every affected flow's remaining bytes up to now at its old rate.
+  old_rates_.clear();
   for (std::uint32_t s : comp_flows_) {
     Flow& f = flows_[s];
     f.remaining -= f.rate * static_cast<double>((now - f.updated).ps());
     if (f.remaining < 0.0) f.remaining = 0.0;
     f.updated = now;
+    old_rates_.push_back(f.rate);
   }
 
   fill();
@@ -316,9 +318,15 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
       }
     }
   }
-  for (std::uint32_t s : comp_flows_) {
+  for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+    const std::uint32_t s = comp_flows_[k];
     frozen_[s] = 0;
     Flow& f = flows_[s];
+    // A flow whose rate came out the same still ends when it was due to: its
+    // entry in the due-heap stands. (Most flows of a large all-to-all keep
+    // their rate when one of them ends; re-timing them all filled the heap
+    // with stale entries.)
+    if (f.rate == old_rates_[k]) continue;
     ++f.version;
     if (!(f.rate > 0.0)) {
       f.finish = core::Time::max();  // starved; re-solved when a neighbour ends

@@ -151,6 +151,7 @@ class FlowNetwork final : public core::Resource {
   std::vector<double> capacity_;
   std::vector<double> unfrozen_;  // weight of the unfrozen flows on each link
   std::vector<std::uint32_t> comp_links_, comp_flows_, stack_;
+  std::vector<double> old_rates_;  // the component's rates before a solve, by comp_flows_ position
   struct ShareEntry {
     double share;
     LinkId link;

@@ -115,6 +115,24 @@ TEST_CASE("max-min fairness gives a bottlenecked flow's leftover to the others")
   CHECK(ends[2] == doctest::Approx(400).scale(0));
 }
 
+TEST_CASE("a flow whose rate a neighbour's end leaves unchanged keeps its end time") {
+  // L1 = 3 B/ns, L2 = 10 B/ns, no latency. X (1000 B) crosses both, Y (350 B)
+  // and W (1050 B) only L2. L1 holds X to 3 B/ns; Y and W share L2's other
+  // 7 B/ns, 3.5 each. Y ends at 350 / 3.5 = 100 ns; the solve that follows
+  // leaves X at 3 B/ns (its time stands, not re-timed) and gives W 7 B/ns:
+  // W's last 1050 - 350 = 700 B take 100 ns more, so W ends at 200 ns. X ends
+  // when it would alone: ceil(1000 B / 0.003 B/ps) = 333,334 ps.
+  hw::FlowNetwork net;
+  const auto l1 = net.add_link({3e9, Time::zero()});
+  const auto l2 = net.add_link({10e9, Time::zero()});
+  const auto both = net.add_route({l1, l2});
+  const auto only2 = net.add_route({l2});
+  const auto ends = run_flows(net, {{1000, both}, {350, only2}, {1050, only2}});
+  CHECK(std::llround(ends[0] * 1000.0) == 333334);
+  CHECK(ends[1] == doctest::Approx(100).scale(0).epsilon(1e-6));
+  CHECK(ends[2] == doctest::Approx(200).scale(0).epsilon(1e-6));
+}
+
 TEST_CASE("latency is paid once, before the bytes flow") {
   // 1 us latency on the route, then 1000 B at 1 B/ns: 1000 + 1000 = 2000 ns.
   hw::FlowNetwork net;
