@@ -62,37 +62,46 @@ CollectiveGroup group_of(const ClusterSpec& cluster, const std::vector<int>& gpu
   g.ranks = static_cast<int>(gpus.size());
   const NodeSpec& node = cluster.node;
   const int nics = std::max(1, node.nics_per_node);
-  std::map<int, int> per_node;
-  std::map<std::pair<int, int>, std::vector<int>> per_nic;  // (node, NIC) -> members' nodes
+  // The members as (node, NIC) pairs, sorted: each node's members, and within
+  // it each NIC's, then lie together, counted in one pass (no map per group:
+  // a data-parallel group of a large cluster has thousands of members, and
+  // every collective of a plan asks for its group).
+  std::vector<std::pair<int, int>> seats;
+  seats.reserve(gpus.size());
   for (int gpu : gpus) {
-    const int n = cluster.node_of(gpu);
-    ++per_node[n];
     const int nic = node.gpus_per_node > 0 ? (gpu % node.gpus_per_node) * nics / node.gpus_per_node : 0;
-    per_nic[{n, nic}].push_back(n);
+    seats.emplace_back(cluster.node_of(gpu), nic);
   }
-  g.nodes = std::max<int>(1, static_cast<int>(per_node.size()));
-  std::map<int, int> nics_on;  // node -> distinct NICs its members sit on
-  for (const auto& [where, members] : per_nic) ++nics_on[where.first];
-  g.min_nics_per_node = nics_on.empty() ? 1 : nics;
-  for (const auto& [n, count] : nics_on) g.min_nics_per_node = std::min(g.min_nics_per_node, count);
-  g.ranks_per_node = 1;
-  g.min_ranks_per_node = per_node.empty() ? 1 : per_node.begin()->second;
-  for (const auto& [n, count] : per_node) {
-    g.ranks_per_node = std::max(g.ranks_per_node, count);
-    g.min_ranks_per_node = std::min(g.min_ranks_per_node, count);
+  std::sort(seats.begin(), seats.end());
+  int nodes = 0;
+  for (std::size_t i = 0; i < seats.size();) {
+    std::size_t end_node = i;
+    int node_nics = 0;
+    while (end_node < seats.size() && seats[end_node].first == seats[i].first) ++end_node;
+    const int on_node = static_cast<int>(end_node - i);
+    for (std::size_t j = i; j < end_node;) {
+      std::size_t end_nic = j;
+      while (end_nic < end_node && seats[end_nic].second == seats[j].second) ++end_nic;
+      const int on_nic = static_cast<int>(end_nic - j);
+      ++node_nics;
+      g.ranks_per_nic = std::max(g.ranks_per_nic, on_nic);
+      // Each member on this NIC exchanges with every member off its node.
+      g.nic_peers = std::max(g.nic_peers, on_nic * (g.ranks - on_node));
+      j = end_nic;
+    }
+    g.min_nics_per_node = nodes == 0 ? node_nics : std::min(g.min_nics_per_node, node_nics);
+    g.ranks_per_node = nodes == 0 ? std::max(1, on_node) : std::max(g.ranks_per_node, on_node);
+    g.min_ranks_per_node = nodes == 0 ? on_node : std::min(g.min_ranks_per_node, on_node);
+    ++nodes;
+    i = end_node;
   }
-  for (const auto& [nic, nodes] : per_nic) {
-    g.ranks_per_nic = std::max(g.ranks_per_nic, static_cast<int>(nodes.size()));
-    int peers = 0;  // each member here exchanges with every member off its node
-    for (int n : nodes) peers += g.ranks - per_node[n];
-    g.nic_peers = std::max(g.nic_peers, peers);
-  }
+  g.nodes = std::max(1, nodes);
   const NetworkSpec& net = cluster.network;
   // A custom network states no oversubscription: each NIC counts in full
   // (flow collectives show its contention).
-  if (net.kind != NetworkKind::kFlat && net.kind != NetworkKind::kCustom && !per_node.empty()) {
-    const int first_leaf = per_node.begin()->first / net.nodes_per_leaf;
-    const int last_leaf = per_node.rbegin()->first / net.nodes_per_leaf;
+  if (net.kind != NetworkKind::kFlat && net.kind != NetworkKind::kCustom && !seats.empty()) {
+    const int first_leaf = seats.front().first / net.nodes_per_leaf;
+    const int last_leaf = seats.back().first / net.nodes_per_leaf;
     if (first_leaf != last_leaf) g.nic_share = 1.0 / net.oversubscription;
   }
   return g;
