@@ -296,7 +296,12 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     old_rates_.push_back(f.rate);
   }
 
-  fill();
+  if (comp_flows_.size() == 1) {
+    frozen_.resize(flows_.size(), 0);  // read below, as after fill()
+    flows_[comp_flows_[0]].rate = lone_rate(comp_flows_[0]);
+  } else {
+    fill();
+  }
 
   if (record_rates_) {
     rate_history_.resize(links_.size());
@@ -340,6 +345,31 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     f.finish = now + core::Time::ps(static_cast<std::int64_t>(ps));
     push_due(s);
   }
+}
+
+// What fill() gives a flow that shares no limiting link with another: the
+// smallest share its limiting links offer (each link's bandwidth over the
+// flow's weight on it, summed in route order as fill() sums it), or its cap
+// when that is lower; nothing when neither bounds it. Most pipeline sends are
+// alone on their links, and this skips the heaps.
+double FlowNetwork::lone_rate(std::uint32_t slot) const {
+  const Flow& f = flows_[slot];
+  const Route& route = routes_[f.route];
+  double share = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < route.links.size(); ++i) {
+    const LinkId l = route.links[i];
+    if (!can_limit(l)) continue;
+    bool seen = false;
+    for (std::size_t j = 0; j < i && !seen; ++j) seen = route.links[j] == l;
+    if (seen) continue;  // summed at its first place
+    double weight = 0.0;
+    for (std::size_t j = i; j < route.links.size(); ++j) {
+      if (route.links[j] == l) weight += route.weight(j);
+    }
+    if (weight > 1e-9) share = std::min(share, links_[l].bytes_per_s * 1e-12 / weight);
+  }
+  if (f.cap > 0.0 && f.cap < share) return f.cap;
+  return share == std::numeric_limits<double>::infinity() ? 0.0 : share;
 }
 
 // Progressive filling, in O((links + flows x hops) log links): the links sit

@@ -129,6 +129,7 @@ class FlowNetwork final : public core::Resource {
   void end_flow(std::uint32_t slot);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
   void fill();  // rates of the component resolve() gathered
+  double lone_rate(std::uint32_t slot) const;  // fill()'s rate for a component of one flow
   // Whether a link can hold a flow below its cap: it carries an uncapped flow,
   // or its flows' caps add up to (nearly) its bandwidth or more.
   bool can_limit(LinkId l) const;

@@ -13,7 +13,7 @@ namespace trainsim::hw {
 
 Topology::VertexId Topology::add_vertex(VertexKind kind, int a, int b) {
   const VertexId v = boost::add_vertex(Vertex{kind, a, b}, graph_);
-  vertex_of_key_.emplace(VertexKey{static_cast<int>(kind), a, b}, v);
+  vertex_of_key_.emplace(key_of(kind, a, b), v);
   return v;
 }
 
@@ -276,14 +276,16 @@ std::uint32_t Topology::route(int from, int to) {
 
 namespace trainsim::hw {
 
-std::vector<std::pair<Topology::VertexKey, Topology::VertexKey>> Topology::canonical_path(int from, int to) const {
+Topology::CanonicalPath Topology::canonical_path(int from, int to) const {
   const NodeSpec& n = cluster_.node;
   const NetworkSpec& net = cluster_.network;
-  auto key = [](VertexKind kind, int a, int b = -1) { return VertexKey{static_cast<int>(kind), a, b}; };
+  auto key = [](VertexKind kind, int a, int b = -1) { return key_of(kind, a, b); };
   const int node_a = cluster_.node_of(from), node_b = cluster_.node_of(to);
+  CanonicalPath path;
   if (node_a == node_b) {
-    return {{key(VertexKind::kGpu, from), key(VertexKind::kNvSwitch, node_a)},
-            {key(VertexKind::kNvSwitch, node_a), key(VertexKind::kGpu, to)}};
+    path.push_back({key(VertexKind::kGpu, from), key(VertexKind::kNvSwitch, node_a)});
+    path.push_back({key(VertexKind::kNvSwitch, node_a), key(VertexKind::kGpu, to)});
+    return path;
   }
   const int nic_a = (from % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
   const int nic_b = (to % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
@@ -297,9 +299,8 @@ std::vector<std::pair<Topology::VertexKey, Topology::VertexKey>> Topology::canon
     return key(VertexKind::kSpine, 0);
   };
   const VertexKey sw_a = switch_of(node_a, nic_a), sw_b = switch_of(node_b, nic_b);
-  std::vector<std::pair<VertexKey, VertexKey>> path = {
-      {key(VertexKind::kGpu, from), key(VertexKind::kNic, node_a, nic_a)},
-      {key(VertexKind::kNic, node_a, nic_a), sw_a}};
+  path.push_back({key(VertexKind::kGpu, from), key(VertexKind::kNic, node_a, nic_a)});
+  path.push_back({key(VertexKind::kNic, node_a, nic_a), sw_a});
   if (sw_a != sw_b) {
     path.push_back({sw_a, key(VertexKind::kSpine, 0)});
     path.push_back({key(VertexKind::kSpine, 0), sw_b});
@@ -316,13 +317,13 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
     throw std::logic_error("Topology::shared_route: a custom network is simulated at full fidelity");
   }
   const Route& plain = network_.route(route(from, to));
-  auto key_of = [this](VertexId v) {
+  auto key_of_vertex = [this](VertexId v) {
     const Vertex& x = graph_[v];
-    return VertexKey{static_cast<int>(x.kind), x.a, x.b};
+    return key_of(x.kind, x.a, x.b);
   };
   // Count, for each link of the plain route, the copies whose path has that hop.
   std::vector<std::pair<VertexKey, VertexKey>> hops;
-  for (LinkId link : plain.links) hops.push_back({key_of(link_ends_[link].first), key_of(link_ends_[link].second)});
+  for (LinkId link : plain.links) hops.push_back({key_of_vertex(link_ends_[link].first), key_of_vertex(link_ends_[link].second)});
   std::vector<int> uses(hops.size(), 0);
   for (const auto& [a, b] : copies) {
     if (a == b) continue;

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <boost/graph/adjacency_list.hpp>
+#include <array>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -127,15 +128,32 @@ class Topology {
   // Every link by name, made on the first lookup: faults are looked up in
   // time linear in their count.
   mutable std::unordered_map<std::string, std::vector<LinkId>> links_by_name_;
-  using VertexKey = std::tuple<int, int, int>;  // (kind, a, b) of a Vertex
+  // (kind, a, b) of a Vertex in one word: kind in the top 8 bits, a (a GPU,
+  // node, group or switch index, never negative) in the next 32, b + 1 (a NIC
+  // or rail, or -1) in the low 24.
+  using VertexKey = std::uint64_t;
+  static VertexKey key_of(VertexKind kind, int a, int b) {
+    return static_cast<std::uint64_t>(kind) << 56 | static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 24 |
+           static_cast<std::uint64_t>(static_cast<std::uint32_t>(b + 1) & 0xFFFFFFu);
+  }
   // The path a transfer between two GPUs takes in the built-in networks, as
-  // pairs of vertex keys (no search: the copies' nodes may not be built).
-  std::vector<std::pair<VertexKey, VertexKey>> canonical_path(int from, int to) const;
+  // pairs of vertex keys (no search: the copies' nodes may not be built). At
+  // most six hops (GPU, NIC, leaf, spine, leaf, NIC, GPU), held in place: a
+  // symmetric run asks for one per copy of every pipeline send.
+  struct CanonicalPath {
+    using Hop = std::pair<VertexKey, VertexKey>;
+    std::array<Hop, 6> hops;
+    std::size_t size = 0;
+    void push_back(const Hop& h) { hops[size++] = h; }
+    const Hop* begin() const { return hops.data(); }
+    const Hop* end() const { return hops.data() + size; }
+  };
+  CanonicalPath canonical_path(int from, int to) const;
 
   // Built-in networks: the path's links without a search, in order; empty
   // when a vertex or link of it is not built.
   std::vector<LinkId> direct_links(int from, int to) const;
-  std::map<VertexKey, VertexId> vertex_of_key_;                // every vertex by (kind, a, b)
+  std::unordered_map<VertexKey, VertexId> vertex_of_key_;      // every vertex by (kind, a, b)
   std::unordered_map<std::uint64_t, LinkId> link_between_;    // (u << 32 | v) -> the link u -> v
 
   std::map<std::pair<int, int>, std::uint32_t> routes_;

@@ -112,14 +112,19 @@ void Lowering::lower_pipeline(int p) {
     const auto& actions = program_.ranks[r];
     first_[q].resize(actions.size());
     last_[q].resize(actions.size());
-    std::map<int, std::size_t> last_backward;  // stage -> index of its last backward-ending action
-    std::map<int, std::size_t> first_forward;  // stage -> index of its first forward
-    std::map<int, std::size_t> first_backward;  // stage -> index of its first backward-ending action
+    // By stage (kNone where the rank has none): the index of its last and
+    // first backward-ending action and of its first forward.
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    const auto stages = static_cast<std::size_t>(shape_.stages);
+    std::vector<std::size_t> last_backward(stages, kNone), first_forward(stages, kNone), first_backward(stages, kNone);
     std::optional<std::size_t> last_compute;   // the rank's last compute action
     for (std::size_t k = 0; k < actions.size(); ++k) {
-      if (schedule::is_backward_end(actions[k].op)) last_backward[actions[k].stage] = k;
-      if (actions[k].op == Op::kForward) first_forward.emplace(actions[k].stage, k);
-      if (schedule::is_backward_end(actions[k].op)) first_backward.emplace(actions[k].stage, k);
+      const auto stage = static_cast<std::size_t>(actions[k].stage);
+      if (schedule::is_backward_end(actions[k].op)) {
+        last_backward[stage] = k;
+        if (first_backward[stage] == kNone) first_backward[stage] = k;
+      }
+      if (actions[k].op == Op::kForward && first_forward[stage] == kNone) first_forward[stage] = k;
       if (schedule::is_compute(actions[k].op)) last_compute = k;
     }
     const std::vector<int> partner = plan_.overlap.moe_a2a ? lower::a2a_partners(actions) : std::vector<int>(actions.size(), -1);
@@ -237,30 +242,27 @@ void Lowering::lower_pipeline(int p) {
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
         // The stage's first and last backward-ending actions on this rank.
         const bool backward_end = schedule::is_backward_end(a.op);
-        const bool first_of_stage = backward_end && first_backward.at(a.stage) == k;
-        const bool last_of_stage = backward_end && last_backward.at(a.stage) == k;
+        const bool first_of_stage = backward_end && first_backward[static_cast<std::size_t>(a.stage)] == k;
+        const bool last_of_stage = backward_end && last_backward[static_cast<std::size_t>(a.stage)] == k;
         const bool split = plan_.overlap.grad_reduce && last_of_stage;
         // Overlap::param_gather: the stage's first forward runs bucket by
         // bucket, each after its own gather of the updated parameters.
         const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
-                                      first_forward.at(a.stage) == k;
+                                      first_forward[static_cast<std::size_t>(a.stage)] == k;
         const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
         const core::Time tp = comm_inside(a, c.tp_comm_forward, c.tp_comm_backward);
         const core::Time cp = comm_inside(a, c.cp_comm_forward, c.cp_comm_backward);
         // The parts this action's gradients are ready after, unit by unit
         // (for ZeRO-3's scatters): every unit's after the whole action when
         // it is not cut by unit (a W).
-        std::vector<core::TaskId> unit_part(c.shard_units.size());
+        std::vector<core::TaskId>& unit_part = unit_part_;
+        unit_part.assign(c.shard_units.size(), core::TaskId{});
         // The pieces the action runs as, each a share of its time: under
         // ZeRO-3 one per unit (forward in order, backward in reverse), each
         // after its unit's gather; a stage's last backward one per gradient
         // bucket; else the whole action. The last piece takes the rounding.
-        struct Piece {
-          double share;
-          int unit;  // -1 for a bucket's part or the whole action
-          std::optional<std::size_t> gather = std::nullopt;  // the parameter gather it waits for (into `gathers`)
-        };
-        std::vector<Piece> pieces;
+        std::vector<Piece>& pieces = pieces_;  // scratch kept between actions
+        pieces.clear();
         const bool by_unit = c.sharded() && needs_params;
         if (by_unit) {
           const std::size_t U = c.shard_units.size();
@@ -492,7 +494,7 @@ void Lowering::lower_pipeline(int p) {
           // The first and last stages hold the tied embedding; both take part.
           const int first_rank = shape_.stage_rank.front(), last_rank = shape_.stage_rank.back();
           const std::vector<int> ends{gpu(first_rank, pipe), gpu(last_rank, pipe)};
-          const std::vector<std::vector<int>> ends_copies = rank_pair_copies(first_rank, last_rank);
+          const std::vector<std::vector<int>>& ends_copies = rank_pair_copies(first_rank, last_rank);
           const core::TaskId id = collective_task(
               q, {kEmbedding, 0, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes,
               RankGroup{ends, ends_copies}, 2, c.embedding_grad_all_reduce, {TaskKind::kEmbeddingAllReduce, a, q, -1});
@@ -506,7 +508,7 @@ void Lowering::lower_pipeline(int p) {
           TaskInfo sum{TaskKind::kGradReduce, a, q, -1};
           sum.across_copies = true;
           const std::vector<int> both{gpu(r, pipe), gpu(copy_rank, pipe)};
-          const std::vector<std::vector<int>> both_copies = rank_pair_copies(r, copy_rank);
+          const std::vector<std::vector<int>>& both_copies = rank_pair_copies(r, copy_rank);
           const core::TaskId id = collective_task(
               q, {kCopyGrads, layers, 0, pipe.tensor, pipe.replica}, hw::CollectiveKind::kAllReduce, c.copy_grad_bytes,
               RankGroup{both, both_copies}, 2, c.copy_grad_all_reduce, sum);

@@ -175,10 +175,12 @@ class Lowering {
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // In symmetric fidelity, the pairs of GPUs on pipeline ranks a and b of
   // every other replica and tensor rank, which the simulated pair's exchange
-  // stands for (collective_task's `copies`); none in full fidelity.
-  std::vector<std::vector<int>> rank_pair_copies(int a, int b) const {
-    std::vector<std::vector<int>> copies;
-    if (!symmetric()) return copies;
+  // stands for (collective_task's `copies`); none in full fidelity. Made once
+  // per pair of ranks: every stage's reduction asks for them.
+  const std::vector<std::vector<int>>& rank_pair_copies(int a, int b) {
+    const auto [it, added] = pair_copies_.try_emplace({a, b});
+    std::vector<std::vector<int>>& copies = it->second;
+    if (!added || !symmetric()) return copies;
     for (int d = 0; d < plan_.replicas(); ++d) {
       for (int t = 0; t < plan_.tp; ++t) {
         if (d || t) copies.push_back({plan_.gpu_of(a, d, t), plan_.gpu_of(b, d, t)});
@@ -314,6 +316,16 @@ class Lowering {
   }
   std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
   std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
+  std::map<std::pair<int, int>, std::vector<std::vector<int>>> pair_copies_;  // rank_pair_copies, by (a, b)
+  // A compute action as lower_pipeline cuts it: the pieces it runs as, each a
+  // share of its time (scratch kept between actions).
+  struct Piece {
+    double share;
+    int unit;  // -1 for a bucket's part or the whole action
+    std::optional<std::size_t> gather = std::nullopt;  // the parameter gather it waits for (into `gathers`)
+  };
+  std::vector<Piece> pieces_;
+  std::vector<core::TaskId> unit_part_;  // per unit: the piece after which its gradients are ready
 };
 
 }  // namespace trainsim::lower::detail

@@ -1,6 +1,7 @@
 #include "schedule/check.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
@@ -36,6 +37,48 @@ struct Slots {
   // The action whose end completes the backward.
   const std::optional<ActionRef>& backward_end() const { return b ? b : w; }
 };
+
+// Whether the actions, each after the one before it on its rank and after
+// what `deps` says, can all run: Kahn's count of what becomes ready. Every
+// program a sweep checks passes, and this is several times cheaper than the
+// search that names a cycle.
+bool acyclic(const Program& program, const std::vector<Dependency>& deps) {
+  std::vector<std::size_t> first(program.ranks.size() + 1, 0);
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) first[r + 1] = first[r] + program.ranks[r].size();
+  const std::size_t n = first.back();
+  auto vertex = [&](ActionRef a) { return first[static_cast<std::size_t>(a.rank)] + static_cast<std::size_t>(a.index); };
+  // The dependencies by the action they leave, as compressed rows.
+  std::vector<std::uint32_t> waiting(n, 0), row(n + 1, 0), after(deps.size());
+  for (const Dependency& d : deps) {
+    ++row[vertex(d.before) + 1];
+    ++waiting[vertex(d.after)];
+  }
+  for (std::size_t v = 0; v < n; ++v) row[v + 1] += row[v];
+  {
+    std::vector<std::uint32_t> fill(row.begin(), row.end() - 1);
+    for (const Dependency& d : deps) after[fill[vertex(d.before)]++] = static_cast<std::uint32_t>(vertex(d.after));
+  }
+  std::vector<std::uint32_t> ready;
+  ready.reserve(n);
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    for (std::size_t v = first[r] + 1; v < first[r + 1]; ++v) ++waiting[v];  // after the rank's previous action
+    if (first[r] < first[r + 1] && waiting[first[r]] == 0) ready.push_back(static_cast<std::uint32_t>(first[r]));
+  }
+  // Ranks' first actions with no dependency are ready; each action run frees
+  // the next on its rank and those waiting on it.
+  std::vector<char> last_of_rank(n, 0);
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    if (first[r] < first[r + 1]) last_of_rank[first[r + 1] - 1] = 1;
+  }
+  for (std::size_t k = 0; k < ready.size(); ++k) {
+    const std::uint32_t v = ready[k];
+    if (!last_of_rank[v] && --waiting[v + 1] == 0) ready.push_back(v + 1);
+    for (std::uint32_t e = row[v]; e < row[v + 1]; ++e) {
+      if (--waiting[after[e]] == 0) ready.push_back(after[e]);
+    }
+  }
+  return ready.size() == n;
+}
 
 }  // namespace
 
@@ -198,8 +241,11 @@ std::vector<Dependency> check(const Program& program, const Shape& shape) {
   std::vector<Dependency> deps = dependencies(program, shape);
   check_sharding(program);
 
-  // Built once, walked once: a compressed-sparse-row graph. The edges come in
-  // a fixed order, so the search (and the cycle it reports) is always the same.
+  if (acyclic(program, deps)) return deps;
+
+  // A cycle: find one to report. Built once, walked once: a
+  // compressed-sparse-row graph. The edges come in a fixed order, so the
+  // search (and the cycle it reports) is always the same.
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
   std::vector<int> first_vertex(program.ranks.size() + 1, 0);
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {

@@ -178,6 +178,22 @@ TEST_CASE("a flow standing for several weighs that many on a link") {
   CHECK(ends[1] == doctest::Approx(4000).scale(0));
 }
 
+TEST_CASE("a flow alone on its links runs at its tightest link's share, or its cap when lower") {
+  // Links of 8 and 3 B/ns; the flow weighs 2 on the first (it stands for two
+  // there), 1 on the second. Shares 8 / 2 = 4 and 3 / 1 = 3 B/ns: 3000 B take
+  // 1000 ns. With a cap of 1.5 B/ns: 2000 ns. A route over the 8 B/ns link
+  // twice (weights 1 + 1 there, 2 in all) gets 8 / 2 = 4 B/ns: 750 ns.
+  hw::FlowNetwork net;
+  const auto wide = net.add_link({8e9, Time::zero()});
+  const auto narrow = net.add_link({3e9, Time::zero()});
+  const auto both = net.add_route({wide, narrow}, Time::zero(), {2.0, 1.0});
+  const auto capped = net.add_route({wide, narrow}, Time::zero(), {2.0, 1.0}, 1.5e9);
+  const auto twice = net.add_route({wide, wide});
+  CHECK(run_flows(net, {{3000, both}})[0] == doctest::Approx(1000).scale(0));
+  CHECK(run_flows(net, {{3000, capped}})[0] == doctest::Approx(2000).scale(0));
+  CHECK(run_flows(net, {{3000, twice}})[0] == doctest::Approx(750).scale(0));
+}
+
 TEST_CASE("a link whose caps it can carry joins no flows; one they overfill does, until it has room again") {
   // L1 = 1 B/ns, L2 = 1.2 B/ns. X (1200 B, cap 0.6 B/ns) crosses L1 and L2,
   // Y (600 B, cap 0.6) L1 only, Z (1400 B, no cap) L2 only.
