@@ -158,11 +158,15 @@ void Lowering::lower_pipeline(int p) {
       std::size_t index = 0;  // into `gathers`
       std::optional<core::TaskId> last_use;
     };
-    std::map<int, std::vector<Held>> held;
+    std::vector<std::vector<Held>> held(stages);  // by stage
     std::vector<core::TaskId> gathers;
     std::vector<double> gathered_params;  // per gather
     std::vector<std::optional<core::TaskId>> first_use;
-    std::map<std::size_t, std::vector<std::size_t>> waiting;  // gather j -> gathers waiting for its first use
+    // Gather j -> the gathers waiting for its first use, in the order they
+    // were issued: a list through `next_waiting` from first_waiting[j] (each
+    // gather waits for one other at most).
+    constexpr std::size_t kNoGather = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> first_waiting, last_waiting, next_waiting;
     const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
     const double window = plan_.fsdp_prefetch_params;
     int scatters = 0;  // per rank: names each gradient scatter's collective
@@ -199,24 +203,28 @@ void Lowering::lower_pipeline(int p) {
       gathers.push_back(id);
       gathered_params.push_back(params);
       first_use.push_back(std::nullopt);
+      first_waiting.push_back(kNoGather);
+      last_waiting.push_back(kNoGather);
+      next_waiting.push_back(kNoGather);
       if (const auto j = waits_for(i)) {
         if (first_use[*j]) {
           edges_.emplace_back(*first_use[*j], id);
+        } else if (first_waiting[*j] == kNoGather) {
+          first_waiting[*j] = last_waiting[*j] = i;
         } else {
-          waiting[*j].push_back(i);
+          next_waiting[last_waiting[*j]] = i;
+          last_waiting[*j] = i;
         }
       }
       return i;
     };
     auto used_first = [&](std::size_t j, core::TaskId part) {  // gather j's first use is `part`
       first_use[j] = part;
-      if (const auto it = waiting.find(j); it != waiting.end()) {
-        for (std::size_t i : it->second) edges_.emplace_back(part, gathers[i]);
-        waiting.erase(it);
-      }
+      for (std::size_t i = first_waiting[j]; i != kNoGather; i = next_waiting[i]) edges_.emplace_back(part, gathers[i]);
+      first_waiting[j] = last_waiting[j] = kNoGather;
     };
     auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
-      std::vector<Held>& h = held[stage];
+      std::vector<Held>& h = held[static_cast<std::size_t>(stage)];
       if (h.size() != units) h.resize(units);
       return h;
     };

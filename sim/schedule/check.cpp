@@ -129,10 +129,11 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
     const int rank = shape.stage_rank[s];
     for (int mb = 0; mb < M; ++mb) {
       const Slots& x = slot(s, mb);
-      const std::string name = "stage " + std::to_string(s) + " micro-batch " + std::to_string(mb);
-      if (!x.f) throw ProgramError(name + " has no F");
-      if (x.b && (x.i || x.w)) throw ProgramError(name + " has both B and an I/W split");
-      if (!x.b && !(x.i && x.w)) throw ProgramError(name + " has no backward (B, or I and W)");
+      // Names made only for an error: a large program has thousands of slots.
+      const auto name = [&] { return "stage " + std::to_string(s) + " micro-batch " + std::to_string(mb); };
+      if (!x.f) throw ProgramError(name() + " has no F");
+      if (x.b && (x.i || x.w)) throw ProgramError(name() + " has both B and an I/W split");
+      if (!x.b && !(x.i && x.w)) throw ProgramError(name() + " has no backward (B, or I and W)");
       deps.push_back({*x.f, *x.input_grad()});
       if (x.i) deps.push_back({*x.i, *x.w});
       if (!reduce[s]) throw ProgramError("stage " + std::to_string(s) + " has no REDUCE_GRAD");
@@ -142,10 +143,10 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
       const bool last = !shape.has_next(s);
       const bool crosses = !last && shape.stage_rank[s + 1] != rank;
       const Slots* next = last ? nullptr : &slot(s + 1, mb);
-      const std::string boundary = "stages " + std::to_string(s) + " and " + std::to_string(s + 1);
+      const auto boundary = [&] { return "stages " + std::to_string(s) + " and " + std::to_string(s + 1); };
       auto need = [&](const std::optional<ActionRef>& a, Op op, int stage) {
         if (!a) {
-          throw ProgramError(boundary + " sit on different ranks, but rank " +
+          throw ProgramError(boundary() + " sit on different ranks, but rank " +
                              std::to_string(shape.stage_rank[stage]) + " has no " + to_string({op, stage, mb}));
         }
       };
@@ -153,7 +154,7 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
         if (a) {
           throw ProgramError(where(program, *a) + " has nothing to do: " +
                              (last ? "no stage follows stage " + std::to_string(s)
-                                   : boundary + " share rank " + std::to_string(rank)));
+                                   : boundary() + " share rank " + std::to_string(rank)));
         }
       };
       if (!crosses) {

@@ -54,22 +54,30 @@ Program ZeroBubbleAuto::program(const Shape& shape) const {
     }
     return t;
   };
+  // When rank r could start its next action. It reads ranks r - 1, r and
+  // r + 1 only, so placing an action on a rank changes it for those three.
+  auto earliest = [&](int r) {
+    const Rank& k = ranks[r];
+    const double fr = f_ready(r), ir = i_ready(r);
+    const bool memory = k.f - k.w < limit;
+    double at = kUnknown;
+    if (ir != kUnknown) at = std::min(at, std::max(k.free, ir));
+    if (fr != kUnknown && memory) at = std::min(at, std::max(k.free, fr));
+    if (k.w < k.i) at = std::min(at, k.free);  // a W can always run
+    return at;
+  };
+  std::vector<double> at(p);
+  for (int r = 0; r < p; ++r) at[r] = earliest(r);
   int placed = 0;
   const int total = 3 * m * p;
   while (placed < total) {
-    // The rank that can decide earliest: its next action's start is known.
+    // The rank that can decide earliest: its next action's start is known
+    // (the first such rank on a tie).
     int best = -1;
     double best_at = kUnknown;
     for (int r = 0; r < p; ++r) {
-      const Rank& k = ranks[r];
-      const double fr = f_ready(r), ir = i_ready(r);
-      const bool memory = k.f - k.w < limit;
-      double at = kUnknown;
-      if (ir != kUnknown) at = std::min(at, std::max(k.free, ir));
-      if (fr != kUnknown && memory) at = std::min(at, std::max(k.free, fr));
-      if (k.w < k.i) at = std::min(at, k.free);  // a W can always run
-      if (at < best_at) {
-        best_at = at;
+      if (at[r] < best_at) {
+        best_at = at[r];
         best = r;
       }
     }
@@ -131,6 +139,7 @@ Program ZeroBubbleAuto::program(const Shape& shape) const {
     k.idle += start - now;
     k.free = start + duration;
     ++placed;
+    for (int n = std::max(0, r - 1); n <= std::min(p - 1, r + 1); ++n) at[n] = earliest(n);
   }
   return out;
 }
