@@ -4,12 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "lower/a2a_pairs.hpp"
 #include "lower/lowering.hpp"
