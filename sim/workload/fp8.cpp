@@ -48,6 +48,10 @@ Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe) {
   return {};
 }
 
+bool fp8_gathers_fp8(Fp8Recipe recipe) { return recipe != Fp8Recipe::kRowwise; }
+
+bool fp8_rescales_backward_outputs(Fp8Recipe recipe) { return recipe == Fp8Recipe::kRowwise; }
+
 bool fp8_saves_fp8_inputs(Fp8Recipe recipe) { return recipe == Fp8Recipe::kDelayed || recipe == Fp8Recipe::kBlockwise; }
 
 double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe) {
@@ -60,11 +64,15 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
   // Under sequence parallelism a column-parallel GEMM's input arrives by an
   // all-gather of 1/tp shards; the FP8 tensor-parallel styles cast each shard
   // before the gather (torchao Float8ColwiseParallel, Transformer Engine's
-  // FP8 all-gather), so the cast reads 1/tp of the input.
+  // FP8 all-gather), so the cast reads 1/tp of the input. Without them the
+  // gather moves BF16 and the cast reads the whole gathered input.
+  const bool gathers_fp8 = fp8_gathers_fp8(recipe);
   std::vector<double> input_share(ops.size(), 1.0);
   for (const Op& op : ops) {
-    if (op.sequence_parallel && op.column_gemm >= 0) input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
+    if (gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0)
+      input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
   }
+  const bool rescales = fp8_rescales_backward_outputs(recipe);
   std::vector<Op> out;
   out.reserve(2 * ops.size());
   std::vector<int> moved(ops.size());  // where each op lands in `out`
@@ -90,12 +98,24 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
     Op g = op;
     g.fp8 = true;
     out.push_back(g);
+    if (rescales) {
+      // The scaling pass reads and writes each backward GEMM's BF16 output:
+      // dX (m x k) after the input gradient, dW (k x n a group) after the
+      // weight gradient, one kernel each.
+      Op rescale;
+      rescale.name = op.name + "_fp8_rescale";
+      rescale.kind = OpKind::kElementwise;
+      rescale.bytes_input_grad = 4.0 * op.m * op.k;
+      rescale.bytes_weight_grad = 4.0 * op.k * op.n * op.gemm_groups;
+      rescale.kernels = 1;
+      out.push_back(rescale);
+    }
   }
   // Re-point the ops that name others by index (the collectives' GEMMs, the
   // context-parallel exchange's attention) at their new places.
   for (Op& op : out) {
     // The cast shard travels in FP8: the forward all-gather moves half the bytes.
-    if (op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;
+    if (gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;
     if (op.column_gemm >= 0) op.column_gemm = moved[static_cast<std::size_t>(op.column_gemm)];
     if (op.attention_op >= 0) op.attention_op = moved[static_cast<std::size_t>(op.attention_op)];
     if (op.row_gemm >= 0) op.row_gemm = moved[static_cast<std::size_t>(op.row_gemm)];

@@ -43,6 +43,23 @@ struct Fp8CastBytes {
 };
 Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe);
 
+// Whether a column-parallel GEMM's input is cast before the
+// sequence-parallel all-gather, so the gather moves FP8. Transformer Engine
+// gathers FP8 under its recipes; TorchTitan only under tensorwise scaling:
+// its rowwise recipes run plain tensor parallelism, the gather in BF16 and
+// each linear layer casting the whole gathered input
+// (torchtitan models/llama3/parallelize_llama.py, enable_float8_tensorwise_tp,
+// since commit 069bae2 of 2025-02-27).
+bool fp8_gathers_fp8(Fp8Recipe recipe);
+
+// Whether each backward GEMM's output is scaled in a kernel of its own.
+// torchao runs a rowwise-scaled GEMM without fast accumulation (its
+// input-gradient and weight-gradient GEMMs) as cuBLAS's tensorwise GEMM and
+// then multiplies the output by the row and column scales
+// (torchao float8/float8_ops.py, addmm_float8_unwrapped, commit 6243040);
+// under torch.compile that is one more kernel a GEMM (pytorch/ao#2184).
+bool fp8_rescales_backward_outputs(Fp8Recipe recipe);
+
 // Transformer Engine's recipes (delayed, blockwise) save each linear layer's
 // input for backward in FP8 (one byte a value, in the layout the
 // weight-gradient GEMM reads) and keep an FP8 copy of every weight with its
@@ -56,7 +73,9 @@ double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe);
 // operands' casts. A column-parallel GEMM under sequence parallelism casts
 // its 1/tp input shard before the all-gather, which then moves FP8, half the
 // bytes (torchao's Float8ColwiseParallel, Transformer Engine's FP8
-// all-gather); the backward's collectives stay BF16.
+// all-gather), where fp8_gathers_fp8; the backward's collectives stay BF16.
+// Where fp8_rescales_backward_outputs, an element-wise op after each GEMM
+// holds its backward outputs' scaling.
 std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp = 1);
 
 }  // namespace trainsim::workload

@@ -13,6 +13,7 @@ using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
+using trainsim::workload::testing::op_named;
 
 namespace {
 // small_cluster with FP8 tensor cores: an FP8 curve twice the BF16 one
@@ -79,6 +80,42 @@ TEST_CASE("with_fp8 marks the linear GEMMs, casts before each, and keeps the col
   CHECK(cast.name == "qkv_proj_fp8_cast");
   CHECK(cast.bytes_forward == doctest::Approx(6.0 * 1024 * 1024 + 5.0 * 1024 * 1536));
   CHECK(cast.bytes_input_grad == doctest::Approx(6.0 * 1024 * 1536 + 3.0 * 1024 * 1536));
+}
+
+TEST_CASE("rowwise gathers BF16, casts the whole gathered input and scales each backward output; tensorwise gathers FP8") {
+  // small_gpt, one sequence, tp 2 with sequence parallelism: QKV takes
+  // X 1024 x 1024 (the gathered tokens) to 1536 columns a rank.
+  const TransformerSpec m = small_gpt();
+  const std::vector<Op> bf16 = layer_ops(m, 1, 2, true);
+  const std::vector<Op> tensorwise = with_fp8(bf16, Fp8Recipe::kTensorwise, 2);
+  const std::vector<Op> rowwise = with_fp8(bf16, Fp8Recipe::kRowwise, 2);
+  CHECK(fp8_gathers_fp8(Fp8Recipe::kTensorwise));
+  CHECK_FALSE(fp8_gathers_fp8(Fp8Recipe::kRowwise));
+  CHECK_FALSE(fp8_rescales_backward_outputs(Fp8Recipe::kTensorwise));
+  // Tensorwise: the cast reads the 1/2 shard before the gather: 6 x 1024 x 512
+  // for X, 5 x 1024 x 1536 for W; the forward gather moves half its buffer.
+  const Op& tw_cast = op_named(tensorwise, "qkv_proj_fp8_cast");
+  CHECK(tw_cast.bytes_forward == doctest::Approx(6.0 * 1024 * 512 + 5.0 * 1024 * 1536));
+  const Op& tw_gather = op_named(tensorwise, "attention_tp_collective");
+  CHECK(tw_gather.gather_bytes(true) == doctest::Approx(tw_gather.collective_bytes / 2.0));
+  CHECK(tensorwise.size() == bf16.size() + 4);
+  // Rowwise: the gather moves BF16 (its whole buffer) and the cast reads the
+  // whole gathered X: 8 x 1024 x 1024, and 3 x 1024 x 1536 for W.
+  const Op& rw_cast = op_named(rowwise, "qkv_proj_fp8_cast");
+  CHECK(rw_cast.bytes_forward == doctest::Approx(8.0 * 1024 * 1024 + 3.0 * 1024 * 1536));
+  const Op& rw_gather = op_named(rowwise, "attention_tp_collective");
+  CHECK(rw_gather.gather_bytes(true) == doctest::Approx(rw_gather.collective_bytes));
+  // And after each of the 4 linear GEMMs a scaling pass: read + write of the
+  // BF16 dX (1024 x 1024: 4 MiB x 4 bytes) and dW (1024 x 1536), nothing forward.
+  CHECK(rowwise.size() == bf16.size() + 8);
+  const Op& rescale = op_named(rowwise, "qkv_proj_fp8_rescale");
+  CHECK(rescale.bytes_forward == 0.0);
+  CHECK(rescale.bytes_input_grad == doctest::Approx(4.0 * 1024 * 1024));
+  CHECK(rescale.bytes_weight_grad == doctest::Approx(4.0 * 1024 * 1536));
+  CHECK(rescale.kernels == 1);
+  // The collectives still name their GEMMs after the insertions.
+  CHECK(rowwise[static_cast<std::size_t>(rw_gather.column_gemm)].name == "qkv_proj");
+  CHECK(rowwise[static_cast<std::size_t>(rw_gather.row_gemm)].name == "attention_out_proj");
 }
 
 TEST_CASE("an FP8 GEMM runs on the FP8 curve and ceiling") {
