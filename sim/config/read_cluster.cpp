@@ -76,6 +76,9 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   if (s.has("peak_fp8_tflops")) g.peak_fp8_tflops = s.positive_number("peak_fp8_tflops", g.peak_tflops, 2 * kMaxTflops);
   if (s.has("peak_fp4_tflops")) g.peak_fp4_tflops = s.positive_number("peak_fp4_tflops", g.peak_tflops, 4 * kMaxTflops);
   if (s.has("power_w")) g.power_w = s.positive_number("power_w", 1.0, 1e5);
+  if (s.has("sustained_tensor_fraction")) {
+    g.sustained_tensor_fraction = s.positive_number("sustained_tensor_fraction", 0.05, 1.0);
+  }
   // FP8 GEMM figures: both or neither, and only beside an FP8 peak they stay under.
   const bool fp8_curve = s.has("gemm_fp8_tflops"), fp8_max = s.has("gemm_fp8_max_tflops");
   if (fp8_curve != fp8_max) {

@@ -43,6 +43,13 @@ struct GpuSpec {
   double gemm_fp8_max_tflops = 0.0;
   double peak_fp4_tflops = 0.0;  // dense
   double power_w = 0.0;          // the board's power limit the preset's figures assume
+  // What a long run of BF16 tensor-core work sustains of the short-run
+  // figures above (gemm_tflops, gemm_grid, gemm_max_tflops,
+  // attention_tflops): the curves come from benchmarks of a few
+  // milliseconds at the boost clock, while training keeps the tensor cores
+  // busy for minutes at the clock the power limit allows. 1 where no
+  // throttling is measured. FP8 GEMMs, which draw less power, keep theirs.
+  double sustained_tensor_fraction = 1.0;
   // Measured on this GPU by tools/calibrate (cluster.calibration); null for
   // the preset's figures alone. When set, GEMM throughput comes from its grid.
   std::shared_ptr<const CalibrationProfile> calibration;

@@ -29,7 +29,7 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   // The diagonal of the grid where all three axes share a size.
   for (double s : g.m) {
     const double measured = g.interpolate(s, s, s);
-    const double curve = workload::gemm_flops_per_s(preset, s, s, s) / 1e12;
+    const double curve = workload::short_run_gemm_flops_per_s(preset, s, s, s) / 1e12;
     fmt::format_to(std::back_inserter(out), "  {:>7g}  {:>9.1f}  {:>9.1f}  {:>16}  {:>14}\n", s, measured, curve,
                    pct(measured, curve), pct(measured, preset.peak_tflops));
   }
@@ -39,7 +39,7 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   for (double m : g.m) {
     for (double n : g.n) {
       for (double k : g.k) {
-        const double ratio = g.interpolate(m, n, k) / (workload::gemm_flops_per_s(preset, m, n, k) / 1e12);
+        const double ratio = g.interpolate(m, n, k) / (workload::short_run_gemm_flops_per_s(preset, m, n, k) / 1e12);
         log_sum += std::log(ratio);
         lowest = std::min(lowest, ratio);
         highest = std::max(highest, ratio);
@@ -64,7 +64,7 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   for (const hw::ModelGemm& m : p.model_gemms) {
     fmt::format_to(std::back_inserter(out), "  {:<14} {:<20} {:>3} {:>7g} {:>7g} {:>7g}  {:>9.1f}  {:>12.1f}  {:>9.1f}\n",
                    m.model, m.op, m.tp, m.m, m.n, m.k, m.tflops.median, g.interpolate(m.m, m.n, m.k),
-                   workload::gemm_flops_per_s(preset, m.m, m.n, m.k) / 1e12);
+                   workload::short_run_gemm_flops_per_s(preset, m.m, m.n, m.k) / 1e12);
   }
 }
 

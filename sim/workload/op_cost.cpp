@@ -7,20 +7,26 @@
 
 namespace trainsim::workload {
 
-double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8) {
-  // The curves are measured on square GEMMs; a rectangular one is placed at the
+double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
+  // Without a grid, the curve's square GEMMs place a rectangular one at the
   // cube root of its volume, which preserves the FLOP count.
-  const double size = std::cbrt(m * n * k);
+  double tflops = gpu.gemm_grid ? gpu.gemm_grid->interpolate(m, n, k) : hw::interpolate_tflops(gpu.gemm_tflops, std::cbrt(m * n * k));
+  if (gpu.gemm_max_tflops > 0.0) tflops = std::min(tflops, gpu.gemm_max_tflops);
+  return tflops * 1e12;
+}
+
+double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8) {
   if (fp8) {
+    // The FP8 curve is by cube-root size, as the BF16 one.
+    const double size = std::cbrt(m * n * k);
     // A calibration profile measures BF16 only: FP8 GEMMs keep the preset's figures.
     const double tflops = std::min(hw::interpolate_tflops(gpu.gemm_fp8_tflops, size), gpu.gemm_fp8_max_tflops);
     return tflops * 1e12;
   }
   // A calibration profile (cluster.calibration) measured this shape's neighbours.
   if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
-  double tflops = gpu.gemm_grid ? gpu.gemm_grid->interpolate(m, n, k) : hw::interpolate_tflops(gpu.gemm_tflops, size);
-  if (gpu.gemm_max_tflops > 0.0) tflops = std::min(tflops, gpu.gemm_max_tflops);
-  return tflops * 1e12;
+  // The preset's short-run figures at the clock a long run sustains.
+  return short_run_gemm_flops_per_s(gpu, m, n, k) * gpu.sustained_tensor_fraction;
 }
 
 OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
@@ -64,7 +70,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
     // full-matrix count, used for MFU.
     const double causal_forward = 0.5 * op.flops_forward;
     work = pass == Pass::kForward ? causal_forward : pass == Pass::kInputGrad ? 2.5 * causal_forward : 0.0;
-    rate = hw::interpolate_tflops(gpu.attention_tflops, seq) * 1e12;
+    rate = hw::interpolate_tflops(gpu.attention_tflops, seq) * gpu.sustained_tensor_fraction * 1e12;
   }
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);

@@ -23,6 +23,9 @@ struct OpTiming {
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)
 // with FP8 operands; FP8 needs the GPU's FP8 figures (the config checks).
 double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8 = false);
+// The preset's BF16 curve (or grid) and ceiling as measured, in short runs,
+// before GpuSpec::sustained_tensor_fraction: what a calibration measures.
+double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
 
 // `seq` is the sequence length (for attention); `tp_group` the tensor group,
 // whose collectives run by `algorithm`.

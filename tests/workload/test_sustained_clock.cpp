@@ -1,0 +1,54 @@
+// GpuSpec::sustained_tensor_fraction: the short-run BF16 GEMM and attention
+// figures at the clock a long run of tensor-core work sustains.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "hw/calibration_profile.hpp"
+#include "workload/op_cost.hpp"
+#include "small_setups.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+
+namespace {
+// small_cluster's GPU (GEMMs 100 TFLOP/s at 1024, 200 at 4096, capped at
+// 150; attention 160) sustaining 0.9 of them, with an FP8 curve of 300.
+hw::NodeSpec throttled_node() {
+  hw::NodeSpec n = testing::small_cluster().node;
+  n.gpu.sustained_tensor_fraction = 0.9;
+  n.gpu.peak_fp8_tflops = 624;
+  n.gpu.gemm_fp8_tflops = {{1024, 300}, {4096, 300}};
+  n.gpu.gemm_fp8_max_tflops = 300;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("a GPU sustaining 0.9 of its short-run figures runs BF16 GEMMs and attention at 0.9 of them, FP8 as measured") {
+  const hw::NodeSpec node = throttled_node();
+  const hw::GpuSpec& gpu = node.gpu;
+  // 1024^3 sits on the curve's first point: 100 short-run, 90 sustained.
+  CHECK(short_run_gemm_flops_per_s(gpu, 1024, 1024, 1024) == doctest::Approx(100e12));
+  CHECK(gemm_flops_per_s(gpu, 1024, 1024, 1024) == doctest::Approx(90e12));
+  // 8192^3 is capped at 150 before the fraction: 135.
+  CHECK(gemm_flops_per_s(gpu, 8192, 8192, 8192) == doctest::Approx(135e12));
+  // FP8 GEMMs draw less power and keep their figure: 300.
+  CHECK(gemm_flops_per_s(gpu, 1024, 1024, 1024, true) == doctest::Approx(300e12));
+  // Attention, causal, forward: half of its 4 b s^2 h FLOPs at 0.9 x 160 = 144 TFLOP/s.
+  // b 1, s 2048, h 1024: 4 x 2048^2 x 1024 / 2 = 8.59e9 FLOPs, 59.65 us.
+  Op att;
+  att.kind = OpKind::kAttention;
+  att.flops_forward = 4.0 * 2048.0 * 2048.0 * 1024.0;
+  const double s = op_time(att, Pass::kForward, node, 2048, hw::CollectiveGroup{}).compute_s;
+  CHECK(s == doctest::Approx(0.5 * att.flops_forward / 144e12));
+}
+
+TEST_CASE("a calibration profile's measured GEMMs stand as measured, whatever the preset's fraction") {
+  hw::GpuSpec gpu = throttled_node().gpu;
+  auto p = std::make_shared<hw::CalibrationProfile>();
+  p->gemm_bf16.m = p->gemm_bf16.n = p->gemm_bf16.k = {256, 16384};
+  p->gemm_bf16.tflops.assign(8, 120.0);
+  p->gemm_bf16.tflops_min = p->gemm_bf16.tflops_max = p->gemm_bf16.tflops;
+  gpu.calibration = p;
+  CHECK(gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(120e12));
+}
