@@ -67,10 +67,11 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
   // FP8 all-gather), so the cast reads 1/tp of the input. Without them the
   // gather moves BF16 and the cast reads the whole gathered input.
   const bool gathers_fp8 = fp8_gathers_fp8(recipe);
+  // A collective whose forward all-gather moves the cast FP8 shard.
+  const auto gathers_cast_shard = [&](const Op& op) { return gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0; };
   std::vector<double> input_share(ops.size(), 1.0);
   for (const Op& op : ops) {
-    if (gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0)
-      input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
+    if (gathers_cast_shard(op)) input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
   }
   const bool rescales = fp8_rescales_backward_outputs(recipe);
   std::vector<Op> out;
@@ -115,7 +116,7 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
   // context-parallel exchange's attention) at their new places.
   for (Op& op : out) {
     // The cast shard travels in FP8: the forward all-gather moves half the bytes.
-    if (gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0) op.forward_gather_bytes = op.collective_bytes / 2.0;
+    if (gathers_cast_shard(op)) op.forward_gather_bytes = op.collective_bytes / 2.0;
     if (op.column_gemm >= 0) op.column_gemm = moved[static_cast<std::size_t>(op.column_gemm)];
     if (op.attention_op >= 0) op.attention_op = moved[static_cast<std::size_t>(op.attention_op)];
     if (op.row_gemm >= 0) op.row_gemm = moved[static_cast<std::size_t>(op.row_gemm)];

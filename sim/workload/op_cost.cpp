@@ -17,7 +17,7 @@ double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, do
 
 double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8) {
   if (fp8) {
-    // The FP8 curve is by cube-root size, as the BF16 one.
+    // No FP8 shape grid: the curve places a GEMM at the cube root of its volume.
     const double size = std::cbrt(m * n * k);
     // A calibration profile measures BF16 only: FP8 GEMMs keep the preset's figures.
     const double tflops = std::min(hw::interpolate_tflops(gpu.gemm_fp8_tflops, size), gpu.gemm_fp8_max_tflops);
