@@ -241,7 +241,9 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
       ctx.fail(path, what + " with Multi-head Latent Attention (model.attention \"mla\") is not modelled yet", related);
     };
-    if (p.attention == workload::Attention::kUnfused) not_yet("parallel.attention", "unfused attention", {"model.attention"});
+    if (p.attention != workload::Attention::kFlash) {
+      not_yet("parallel.attention", fmt::format("\"{}\" attention", workload::attention_name(p.attention)), {"model.attention"});
+    }
     if (p.cp > 1) not_yet("parallel.cp", "context parallelism", {"model.attention"});
     if (p.recompute == workload::Recompute::kSelectiveOp) not_yet("parallel.recompute", "\"selective-op\"", {"model.attention"});
   }
@@ -304,7 +306,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     }
     if (p.attention == workload::Attention::kUnfused) {
       ctx.fail("parallel.cp", "context parallelism splits FlashAttention's fused kernel by blocks; expected "
-                              "parallel.attention \"flash\", got \"unfused\"",
+                              "parallel.attention \"flash\" or \"flash-v1\", got \"unfused\"",
                {"parallel.attention"});
     }
     if (p.cp_algorithm == workload::CpAlgorithm::kAllToAll &&
@@ -376,6 +378,15 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              {"model.arch"});
   }
   check_fp8(sc, ctx);
+  // FlashAttention-1's kernels are timed at the GPU's own figures for them.
+  if (p.attention == workload::Attention::kFlashV1 && sc.cluster.node.gpu.attention_v1_tflops.empty()) {
+    ctx.fail("parallel.attention",
+             fmt::format("\"flash-v1\" times attention at the GPU's FlashAttention-1 figures, and the GPU {} "
+                         "(cluster.node.gpu) has none (attention_v1_tflops); expected \"flash\" or \"unfused\", or "
+                         "a GPU with them",
+                         sc.cluster.node.gpu.name),
+             {"cluster.node.gpu"});
+  }
   if (p.offload != workload::Offload::kNone) {
     const bool params = p.offload == workload::Offload::kOptimizerAndParams;
     if (params ? p.zero_stage != 3 : p.zero_stage == 0) {

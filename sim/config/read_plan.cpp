@@ -74,6 +74,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
   p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
                                                {{"flash", workload::Attention::kFlash},
+                                                {"flash-v1", workload::Attention::kFlashV1},
                                                 {"unfused", workload::Attention::kUnfused}});
   p.elementwise = s.choice<workload::Elementwise>("elementwise", workload::Elementwise::kFused,
                                                   {{"fused", workload::Elementwise::kFused},

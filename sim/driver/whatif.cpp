@@ -144,7 +144,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.layer_backward_s = w.costs.layer_backward.to_seconds();
   info.recompute = workload::recompute_name(sc.plan.recompute);
   info.sequence_parallel = sc.plan.sequence_parallel;
-  info.attention = sc.plan.attention == workload::Attention::kUnfused ? "unfused" : "flash";
+  info.attention = workload::attention_name(sc.plan.attention);
   info.zero_stage = sc.plan.zero_stage;
   info.sim_wall_s = w.wall_s;
   if (sc.plan.offload != workload::Offload::kNone) {

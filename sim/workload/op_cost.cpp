@@ -64,13 +64,15 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
     rate = gemm_flops_per_s(gpu, op.m / op.gemm_groups, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {
     // The attention curves are FlashAttention-2's causal forward+backward
-    // figures, which count FLOPs its own way: causal masking halves the score
-    // work, and backward is 2.5x forward (arXiv 2307.08691 §4.1). The time is
-    // that work at that rate; the model FLOPs (op.flops_*) stay Megatron's
-    // full-matrix count, used for MFU.
+    // figures (FlashAttention-1's for a flash-v1 kernel, from the same
+    // benchmark), which count FLOPs their own way: causal masking halves the
+    // score work, and backward is 2.5x forward (arXiv 2307.08691 §4.1). The
+    // time is that work at that rate; the model FLOPs (op.flops_*) stay
+    // Megatron's full-matrix count, used for MFU.
     const double causal_forward = 0.5 * op.flops_forward;
     work = pass == Pass::kForward ? causal_forward : pass == Pass::kInputGrad ? 2.5 * causal_forward : 0.0;
-    rate = hw::interpolate_tflops(gpu.attention_tflops, seq) * gpu.sustained_tensor_fraction * 1e12;
+    const auto& curve = op.flash_v1 ? gpu.attention_v1_tflops : gpu.attention_tflops;
+    rate = hw::interpolate_tflops(curve, seq) * gpu.sustained_tensor_fraction * 1e12;
   }
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);

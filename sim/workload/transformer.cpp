@@ -47,6 +47,17 @@ Op eager_rms_norm(std::string name, double elements, int consumers) {
 
 }  // namespace
 
+const char* attention_name(Attention a) {
+  switch (a) {
+    case Attention::kFlash: return "flash";
+    case Attention::kFlashV1: return "flash-v1";
+    case Attention::kUnfused: return "unfused";
+  }
+  return "?";
+}
+
+bool fused_attention(Attention a) { return a != Attention::kUnfused; }
+
 namespace {
 // A MoE block's weights beside the routed experts': the router's (h x E)
 // and the shared experts' SwiGLU MLPs.
@@ -205,7 +216,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       bias.bytes_weight_grad = 2.0 * outputs;
       ops.push_back(bias);
     }
-    if (attention == Attention::kFlash) {
+    if (fused_attention(attention)) {
       if (cp > 1) {
         // This rank's keys and values (and, for all-to-all, its queries and
         // output), 2 bytes a value, for the exchange the plan's algorithm runs.
@@ -230,6 +241,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       att.bytes_forward = 4.0 * tokens * q / t * kActivationBytes;  // read Q, K, V, write O
       att.bytes_input_grad = 2.0 * att.bytes_forward;
       att.attention_core = true;
+      att.flash_v1 = attention == Attention::kFlashV1;
       att.op_sac_redo = 0.0;
       ops.push_back(att);
     } else {

@@ -103,13 +103,20 @@ enum class OpKind { kGemm, kAttention, kElementwise, kTpCollective, kCpExchange,
 enum class EpExchange { kAllToAll, kGather, kScatter };
 
 // How the attention core (scores, softmax, weighted sum) runs:
-//   flash    one fused kernel (FlashAttention-2, Dao 2023, arXiv 2307.08691):
-//            the s x s scores never reach memory and are not kept for backward;
-//   unfused  Megatron-LM's kernels before FlashAttention: a batched GEMM for
-//            Q K^T, a fused scale-mask-softmax, dropout, a batched GEMM with V;
-//            the scores go through memory and are kept for backward
-//            (Korthikanti et al. 2022's 5as/h activation term).
-enum class Attention { kFlash, kUnfused };
+//   flash     one fused kernel (FlashAttention-2, Dao 2023, arXiv 2307.08691):
+//             the s x s scores never reach memory and are not kept for backward;
+//   flash-v1  the same fused kernel of the generation before (FlashAttention,
+//             Dao et al. 2022, and the Triton port of it that flash-attn 1.x
+//             shipped, which MPT's attn_impl "triton" runs): the same work and
+//             memory, timed at the GPU's FlashAttention-1 figures
+//             (GpuSpec::attention_v1_tflops), about half FlashAttention-2's;
+//   unfused   Megatron-LM's kernels before FlashAttention: a batched GEMM for
+//             Q K^T, a fused scale-mask-softmax, dropout, a batched GEMM with V;
+//             the scores go through memory and are kept for backward
+//             (Korthikanti et al. 2022's 5as/h activation term).
+enum class Attention { kFlash, kFlashV1, kUnfused };
+const char* attention_name(Attention a);
+bool fused_attention(Attention a);  // flash or flash-v1: one kernel, no scores in memory
 
 // How the element-wise work between the GEMMs and attention runs:
 //   fused  one kernel per fused op, as Megatron-LM and Transformer Engine
@@ -188,6 +195,9 @@ struct Op {
   int column_gemm = -1, row_gemm = -1;
   // Part of the attention core, which selective recompute redoes in backward.
   bool attention_core = false;
+  // A kAttention op timed at the GPU's FlashAttention-1 figures rather than
+  // FlashAttention-2's (Attention::kFlashV1).
+  bool flash_v1 = false;
   // kCpExchange: the index of the attention op it feeds (a ring's steps hide
   // behind its blocks), and the bytes of this rank's tensors it moves.
   int attention_op = -1;

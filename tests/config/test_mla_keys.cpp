@@ -60,8 +60,11 @@ TEST_CASE("MLA's keys: what it needs and what it refuses") {
   CHECK(testing::load_error(gpt) ==
         "test.json: model.attention: \"mla\" expects model.arch = \"llama\" (RMSNorm, no biases, as DeepSeek's models)");
   CHECK(error_of({"parallel.attention=unfused"}) ==
-        "test.json: parallel.attention: unfused attention with Multi-head Latent Attention (model.attention \"mla\") is "
-        "not modelled yet (from --set parallel.attention=unfused)");
+        "test.json: parallel.attention: \"unfused\" attention with Multi-head Latent Attention (model.attention "
+        "\"mla\") is not modelled yet (from --set parallel.attention=unfused)");
+  CHECK(error_of({"parallel.attention=flash-v1"}) ==
+        "test.json: parallel.attention: \"flash-v1\" attention with Multi-head Latent Attention (model.attention "
+        "\"mla\") is not modelled yet (from --set parallel.attention=flash-v1)");
   CHECK(error_of({"parallel.cp=2", "parallel.dp=32", "parallel.ep=32", "parallel.global_batch=32"}) ==
         "test.json: parallel.cp: context parallelism with Multi-head Latent Attention (model.attention \"mla\") is not "
         "modelled yet (from --set parallel.cp=2)");

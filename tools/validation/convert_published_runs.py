@@ -855,6 +855,9 @@ def llmfoundry_case(rec: dict) -> dict:
     a100 = hw["gpu"].startswith("A100")
     pure = "PURE" in par["precision"]
     recompute = "full" if par["recompute"].startswith("full") else "none"
+    # The benchmark tables' attention: MPT's attn_impl "triton", the record's
+    # yaml and submit_benchmarks.py's default until after the last table.
+    assert "attn_impl triton" in m["arch"], rec["id"]
     return {
         "id": rec["id"], "group": "llm-foundry MPT", "source": rec["source"],
         "config": {
@@ -865,7 +868,7 @@ def llmfoundry_case(rec: dict) -> dict:
             "parallel": {
                 "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"],
                 "global_batch": par["global_batch"], "recompute": recompute, "zero_stage": 3,
-                "precision": "bf16", "grad_dtype": "bf16" if pure else "fp32",
+                "precision": "bf16", "grad_dtype": "bf16" if pure else "fp32", "attention": "flash-v1",
             },
         },
         "assumptions": {
@@ -879,6 +882,12 @@ def llmfoundry_case(rec: dict) -> dict:
                                     if pure else
                                     "fp32: the table's MP Mode DEFAULT, whose FSDP mixed precision reduces "
                                     "gradients in fp32"),
+            "parallel.attention": ("flash-v1: the tables ran MPT's attn_impl \"triton\" (the record's yaml, and the "
+                                   "default of scripts/train/benchmarking/submit_benchmarks.py's --attn_impl until commit "
+                                   "495218376 of 2024-04-22, after the last table), llmfoundry/models/layers/"
+                                   "flash_attn_triton.py: flash-attn 1.x's Triton FlashAttention, whose docstring puts it "
+                                   "slightly below FlashAttention (v1)'s CUDA kernel forward + backward; timed at "
+                                   "FlashAttention (v1)'s figures"),
             "parallel.microbatch_size": f"{par['microbatch']}: the table's micro-batch size"
                                         + (f", {par['grad_accum']} of them a step (gradient accumulation)"
                                            if par.get("grad_accum", 1) > 1 else ""),
