@@ -45,6 +45,10 @@ def load_preset(name: str) -> dict:
     return json.loads((REPO / "models" / f"{name}.json").read_text())
 
 
+def load_node(name: str) -> dict:
+    return json.loads((REPO / "configs" / "hardware" / "nodes" / f"{name}.json").read_text())
+
+
 def check_shape(preset: str, model: dict, record_id: str) -> None:
     """The preset must have the record's shape (keys the record gives)."""
     p = load_preset(preset)
@@ -1099,14 +1103,37 @@ MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", 
 # What the MoE records run that the simulator does not model yet; a record
 # that needs one is left out, with the reason (SKIPPED_MOE).
 def moe_unmodelled(rec: dict) -> str | None:
-    par, hw = rec["parallel"], rec["hardware"]
-    recompute = par.get("recompute") or "none"
-    if hw["gpu"].startswith("GB200") and hw["gpus"] % 72 != 0:
-        return (f"{hw['gpus']} GPUs do not fill whole NVL72 racks and the record does not say how they sit in them "
-                "(the simulator's NVLink domains are whole)")
+    par = rec["parallel"]
     if par.get("offload"):
-        return "activation offloading (not modelled yet)"
+        return (f"activation offloading is not modelled yet (the record's {par['offload']}): without it the "
+                "plan holds more activations than the GPU's memory")
     return None
+
+
+def gb200_segment_node(segment: int) -> dict:
+    """The gb200-nvl72 preset with NVLink domains of `segment` trays."""
+    node = load_node("gb200-nvl72")
+    node["nvlink_domain_nodes"] = segment
+    node["sources"] = dict(node["sources"], nvlink_domain_nodes=(
+        f"{segment}: the run's Slurm segment, trays allocated inside one NVL72 rack (the case's assumptions); the "
+        "preset's 18 is a whole rack"))
+    return node
+
+
+def modelzoo_gb200_segment(rec: dict) -> int:
+    """The trays a GB200 run's Slurm allocation keeps in one NVL72 rack: the
+    ModelZoo's commands pass SEGMENT to sbatch_benchmarking.sh, which hands it
+    to Slurm as --segment (NVLink-aware allocation: nodes come in groups of
+    SEGMENT trays, each group inside one rack), by the rule its GB200 scripts
+    state, 'SEGMENT = EP * TP / 4' (best_practice/deepseek-v3/
+    run_deepseek_v3_gb200.sh; the Qwen3 commands' SEGMENT=2 for ep 8 and
+    SEGMENT=16 for ep 64 follow it, best_practice/qwen3/run_gb200_235b.sh,
+    commit e865051). Which racks two segments share is not said, so a segment
+    is the NVLink domain the run can count on."""
+    par, hw = rec["parallel"], rec["hardware"]
+    trays = par["ep"] * par["tp"] // hw["gpus_per_node"]
+    assert trays * hw["gpus_per_node"] == par["ep"] * par["tp"] and hw["nodes"] % trays == 0, rec["id"]
+    return trays
 
 
 def recompute_modules(text: str) -> list[str]:
@@ -1170,9 +1197,13 @@ def moe_case(rec: dict) -> dict:
         per_stage = (m["layers"] + 2) // (par["pp"] * vp)
         assert per_stage * par["pp"] * vp == m["layers"] + 2, rec["id"]
         parallel["stage_layers"] = [per_stage - 1] + [per_stage] * (par["pp"] * vp - 2) + [per_stage - 1]
+    segment = modelzoo_gb200_segment(rec) if gb200 else 0
     assumptions = {
-        "cluster": ("gb200-nvl72 trays, every 18 one NVLink domain (the record's NVLink domain of 72); the scale-out "
-                    "network is not stated: cx8-800g-rail" if gb200 else
+        "cluster": (f"gb200-nvl72 trays, every {segment} one NVLink domain: the ModelZoo's command allocates the "
+                    f"{hw['nodes']} trays in Slurm segments of SEGMENT = ep x tp / 4 = {segment}, each inside one of "
+                    "the record's NVL72 racks (sbatch_benchmarking.sh's --segment; best_practice/qwen3/"
+                    "run_gb200_235b.sh, commit e865051), and does not say which racks the segments share; the "
+                    "scale-out network is not stated: cx8-800g-rail" if gb200 else
                     "dgx-h100 nodes on superpod-h100-rail: the record's H100s with NVLink 4 and 8 x 400 Gb/s "
                     "InfiniBand a node (the form factor is not stated: SXM, as NVLink 4 implies)"),
         "parallel.distributed_optimizer": "true: Megatron-Core's distributed optimizer (ZeRO-1), as the record runs",
@@ -1180,7 +1211,11 @@ def moe_case(rec: dict) -> dict:
                                "(--accumulate-allreduce-grads-in-fp32 off, its main gradients FP32)",
         "parallel.sequence_parallel": f"{str(par['tp'] > 1).lower()}: Megatron-Core requires it of MoE with tp > 1",
         "parallel.recompute": "none: " + (par.get("recompute") or "the record states none"),
-        "parallel.moe_dispatcher": (f"{parallel['moe_dispatcher']}: the record's {par['moe_dispatcher']}"),
+        "parallel.moe_dispatcher": (f"{parallel['moe_dispatcher']}: the record's {par['moe_dispatcher']}"
+                                    + (": HybridEP moves the tokens of an expert-parallel group inside one NVLink "
+                                       "domain over NVLink, as an all-to-all there does, and each group of ep x tp "
+                                       f"= {par['ep'] * par['tp']} GPUs lies inside one segment"
+                                       if "HybridEP" in str(par["moe_dispatcher"]) else "")),
     }
     if vp > 1:
         assumptions["parallel.vp"] = f"{vp}: the record's virtual pipeline stages"
@@ -1248,7 +1283,7 @@ def moe_case(rec: dict) -> dict:
         tflops = meas.get("tflops_per_gpu")
     case["config"] = {
         "description": f"{p['name']} on {hw['gpus']} {'GB200' if gb200 else 'H100'}s (Megatron-Core, ep {par['ep']})",
-        "cluster": ({"node": "gb200-nvl72", "nodes": hw["nodes"],
+        "cluster": ({"node": gb200_segment_node(segment), "nodes": hw["nodes"],
                      "network": "cx8-800g-rail"} if gb200 else
                     {"node": "dgx-h100", "nodes": hw["gpus"] // 8, "network": "superpod-h100-rail"}),
         "model": model,
