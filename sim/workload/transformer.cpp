@@ -203,6 +203,14 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
         expand.kernels = 2;
         ops.push_back(expand);
       }
+    } else if (!gpt) {
+      // Rotary embeddings on Q and K as one fused kernel (Transformer
+      // Engine's fused RoPE, the kernel torch.compile generates): each value
+      // read and written once, 2 + 2 bytes; backward rotates the gradient back
+      // the same way.
+      Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
+      rope.bytes_input_grad = rope.bytes_forward;
+      ops.push_back(rope);
     }
     if (gpt) {
       // Megatron-LM's column-parallel linear adds the bias after the GEMM

@@ -122,7 +122,8 @@ bool fused_attention(Attention a);  // flash or flash-v1: one kernel, no scores 
 //   fused  one kernel per fused op, as Megatron-LM and Transformer Engine
 //          write them, and as torch.compile's Inductor generates them (each
 //          run of element-wise ops between two GEMMs becomes one kernel that
-//          reads its inputs once and writes its outputs once);
+//          reads its inputs once and writes its outputs once; a Llama
+//          block's rotary embeddings one kernel over Q and K);
 //   eager  PyTorch without torch.compile, one kernel per tensor op. For a
 //          Llama block as TorchTitan's model writes it (torchtitan
 //          models/llama/model.py and models/norms.py, commit 9dec370, with

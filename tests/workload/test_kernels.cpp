@@ -52,7 +52,12 @@ TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, S
   CHECK(op_named(eager, "repeat_kv").bytes_forward == 4 * tokens * (h + kv));
   // SwiGLU: silu (read f, write f) then mul (read 2f, write f), 2 bytes a value.
   CHECK(op_named(eager, "swiglu").bytes_forward == 10 * tokens * f);
-  CHECK(eager.size() == fused.size() + 2);
+  // Fused, the rotation is one kernel reading and writing Q and K, 2 + 2
+  // bytes a value each way; the grouped K and V are not copied.
+  CHECK(op_named(fused, "rotary_embedding").bytes_forward == 4 * tokens * (h + kv));
+  CHECK(op_named(fused, "rotary_embedding").bytes_input_grad == 4 * tokens * (h + kv));
+  CHECK(op_named(fused, "rotary_embedding").kernels == 1);
+  CHECK(eager.size() == fused.size() + 1);
   // An op's launch overhead is paid per kernel: 8 x 3 us for the norm.
   const hw::ClusterSpec c = cluster();
   const auto g = hw::group_of(c, {0});
