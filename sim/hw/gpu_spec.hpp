@@ -52,7 +52,8 @@ struct GpuSpec {
   // attention_v1_tflops): the curves come from benchmarks of a few
   // milliseconds at the boost clock, while training keeps the tensor cores
   // busy for minutes at the clock the power limit allows. 1 where no
-  // throttling is measured. FP8 GEMMs, which draw less power, keep theirs.
+  // throttling is measured. FP8 GEMMs share the power limit and run at the
+  // same fraction of their own figures.
   double sustained_tensor_fraction = 1.0;
   // Measured on this GPU by tools/calibrate (cluster.calibration); null for
   // the preset's figures alone. When set, GEMM throughput comes from its grid.

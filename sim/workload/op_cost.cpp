@@ -19,9 +19,10 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
   if (fp8) {
     // No FP8 shape grid: the curve places a GEMM at the cube root of its volume.
     const double size = std::cbrt(m * n * k);
-    // A calibration profile measures BF16 only: FP8 GEMMs keep the preset's figures.
+    // A calibration profile measures BF16 only: FP8 GEMMs keep the preset's
+    // figures, at the clock a long run sustains as BF16's are.
     const double tflops = std::min(hw::interpolate_tflops(gpu.gemm_fp8_tflops, size), gpu.gemm_fp8_max_tflops);
-    return tflops * 1e12;
+    return tflops * 1e12 * gpu.sustained_tensor_fraction;
   }
   // A calibration profile (cluster.calibration) measured this shape's neighbours.
   if (gpu.calibration) return gpu.calibration->gemm_bf16.interpolate(m, n, k) * 1e12;
