@@ -17,6 +17,15 @@ long long gpus_of(const ImportCluster& cluster, const std::string& where) {
   return static_cast<long long>(cluster.nodes) * nlohmann::json::parse(*node).value("gpus_per_node", 0);
 }
 
+bool node_gpu_has(const ImportCluster& cluster, const std::string& key) {
+  const auto node = find_preset("node", cluster.node);
+  if (!node) return false;
+  const nlohmann::json n = nlohmann::json::parse(*node);
+  if (!n.contains("gpu") || !n["gpu"].is_string()) return false;
+  const auto gpu = find_preset("gpu", n["gpu"].get<std::string>());
+  return gpu && nlohmann::json::parse(*gpu).contains(key);
+}
+
 nlohmann::json cluster_section(const ImportCluster& cluster) {
   nlohmann::json c;
   c["node"] = cluster.node;

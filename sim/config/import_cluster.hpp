@@ -18,6 +18,9 @@ struct ImportCluster {
 // "WHERE: --cluster: unknown node preset ..." for a name with no preset.
 long long gpus_of(const ImportCluster& cluster, const std::string& where);
 
+// Whether the node preset's GPU preset gives `key` (e.g. a curve some plans need).
+bool node_gpu_has(const ImportCluster& cluster, const std::string& key);
+
 // The config's "cluster" section.
 nlohmann::json cluster_section(const ImportCluster& cluster);
 

@@ -353,7 +353,19 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   }
   // Megatron-Core keeps FP32 main gradients and reduces them so unless told to reduce in BF16.
   p["grad_dtype"] = a.flag("--grad-reduce-in-bf16") ? "bf16" : "fp32";
-  if (a.has("--attention-backend") && a.text("--attention-backend") == "unfused") p["attention"] = "unfused";
+  // Transformer Engine's backend choice (Megatron-LM's default, auto) takes
+  // cuDNN's fused attention over FlashAttention on Hopper and newer: the
+  // presets with cuDNN figures.
+  const std::string backend = a.has("--attention-backend") ? a.text("--attention-backend") : "auto";
+  const bool cudnn_figures = node_gpu_has(cluster, "attention_cudnn_tflops");
+  if (backend == "unfused" || backend == "local") {
+    p["attention"] = "unfused";
+  } else if ((backend == "fused" || backend == "auto") && cudnn_figures) {
+    p["attention"] = "cudnn";
+  } else if (backend == "fused") {
+    warn("--attention-backend", "fused: cuDNN's attention is timed at FlashAttention's figures, the GPU of --cluster " +
+                                    cluster.node + " having no cuDNN ones");
+  }
   out.config["parallel"] = p;
   json o = json::object();
   if (a.flag("--overlap-grad-reduce")) o["overlap_grad_reduce"] = true;

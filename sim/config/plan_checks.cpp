@@ -306,7 +306,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     }
     if (p.attention == workload::Attention::kUnfused) {
       ctx.fail("parallel.cp", "context parallelism splits FlashAttention's fused kernel by blocks; expected "
-                              "parallel.attention \"flash\" or \"flash-v1\", got \"unfused\"",
+                              "a fused parallel.attention (\"flash\", \"flash-v1\" or \"cudnn\"), got \"unfused\"",
                {"parallel.attention"});
     }
     if (p.cp_algorithm == workload::CpAlgorithm::kAllToAll &&
@@ -378,13 +378,15 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              {"model.arch"});
   }
   check_fp8(sc, ctx);
-  // FlashAttention-1's kernels are timed at the GPU's own figures for them.
-  if (p.attention == workload::Attention::kFlashV1 && sc.cluster.node.gpu.attention_v1_tflops.empty()) {
+  // FlashAttention-1's and cuDNN's kernels are timed at the GPU's own figures for them.
+  const bool v1 = p.attention == workload::Attention::kFlashV1, cudnn = p.attention == workload::Attention::kCudnn;
+  const hw::GpuSpec& gpu = sc.cluster.node.gpu;
+  if ((v1 && gpu.attention_v1_tflops.empty()) || (cudnn && gpu.attention_cudnn_tflops.empty())) {
     ctx.fail("parallel.attention",
-             fmt::format("\"flash-v1\" times attention at the GPU's FlashAttention-1 figures, and the GPU {} "
-                         "(cluster.node.gpu) has none (attention_v1_tflops); expected \"flash\" or \"unfused\", or "
-                         "a GPU with them",
-                         sc.cluster.node.gpu.name),
+             fmt::format("\"{}\" times attention at the GPU's {} figures, and the GPU {} (cluster.node.gpu) has none "
+                         "({}); expected \"flash\" or \"unfused\", or a GPU with them",
+                         workload::attention_name(p.attention), v1 ? "FlashAttention-1" : "cuDNN attention", gpu.name,
+                         v1 ? "attention_v1_tflops" : "attention_cudnn_tflops"),
              {"cluster.node.gpu"});
   }
   if (p.offload != workload::Offload::kNone) {

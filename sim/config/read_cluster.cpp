@@ -72,6 +72,7 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   if (s.has("gemm_grid")) g.gemm_grid = read_gemm_grid(s, g.peak_tflops, ctx);
   g.attention_tflops = s.curve("attention_tflops");
   if (s.has("attention_v1_tflops")) g.attention_v1_tflops = s.curve("attention_v1_tflops");
+  if (s.has("attention_cudnn_tflops")) g.attention_cudnn_tflops = s.curve("attention_cudnn_tflops");
   g.kernel_overhead_us = s.non_negative_number("kernel_overhead_us", kMaxMicroseconds);
   // Spec figures that nothing times yet; a lower-precision peak below the BF16 one is a typo.
   if (s.has("peak_fp8_tflops")) g.peak_fp8_tflops = s.positive_number("peak_fp8_tflops", g.peak_tflops, 2 * kMaxTflops);
@@ -105,11 +106,12 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   }
   // Measured throughput cannot beat the peak; a point that does is a typo.
   if (g.gemm_max_tflops > g.peak_tflops) ctx.fail(s.path("gemm_max_tflops"), "cannot exceed peak_tflops");
-  for (const char* key : {"gemm_tflops", "attention_tflops", "attention_v1_tflops"}) {
+  for (const char* key : {"gemm_tflops", "attention_tflops", "attention_v1_tflops", "attention_cudnn_tflops"}) {
     const std::string name = key;
-    const auto& curve = name == "gemm_tflops"        ? g.gemm_tflops
-                        : name == "attention_tflops" ? g.attention_tflops
-                                                     : g.attention_v1_tflops;
+    const auto& curve = name == "gemm_tflops"           ? g.gemm_tflops
+                        : name == "attention_tflops"    ? g.attention_tflops
+                        : name == "attention_v1_tflops" ? g.attention_v1_tflops
+                                                        : g.attention_cudnn_tflops;
     for (std::size_t i = 0; i < curve.size(); ++i) {
       if (curve[i].tflops > g.peak_tflops) {
         ctx.fail(fmt::format("{}[{}]", s.path(key), i),

@@ -75,6 +75,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
                                                {{"flash", workload::Attention::kFlash},
                                                 {"flash-v1", workload::Attention::kFlashV1},
+                                                {"cudnn", workload::Attention::kCudnn},
                                                 {"unfused", workload::Attention::kUnfused}});
   p.elementwise = s.choice<workload::Elementwise>("elementwise", workload::Elementwise::kFused,
                                                   {{"fused", workload::Elementwise::kFused},

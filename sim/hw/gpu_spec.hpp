@@ -36,6 +36,8 @@ struct GpuSpec {
   // "flash-v1"), measured by the same benchmark; empty where the preset has
   // no such figures.
   std::vector<ThroughputPoint> attention_v1_tflops;
+  // And for cuDNN's fused attention (parallel.attention "cudnn").
+  std::vector<ThroughputPoint> attention_cudnn_tflops;
   double kernel_overhead_us = 0.0;  // added to every kernel
   // Spec-sheet figures beside the BF16 peak; 0 where the GPU has no such
   // tensor cores (FP8 before Hopper, FP4 before Blackwell) or the preset omits them.
@@ -48,8 +50,8 @@ struct GpuSpec {
   double peak_fp4_tflops = 0.0;  // dense
   double power_w = 0.0;          // the board's power limit the preset's figures assume
   // What a long run of BF16 tensor-core work sustains of the short-run
-  // figures above (gemm_tflops, gemm_grid, gemm_max_tflops, attention_tflops,
-  // attention_v1_tflops): the curves come from benchmarks of a few
+  // figures above (gemm_tflops, gemm_grid, gemm_max_tflops, the FP8 GEMM
+  // figures and the attention curves): the curves come from benchmarks of a few
   // milliseconds at the boost clock, while training keeps the tensor cores
   // busy for minutes at the clock the power limit allows. 1 where no
   // throttling is measured. FP8 GEMMs share the power limit and run at the

@@ -30,6 +30,16 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
   return short_run_gemm_flops_per_s(gpu, m, n, k) * gpu.sustained_tensor_fraction;
 }
 
+const std::vector<hw::ThroughputPoint>& attention_curve(const hw::GpuSpec& gpu, Attention kernel) {
+  switch (kernel) {
+    case Attention::kFlashV1: return gpu.attention_v1_tflops;
+    case Attention::kCudnn: return gpu.attention_cudnn_tflops;
+    case Attention::kFlash:
+    case Attention::kUnfused: break;
+  }
+  return gpu.attention_tflops;
+}
+
 OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
                  const hw::CollectiveGroup& tp_group, hw::CollectiveAlgorithm algorithm) {
   const hw::GpuSpec& gpu = node.gpu;
@@ -64,16 +74,15 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
     // A grouped GEMM's members each run at their own shape's rate.
     rate = gemm_flops_per_s(gpu, op.m / op.gemm_groups, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {
-    // The attention curves are FlashAttention-2's causal forward+backward
-    // figures (FlashAttention-1's for a flash-v1 kernel, from the same
-    // benchmark), which count FLOPs their own way: causal masking halves the
-    // score work, and backward is 2.5x forward (arXiv 2307.08691 §4.1). The
-    // time is that work at that rate; the model FLOPs (op.flops_*) stay
-    // Megatron's full-matrix count, used for MFU.
+    // The attention curves are causal forward+backward figures of the op's
+    // kernel (FlashAttention-2's by default), which count FLOPs as
+    // FlashAttention's benchmark does: causal masking halves the score work,
+    // and backward is 2.5x forward (arXiv 2307.08691 §4.1). The time is that
+    // work at that rate; the model FLOPs (op.flops_*) stay Megatron's
+    // full-matrix count, used for MFU.
     const double causal_forward = 0.5 * op.flops_forward;
     work = pass == Pass::kForward ? causal_forward : pass == Pass::kInputGrad ? 2.5 * causal_forward : 0.0;
-    const auto& curve = op.flash_v1 ? gpu.attention_v1_tflops : gpu.attention_tflops;
-    rate = hw::interpolate_tflops(curve, seq) * gpu.sustained_tensor_fraction * 1e12;
+    rate = hw::interpolate_tflops(attention_curve(gpu, op.attention_kernel), seq) * gpu.sustained_tensor_fraction * 1e12;
   }
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);

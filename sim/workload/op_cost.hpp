@@ -27,6 +27,11 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
 // before GpuSpec::sustained_tensor_fraction: what a calibration measures.
 double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
 
+// The GPU's attention throughput by sequence length for a kernel: its
+// FlashAttention-2, FlashAttention-1 or cuDNN figures (the config checks the
+// GPU has the ones a plan asks for).
+const std::vector<hw::ThroughputPoint>& attention_curve(const hw::GpuSpec& gpu, Attention kernel);
+
 // `seq` is the sequence length (for attention); `tp_group` the tensor group,
 // whose collectives run by `algorithm`.
 OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,

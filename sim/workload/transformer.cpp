@@ -51,6 +51,7 @@ const char* attention_name(Attention a) {
   switch (a) {
     case Attention::kFlash: return "flash";
     case Attention::kFlashV1: return "flash-v1";
+    case Attention::kCudnn: return "cudnn";
     case Attention::kUnfused: return "unfused";
   }
   return "?";
@@ -249,7 +250,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       att.bytes_forward = 4.0 * tokens * q / t * kActivationBytes;  // read Q, K, V, write O
       att.bytes_input_grad = 2.0 * att.bytes_forward;
       att.attention_core = true;
-      att.flash_v1 = attention == Attention::kFlashV1;
+      att.attention_kernel = attention;
       att.op_sac_redo = 0.0;
       ops.push_back(att);
     } else {

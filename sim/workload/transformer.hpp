@@ -110,13 +110,17 @@ enum class EpExchange { kAllToAll, kGather, kScatter };
 //             shipped, which MPT's attn_impl "triton" runs): the same work and
 //             memory, timed at the GPU's FlashAttention-1 figures
 //             (GpuSpec::attention_v1_tflops), about half FlashAttention-2's;
+//   cudnn     the same fused work in cuDNN's kernel, which Transformer Engine
+//             (Megatron-Core) prefers on Hopper and newer: timed at the GPU's
+//             cuDNN figures (GpuSpec::attention_cudnn_tflops), about 1.6 times
+//             FlashAttention-2's on an H100;
 //   unfused   Megatron-LM's kernels before FlashAttention: a batched GEMM for
 //             Q K^T, a fused scale-mask-softmax, dropout, a batched GEMM with V;
 //             the scores go through memory and are kept for backward
 //             (Korthikanti et al. 2022's 5as/h activation term).
-enum class Attention { kFlash, kFlashV1, kUnfused };
+enum class Attention { kFlash, kFlashV1, kCudnn, kUnfused };
 const char* attention_name(Attention a);
-bool fused_attention(Attention a);  // flash or flash-v1: one kernel, no scores in memory
+bool fused_attention(Attention a);  // all but unfused: one kernel, no scores in memory
 
 // How the element-wise work between the GEMMs and attention runs:
 //   fused  one kernel per fused op, as Megatron-LM and Transformer Engine
@@ -196,9 +200,8 @@ struct Op {
   int column_gemm = -1, row_gemm = -1;
   // Part of the attention core, which selective recompute redoes in backward.
   bool attention_core = false;
-  // A kAttention op timed at the GPU's FlashAttention-1 figures rather than
-  // FlashAttention-2's (Attention::kFlashV1).
-  bool flash_v1 = false;
+  // A kAttention op's kernel, whose figures time it (see Attention).
+  Attention attention_kernel = Attention::kFlash;
   // kCpExchange: the index of the attention op it feeds (a ring's steps hide
   // behind its blocks), and the bytes of this rank's tensors it moves.
   int attention_op = -1;

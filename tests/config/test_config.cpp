@@ -561,18 +561,20 @@ TEST_CASE("virtual stages must divide the layers") {
   CHECK(error_of(base(), {"parallel.vp=0"}).find("parallel.vp: expected") != std::string::npos);
 }
 
-TEST_CASE("the attention kernels are flash by default, flash-v1 or unfused on request, and nothing else") {
+TEST_CASE("the attention kernels are flash by default, flash-v1, cudnn or unfused on request, and nothing else") {
   CHECK(load_document(base(), "test.json", ".", {}).plan.attention == trainsim::workload::Attention::kFlash);
   CHECK(load_document(base(), "test.json", ".", {"parallel.attention=unfused"}).plan.attention ==
         trainsim::workload::Attention::kUnfused);
   CHECK(load_document(base(), "test.json", ".", {"parallel.attention=flash-v1"}).plan.attention ==
         trainsim::workload::Attention::kFlashV1);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.attention=cudnn", "cluster.node=dgx-h100"}).plan.attention ==
+        trainsim::workload::Attention::kCudnn);
   CHECK(error_of(base(), {"parallel.attention=fused"}) ==
-        "test.json: parallel.attention: expected \"flash\", \"flash-v1\" or \"unfused\", got \"fused\" (from --set "
+        "test.json: parallel.attention: expected \"flash\", \"flash-v1\", \"cudnn\" or \"unfused\", got \"fused\" (from --set "
         "parallel.attention=fused)");
 }
 
-TEST_CASE("flash-v1 needs the GPU's FlashAttention-1 figures, each under the peak") {
+TEST_CASE("flash-v1 and cudnn need the GPU's figures for their kernel, each under the peak") {
   // The A100 preset has them (attention_v1_tflops); the B200's has none.
   CHECK(load_document(base(), "test.json", ".", {"parallel.attention=flash-v1"}).cluster.node.gpu.attention_v1_tflops.size() ==
         6);
@@ -580,6 +582,14 @@ TEST_CASE("flash-v1 needs the GPU's FlashAttention-1 figures, each under the pea
         "test.json: parallel.attention: \"flash-v1\" times attention at the GPU's FlashAttention-1 figures, and the GPU "
         "B200-SXM-180GB (cluster.node.gpu) has none (attention_v1_tflops); expected \"flash\" or \"unfused\", or a GPU "
         "with them (from --set parallel.attention=flash-v1)");
+  // cuDNN's figures: the H100's preset has them, the A100's not.
+  CHECK(error_of(base(), {"parallel.attention=cudnn"}) ==
+        "test.json: parallel.attention: \"cudnn\" times attention at the GPU's cuDNN attention figures, and the GPU "
+        "A100-SXM4-80GB (cluster.node.gpu) has none (attention_cudnn_tflops); expected \"flash\" or \"unfused\", or a "
+        "GPU with them (from --set parallel.attention=cudnn)");
+  CHECK(error_of(base(), {"cluster.node.gpu.attention_cudnn_tflops=[[1024, 313]]"}) ==
+        "test.json: cluster.node.gpu.attention_cudnn_tflops[0]: 313 TFLOP/s exceeds peak_tflops = 312 (from --set "
+        "cluster.node.gpu.attention_cudnn_tflops=[[1024, 313]])");
   CHECK(error_of(base(), {"cluster.node.gpu.attention_v1_tflops=[[1024, 400]]"}) ==
         "test.json: cluster.node.gpu.attention_v1_tflops[0]: 400 TFLOP/s exceeds peak_tflops = 312 (from --set "
         "cluster.node.gpu.attention_v1_tflops=[[1024, 400]])");

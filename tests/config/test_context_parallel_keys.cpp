@@ -48,7 +48,8 @@ TEST_CASE("context parallelism: sequences, heads and attention that do not split
         "= 32 and model.kv_heads = 4 must divide by tp x cp = 1 x 8 (from --set parallel.cp=8)");
   CHECK(error_of({"parallel.attention=unfused"}) ==
         "test.json: parallel.cp: context parallelism splits FlashAttention's fused kernel by blocks; expected "
-        "parallel.attention \"flash\" or \"flash-v1\", got \"unfused\" (from --set parallel.attention=unfused)");
+        "a fused parallel.attention (\"flash\", \"flash-v1\" or \"cudnn\"), got \"unfused\" (from --set "
+        "parallel.attention=unfused)");
   CHECK(error_of({"parallel.cp=1", "parallel.dp=8", "parallel.global_batch=8", "parallel.cp_algorithm=ring"}) ==
         "test.json: parallel.cp_algorithm: applies only with parallel.cp > 1 (context parallelism) (from --set "
         "parallel.cp_algorithm=ring)");

@@ -62,6 +62,8 @@ TEST_CASE("Megatron-LM's example launches import to the runs written by hand") {
   CHECK(l.config["model"]["arch"] == "llama");
   CHECK(l.config["model"]["kv_heads"] == 8);
   CHECK(l.config["parallel"]["fp8_recipe"] == "delayed");
+  // --attention-backend fused on an H100: Transformer Engine's cuDNN attention.
+  CHECK(l.config["parallel"]["attention"] == "cudnn");
   CHECK(!l.config["parallel"].contains("sequence_parallel"));
   REQUIRE(l.warnings.size() == 2);
   CHECK(l.warnings[0] == "l.sh: --sequence-parallel: with --tensor-model-parallel-size 1: off, as Megatron-LM turns it off");
@@ -82,6 +84,22 @@ TEST_CASE("Megatron-LM's defaults and derived settings") {
   CHECK(m.config["model"]["vocab"] == 50432);
   CHECK(m.config["parallel"]["dp"] == 4);
   CHECK(m.config["parallel"]["grad_dtype"] == "fp32");
+  // No --attention-backend (auto) on an H100: Transformer Engine's cuDNN
+  // attention; on an A100, FlashAttention (no entry: the default); asked for
+  // fused on an A100, FlashAttention's figures with a warning; local is unfused.
+  CHECK(m.config["parallel"]["attention"] == "cudnn");
+  MegatronImport a100 = config_from_megatron(args, {"dgx-a100", 1, ""}, "args");
+  CHECK(!a100.config["parallel"].contains("attention"));
+  std::vector<std::string> fused = args;
+  fused.insert(fused.end(), {"--attention-backend", "fused"});
+  a100 = config_from_megatron(fused, {"dgx-a100", 1, ""}, "args");
+  CHECK(!a100.config["parallel"].contains("attention"));
+  REQUIRE(!a100.warnings.empty());
+  CHECK(a100.warnings.back() == "args: --attention-backend: fused: cuDNN's attention is timed at FlashAttention's "
+                                "figures, the GPU of --cluster dgx-a100 having no cuDNN ones");
+  std::vector<std::string> local = args;
+  local.insert(local.end(), {"--attention-backend", "local"});
+  CHECK(config_from_megatron(local, {"dgx-h100", 1, ""}, "args").config["parallel"]["attention"] == "unfused");
   // 8 layers over pp 2 in virtual stages of 2 layers: vp 2, interleaved.
   args = small();
   args.insert(args.end(), {"--pipeline-model-parallel-size", "2", "--num-layers-per-virtual-pipeline-stage", "2",

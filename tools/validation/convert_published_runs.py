@@ -1190,6 +1190,8 @@ def moe_case(rec: dict) -> dict:
     }
     if par.get("cp", 1) > 1:
         parallel["cp"] = par["cp"]
+    if not gb200:
+        parallel["attention"] = "cudnn"
     modelzoo = "Megatron-MoE-ModelZoo" in rec["source"]
     if modelzoo and preset.startswith("qwen3") and par["pp"] * vp > 1:
         # --account-for-embedding-in-pipeline-split and -loss-: the embedding
@@ -1211,6 +1213,13 @@ def moe_case(rec: dict) -> dict:
                                "(--accumulate-allreduce-grads-in-fp32 off, its main gradients FP32)",
         "parallel.sequence_parallel": f"{str(par['tp'] > 1).lower()}: Megatron-Core requires it of MoE with tp > 1",
         "parallel.recompute": "none: " + (par.get("recompute") or "the record states none"),
+        "parallel.attention": (
+            "flash: Transformer Engine runs cuDNN's fused attention on Blackwell too, but no cuDNN figure of a "
+            "Blackwell GPU is published; the preset's attention figure, FlashAttention-4's, stands in" if gb200 else
+            "cudnn: Megatron-Core's attention is Transformer Engine's, which takes cuDNN's fused attention over "
+            "FlashAttention on Hopper and newer ('Disabling FlashAttention to give FusedAttention preference on Hopper+ "
+            "for performance reasons', transformer_engine/pytorch/attention/dot_product_attention/utils.py, "
+            "get_attention_backend)"),
         "parallel.moe_dispatcher": (f"{parallel['moe_dispatcher']}: the record's {par['moe_dispatcher']}"
                                     + (": HybridEP moves the tokens of an expert-parallel group inside one NVLink "
                                        "domain over NVLink, as an all-to-all there does, and each group of ep x tp "
