@@ -102,7 +102,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   // ZeRO-3's units: only with zero_stage 3, where they mean something.
   for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size",
                           "fsdp_prefetch_params", "fsdp_persistence_threshold", "fsdp_max_live_params",
-                          "fsdp_grad_sync"}) {
+                          "fsdp_grad_sync", "fsdp_copy_out"}) {
     if (s.has(key) && p.zero_stage != 3) {
       ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
                                         "got zero_stage = {}",
@@ -132,6 +132,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
+  p.fsdp_copy_out = s.boolean_or("fsdp_copy_out", false);
   p.grad_sync_after_last_backward = s.choice<bool>("fsdp_grad_sync", false,
                                                    {{"each-backward", false}, {"last-backward", true}});
   p.loss = s.choice<workload::LossKernel>("loss", workload::LossKernel::kVocabParallel,

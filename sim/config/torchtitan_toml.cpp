@@ -240,6 +240,9 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   }
   if (p.value("zero_stage", 0) == 3) {
     p["reshard_after_forward"] = reshard == "always" || (reshard == "default" && pp == 1);
+    // FSDP2 copies each gathered unit out of the all-gather's buffer into
+    // its parameters' own tensors on the compute stream.
+    p["fsdp_copy_out"] = true;
     // torch.distributed.pipelining runs an FSDP stage's backwards without
     // gradient sync and reduce-scatters after the last one.
     if (pp > 1) p["fsdp_grad_sync"] = "last-backward";

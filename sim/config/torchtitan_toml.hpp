@@ -21,6 +21,7 @@
 //   _layers_per_stage, _microbatch_size,  single-stage schedules, else 2 unless
 //   _first/last_stage_less_layers          given), stage_layers as TorchTitan splits them
 //   fsdp_reshard_after_forward         reshard_after_forward ("default": on, off under pp)
+//   (FSDP2, always)                    fsdp_copy_out true: gathered units copied out on the compute stream
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
 //   context_parallel_degree, _rotate_method   cp, cp_algorithm
 //   expert_parallel_degree             ep

@@ -333,11 +333,31 @@ void Lowering::lower_pipeline(int p) {
           if (tp_part > core::Time::zero() || cp_part > core::Time::zero() || ep_part > core::Time::zero()) {
             part.comm = intern_comm({tp_part.to_seconds(), cp_part.to_seconds(), ep_part.to_seconds()});
           }
+          // Plan::fsdp_copy_out: a unit's first use after its gather is
+          // preceded by the copy out of the gather's buffer, on the compute
+          // stream; both copies of the parameters are held while it runs.
+          std::optional<core::TaskId> copy;
+          if (by_unit) {
+            const Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
+            const core::Time copy_out = c.shard_units[static_cast<std::size_t>(pieces[j].unit)].copy_out;
+            if (unit.gather && !first_use[unit.index] && copy_out > core::Time::zero()) {
+              TaskInfo copy_info = part;
+              copy_info.copy_out = true;
+              copy_info.comm = TaskInfo::kNoComm;
+              copy = compute_task(q, copy_out, copy_info);
+              edges_.emplace_back(*unit.gather, *copy);
+              const auto bytes =
+                  static_cast<std::int64_t>(c.shard_units[static_cast<std::size_t>(pieces[j].unit)].gather_bytes);
+              effect_of(*copy).allocate_at_start += bytes;
+              effect_of(*copy).release_at_end += bytes;
+            }
+          }
           const core::TaskId id = compute_task(q, d, part);
           if (j == 0) {
-            first_[q][k] = id;
-            if (barrier) edges_.emplace_back(*barrier, id);
-            for (core::TaskId send : unsent) edges_.emplace_back(send, id);
+            const core::TaskId head = copy ? *copy : id;
+            first_[q][k] = head;
+            if (barrier) edges_.emplace_back(*barrier, head);
+            for (core::TaskId send : unsent) edges_.emplace_back(send, head);
             unsent.clear();
           }
           last_[q][k] = id;

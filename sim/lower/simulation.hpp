@@ -126,6 +126,9 @@ struct TaskInfo {
   // DualPipe: a stage's reduced gradients added to its copy's in the other
   // direction (a kGradReduce after the stage's buckets).
   bool across_copies = false;
+  // ZeRO-3 with Plan::fsdp_copy_out: a compute task that copies a unit's
+  // gathered parameters out of the gather's buffer before the unit runs.
+  bool copy_out = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a

@@ -142,6 +142,8 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
                                           : "";
   switch (ti.kind) {
     case lower::TaskKind::kCompute:
+      if (ti.copy_out) return fmt::format("param copy-out s{}{} (before {} mb{})", a.stage, part,
+                                          schedule::op_name(a.op), a.microbatch);
       return fmt::format("{} mb{} s{}{}", schedule::op_name(a.op), a.microbatch, a.stage, part);
     case lower::TaskKind::kTransfer:
       return a.op == schedule::Op::kSendF

@@ -249,6 +249,14 @@ struct Plan {
   // Free each unit's gathered parameters after its forward (true, FSDP2's
   // default), or keep them until the stage's backward has used them.
   bool reshard_after_forward = true;
+  // FSDP2's copy-out (parallel.fsdp_copy_out): each unit's all-gather lands
+  // in one flat buffer, from which the compute stream copies every
+  // parameter into a tensor of its own before the unit runs
+  // (torch.split_with_sizes_copy in foreach_all_gather_copy_out): the
+  // gathered bytes read and written once each gather. False: the gathered
+  // buffer is used in place (FSDP1's flat parameters, DeepSpeed's stage 3,
+  // Megatron-Core's parameter buffers).
+  bool fsdp_copy_out = false;
   // When a stage's gradients leave for their owners (parallel.fsdp_grad_sync):
   // after each run of backwards (false: DeepSpeed's stage 3, FSDP without a
   // pipeline), or once, after the stage's last backward of the iteration

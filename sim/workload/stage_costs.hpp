@@ -25,6 +25,10 @@ struct ShardUnit {
   double params = 0.0;        // its parameters on one GPU (1/tp of them), whole; the persistent ones not counted
   double gather_bytes = 0.0;  // those parameters in 16 bits
   core::Time gather;          // their all-gather across the data-parallel replicas
+  // Plan::fsdp_copy_out: after each gather, the compute stream copies the
+  // gathered bytes out of the flat buffer into each parameter's own tensor
+  // (read and written once, one kernel) before the unit runs. Zero otherwise.
+  core::Time copy_out;
   double grad_bytes = 0.0;    // its gradients on one GPU, whole
   core::Time grad_scatter;    // their reduce-scatter after its backward
   // HSDP: the all-reduce of its gradient shard (grad_bytes / fsdp_shard_size)

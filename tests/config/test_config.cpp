@@ -602,6 +602,9 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
         "unit), got zero_stage = 0 (from --set parallel.fsdp_unit_layers=2)");
   CHECK(error_of(base(), {"parallel.reshard_after_forward=false"}).find("applies only with parallel.zero_stage = 3") !=
         std::string::npos);
+  CHECK(error_of(base(), {"parallel.fsdp_copy_out=true"}) ==
+        "test.json: parallel.fsdp_copy_out: applies only with parallel.zero_stage = 3 (parameters sharded unit by "
+        "unit), got zero_stage = 0 (from --set parallel.fsdp_copy_out=true)");
   const std::vector<std::string> zero3 = {"parallel.zero_stage=3"};
   auto with = [&](const std::string& o) {
     std::vector<std::string> v = zero3;
@@ -620,6 +623,9 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
   CHECK(s.plan.fsdp_prefetch == 2);
   CHECK(!s.plan.reshard_after_forward);
   CHECK(s.plan.fsdp_unit_layers == 1);  // FSDP2's default: one block a unit
+  CHECK(!s.plan.fsdp_copy_out);  // the gathered buffer used in place unless asked
+  CHECK(error_of(base(), {"parallel.zero_stage=3", "parallel.fsdp_copy_out=1"}).find(
+            "parallel.fsdp_copy_out: expected") != std::string::npos);
 }
 
 TEST_CASE("parallel.fsdp_grad_sync: each-backward or last-backward, only with zero_stage 3") {

@@ -613,6 +613,10 @@ TORCHTITAN_COMMON = {
                            "reduce-scattered in fp32",
     "parallel.microbatch_size": "the record's local batch size: without pipeline parallelism TorchTitan runs a "
                                 "rank's local batch as one micro-batch",
+    "parallel.fsdp_copy_out": "true: FSDP2 all-gathers each unit into one flat buffer and copies every parameter "
+                              "out of it on the compute stream before the unit runs (foreach_all_gather_copy_out's "
+                              "torch.split_with_sizes_copy after current_stream().wait_event(all_gather_event), "
+                              "torch/distributed/_composable/fsdp/_fsdp_collectives.py of the PyTorch these runs used)",
 }
 
 
@@ -671,7 +675,7 @@ def torchtitan_case(rec: dict) -> dict:
         "microbatch_size": par["local_batch"], "global_batch": par["global_batch"],
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
-        "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch",
+        "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch", "fsdp_copy_out": True,
     }
     if par["pp"] > 1:
         # TorchTitan's pipelines (torch.distributed.pipelining): the record's
