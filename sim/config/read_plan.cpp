@@ -80,6 +80,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   p.elementwise = s.choice<workload::Elementwise>("elementwise", workload::Elementwise::kFused,
                                                   {{"fused", workload::Elementwise::kFused},
                                                    {"eager", workload::Elementwise::kEager}});
+  p.kv_repeat = s.boolean_or("kv_repeat", false);
   if (s.has("zero_stage")) {
     const json& z = s.required("zero_stage", "0, 1, 2 or 3");
     if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {

@@ -238,6 +238,9 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   if (reshard != "default" && reshard != "always" && reshard != "never") {
     j.fail("parallelism.fsdp_reshard_after_forward", "expected default, always or never, got " + reshard);
   }
+  // TorchTitan's Llama attention copies grouped K and V out to every query
+  // head (repeat_kv) before calling scaled_dot_product_attention.
+  p["kv_repeat"] = true;
   if (p.value("zero_stage", 0) == 3) {
     p["reshard_after_forward"] = reshard == "always" || (reshard == "default" && pp == 1);
     // FSDP2 copies each gathered unit out of the all-gather's buffer into

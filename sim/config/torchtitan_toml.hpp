@@ -22,6 +22,7 @@
 //   _first/last_stage_less_layers          given), stage_layers as TorchTitan splits them
 //   fsdp_reshard_after_forward         reshard_after_forward ("default": on, off under pp)
 //   (FSDP2, always)                    fsdp_copy_out true: gathered units copied out on the compute stream
+//   (its Llama attention, always)      kv_repeat true: K and V copied to every query head before SDPA
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
 //   context_parallel_degree, _rotate_method   cp, cp_algorithm
 //   expert_parallel_degree             ep

@@ -219,6 +219,12 @@ struct Plan {
   // The element-wise kernels (see Elementwise): fused by default (Megatron-LM,
   // Transformer Engine, torch.compile); eager for PyTorch without torch.compile.
   Elementwise elementwise = Elementwise::kFused;
+  // Grouped-query K and V copied out to every query head before attention
+  // (parallel.kv_repeat): an attention call that takes as many K/V heads as
+  // query heads (torch's scaled_dot_product_attention as TorchTitan, before
+  // its January 2026 change, and fms call it). False: the kernel reads the
+  // grouped K and V itself (FlashAttention-2, Transformer Engine, cuDNN).
+  bool kv_repeat = false;
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and

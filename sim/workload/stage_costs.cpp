@@ -269,7 +269,7 @@ std::int64_t to_bytes(double b) {
 }  // namespace
 
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp, Recompute recompute,
-                              bool sequence_parallel, Attention attention, Elementwise kernels) {
+                              bool sequence_parallel, Attention attention, Elementwise kernels, bool kv_repeat) {
   const double tokens = static_cast<double>(model.seq) * microbatch, h = model.hidden, t = tp;
   // Full recompute keeps the layer's input only: Table 2's 2sbh, which
   // sequence parallelism leaves split over the tensor ranks (a layer's input
@@ -299,7 +299,11 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   // on every tensor rank, its low-rank tensors.
   const double attention_split = model.mla.enabled() ? 4.0 * model.qk_width() + 4.0 * model.v_width()
                                                      : 4.0 * q + 4.0 * kv;
-  const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? 8.0 * h + 2.0 * f : 0.0);
+  // Eager: the rotary embedding's complex FP32 inputs (4q + 4kv) and silu's
+  // output (2f). Copied K and V: attention keeps the expanded ones.
+  const bool expanded = kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
+  const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? 4.0 * q + 4.0 * kv + 2.0 * f : 0.0) +
+                       (expanded ? 4.0 * q - 4.0 * kv : 0.0);
   const double lowrank = model.mla.enabled() ? mla_lowrank_activation_bytes(model) : 0.0;
   // Unfused attention keeps the scores' softmax output, dropout mask and
   // dropout output (2 + 1 + 2 bytes for each of a*s scores a token);
@@ -363,7 +367,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                              model.moe.capacity_factor > 0.0 ? model.moe.capacity_factor : plan.moe_imbalance};
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
-        layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout);
+        layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.kv_repeat);
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
@@ -375,7 +379,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   const TransformerSpec dense_model = local.dense_part();
   std::vector<Op> dense_layer;
   if (moe && model.moe.has_dense_layers()) {
-    dense_layer = layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp);
+    dense_layer = layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp,
+                            {}, plan.kv_repeat);
     if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.tp);
   }
   const std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
@@ -630,14 +635,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                                    ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
                                    : 0.0;
       return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
-                                    plan.elementwise) +
+                                    plan.elementwise, plan.kv_repeat) +
              moe_block - (selective ? norm_outputs + mla_up + (moe ? moe_own : mlp_own) : 0.0);
     };
     auto dense_bytes = [&](Recompute policy) {  // a MoE model's dense layer
       const bool selective = policy == Recompute::kSelective;
       const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
       return layer_activation_bytes(dense_model, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
-                                    plan.elementwise) -
+                                    plan.elementwise, plan.kv_repeat) -
              (selective ? norm_outputs + mla_up + mlp_own : 0.0);
     };
     double activations = main_redone * layer_bytes(plan.recompute) +

@@ -176,11 +176,13 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision);
 // attention) and, for LLaMA, SwiGLU's two up outputs and no dropout.
 // Eager element-wise kernels (Elementwise::kEager, Llama-style models) keep
 // more for autograd: each RMSNorm its FP32 input (4h), the rotary
-// embedding's complex FP32 inputs (4h + 4kv), SDPA the expanded K and V
-// (4h - 4kv more than grouped), SwiGLU's mul the silu output (2f).
+// embedding's complex FP32 inputs (4q + 4kv), SwiGLU's mul the silu output
+// (2f). With `kv_repeat` (Plan::kv_repeat) attention keeps the expanded K
+// and V (4q - 4kv more than grouped).
 double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
                               Recompute recompute = Recompute::kNone, bool sequence_parallel = false,
-                              Attention attention = Attention::kUnfused, Elementwise kernels = Elementwise::kFused);
+                              Attention attention = Attention::kUnfused, Elementwise kernels = Elementwise::kFused,
+                              bool kv_repeat = false);
 // Of what W reads (each weight GEMM's input X and output gradient dY), the
 // inputs a layer's kept activations already hold: none under full recompute.
 double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp,

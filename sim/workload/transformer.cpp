@@ -163,7 +163,7 @@ double TransformerSpec::total_params() const {
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                          Attention attention, Elementwise kernels, int cp, const MoeLayout& moe) {
+                          Attention attention, Elementwise kernels, int cp, const MoeLayout& moe, bool kv_repeat) {
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -190,20 +190,12 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     }
     if (eager) {
       // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
-      // each way; grouped K and V expanded to every query head by copies
-      // (read kv, write h, each).
+      // each way.
       Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
       rope.bytes_forward = 20.0 * tokens * (q + kv) / t;
       rope.bytes_input_grad = rope.bytes_forward;
       rope.kernels = 6;
       ops.push_back(rope);
-      if (model.kv_heads < model.heads) {
-        Op expand = elementwise("repeat_kv", tokens * (q + kv) / t);
-        expand.bytes_forward = 4.0 * tokens * (q + kv) / t;
-        expand.bytes_input_grad = expand.bytes_forward;
-        expand.kernels = 2;
-        ops.push_back(expand);
-      }
     } else if (!gpt) {
       // Rotary embeddings on Q and K as one fused kernel (Transformer
       // Engine's fused RoPE, the kernel torch.compile generates): each value
@@ -212,6 +204,19 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
       rope.bytes_input_grad = rope.bytes_forward;
       ops.push_back(rope);
+    }
+    if (kv_repeat && model.kv_heads < model.heads && !model.mla.enabled()) {
+      // Grouped K and V copied out to every query head. Op by op, two
+      // copies reading kv and writing q each (2 + 2 bytes a value); backward
+      // sums each group's gradients back (read q, write kv). Fused, the
+      // rotation's kernel writes the expanded K where it wrote K (2q - 2kv
+      // more) and V's copy is a kernel of its own (2kv + 2q): 4q bytes a
+      // token more either way, each pass.
+      Op expand = elementwise("repeat_kv", tokens * (q + kv) / t);
+      expand.bytes_forward = (eager ? 4.0 * (q + kv) : 4.0 * q) * tokens / t;
+      expand.bytes_input_grad = expand.bytes_forward;
+      expand.kernels = eager ? 2 : 1;
+      ops.push_back(expand);
     }
     if (gpt) {
       // Megatron-LM's column-parallel linear adds the bias after the GEMM
@@ -228,11 +233,13 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     if (fused_attention(attention)) {
       if (cp > 1) {
         // This rank's keys and values (and, for all-to-all, its queries and
-        // output), 2 bytes a value, for the exchange the plan's algorithm runs.
+        // output), 2 bytes a value, for the exchange the plan's algorithm runs;
+        // copied out to every query head first (kv_repeat), the copies.
         Op exchange;
         exchange.name = "context_parallel_exchange";
         exchange.kind = OpKind::kCpExchange;
-        exchange.cp_kv_bytes = 2.0 * tokens * kv / t * kActivationBytes;
+        const bool expanded = kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
+        exchange.cp_kv_bytes = 2.0 * tokens * (expanded ? q : kv) / t * kActivationBytes;
         exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
         exchange.attention_op = static_cast<int>(ops.size()) + 1;
         exchange.attention_core = true;

@@ -248,9 +248,11 @@ inline constexpr double kActivationBytes = 2.0;
 // and values.
 // A MoE model's layers replace the MLP with the ops of workload/moe.hpp, its
 // experts laid out by `moe`.
+// `kv_repeat` (Plan::kv_repeat): a grouped-query model's K and V are copied
+// to every query head before attention, an op "repeat_kv" of its own.
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                           Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused,
-                          int cp = 1, const MoeLayout& moe = {});
+                          int cp = 1, const MoeLayout& moe = {}, bool kv_repeat = false);
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                          Elementwise kernels = Elementwise::kFused);

@@ -112,6 +112,10 @@ TEST_CASE("element-wise kernels: fused by default, eager for Llama-style models 
         "SwiGLU); a GPT's LayerNorm and GeLU are single kernels in eager PyTorch too: expected \"fused\" (from --set "
         "parallel.elementwise=eager)");
   CHECK(load({"model=llama2-7b", "parallel.elementwise=eager"}).plan.elementwise == workload::Elementwise::kEager);
+  // K and V copied to every query head: asked for, never by default.
+  CHECK(!load({"model=llama2-70b"}).plan.kv_repeat);
+  CHECK(load({"model=llama2-70b", "parallel.kv_repeat=true"}).plan.kv_repeat);
+  CHECK(error_of({"parallel.kv_repeat=\"yes\""}).find("test.json: parallel.kv_repeat: expected") == 0);
   CHECK(load({"model=llama2-7b", "parallel.recompute=selective-op"}).plan.recompute == workload::Recompute::kSelectiveOp);
   CHECK(error_of({"parallel.recompute=selective-op"}).find("\"selective-op\" is TorchTitan's per-op checkpointing") !=
         std::string::npos);

@@ -37,7 +37,8 @@ TransformerSpec small_llama() {
 TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, SwiGLU in two kernels") {
   const TransformerSpec m = small_llama();
   const double tokens = 1024, h = 1024, kv = 256, f = 2816;
-  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager);
+  // As TorchTitan's Llama runs without torch.compile: op by op, K and V copied to every head.
+  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager, 1, {}, true);
   const std::vector<Op> fused = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
   // RMSNorm: 32 bytes a value forward in 8 kernels; backward 90, plus 6 for
   // each of the two GEMMs beyond the first that read the input norm (wk, wv).
@@ -66,7 +67,7 @@ TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, S
         doctest::Approx(32 * tokens * h / 1.6e12 + 8 * 3e-6));
   // Activations: each norm's FP32 input (4h twice), the rotary embedding's
   // complex inputs (4h + 4kv), the expanded K and V (4h - 4kv), silu's output (2f).
-  CHECK(layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash, Elementwise::kEager) -
+  CHECK(layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash, Elementwise::kEager, true) -
             layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash) ==
         doctest::Approx(tokens * (8 * h + 8 * h + 2 * f)));
   // GPT's kernels are the same either way.
@@ -75,6 +76,36 @@ TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, S
   gpt.kv_heads = 16;
   CHECK(layer_ops(gpt, 1, 1, false, Attention::kFlash, Elementwise::kEager).size() ==
         layer_ops(gpt, 1, 1, false, Attention::kFlash, Elementwise::kFused).size());
+}
+
+TEST_CASE("grouped K and V copied to every query head (kv_repeat): 4q bytes a token more when fused, kept for autograd") {
+  const TransformerSpec m = small_llama();  // h = q 1024, kv 256
+  const double tokens = 1024, q = 1024, kv = 256;
+  const std::vector<Op> native = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
+  const std::vector<Op> copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, true);
+  CHECK(copied.size() == native.size() + 1);
+  // Fused: the rotation writes the expanded K (2q where it wrote 2kv) and V
+  // is copied by a kernel of its own (read 2kv, write 2q): 4q in all.
+  const Op& expand = op_named(copied, "repeat_kv");
+  CHECK(expand.bytes_forward == 4 * q * tokens);
+  CHECK(expand.bytes_input_grad == 4 * q * tokens);  // each group's gradients summed back
+  CHECK(expand.kernels == 1);
+  CHECK(expand.op_sac_redo == 1.0);  // an element-wise op, redone under per-op checkpointing
+  // Attention keeps the expanded K and V: 2q + 2q instead of 2kv + 2kv.
+  CHECK(layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash, Elementwise::kFused, true) -
+            layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash) ==
+        doctest::Approx(tokens * (4 * q - 4 * kv)));
+  // Context parallelism all-gathers what attention is given: the copies,
+  // 2 x 2q bytes a token against 2 x 2kv.
+  const std::vector<Op> cp_copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2, {}, true);
+  const std::vector<Op> cp_native = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2);
+  CHECK(op_named(cp_copied, "context_parallel_exchange").cp_kv_bytes == 4 * q * tokens);
+  CHECK(op_named(cp_native, "context_parallel_exchange").cp_kv_bytes == 4 * kv * tokens);
+  // A model without grouped heads copies nothing.
+  TransformerSpec mha = m;
+  mha.kv_heads = mha.heads;
+  CHECK(layer_ops(mha, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, true).size() ==
+        layer_ops(mha, 1, 1, false, Attention::kFlash, Elementwise::kFused).size());
 }
 
 TEST_CASE("per-op selective checkpointing keeps every other matmul's output and attention's, redoes the rest") {

@@ -617,6 +617,9 @@ TORCHTITAN_COMMON = {
                               "out of it on the compute stream before the unit runs (foreach_all_gather_copy_out's "
                               "torch.split_with_sizes_copy after current_stream().wait_event(all_gather_event), "
                               "torch/distributed/_composable/fsdp/_fsdp_collectives.py of the PyTorch these runs used)",
+    "parallel.kv_repeat": "true: TorchTitan's Llama attention copies the 8 K/V heads out to every query head "
+                          "(repeat_kv: expand then reshape) before calling scaled_dot_product_attention, as it did "
+                          "until 'GQA without kv repeats' (pytorch/torchtitan #2259, January 2026)",
 }
 
 
@@ -676,6 +679,7 @@ def torchtitan_case(rec: dict) -> dict:
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
         "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch", "fsdp_copy_out": True,
+        "kv_repeat": True,
     }
     if par["pp"] > 1:
         # TorchTitan's pipelines (torch.distributed.pipelining): the record's
@@ -793,10 +797,14 @@ def fms_case(rec: dict) -> dict:
         "parallel.elementwise": "fused: the README's runs use torch.compile (record torch_compile true)",
         "parallel.grad_dtype": ("bf16: fms-fsdp's bf16 mixed-precision policy reduces gradients in bf16 "
                                 "(uncertain: the policy's reduce dtype is read from the repository, not the README)"),
+        "parallel.kv_repeat": ("true: fms's MultiHeadAttention expands grouped K and V to every query head ('Expand "
+                               "kv so black-box attn will work') before F.scaled_dot_product_attention "
+                               "(foundation-model-stack fms/modules/attention.py); Llama 2 34B and 70B group 8 K/V "
+                               "heads, 7B and 13B none, so only they copy"),
     }
     parallel = {
         "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
-        "zero_stage": 3, "elementwise": "fused", "precision": "bf16", "grad_dtype": "bf16",
+        "zero_stage": 3, "elementwise": "fused", "kv_repeat": True, "precision": "bf16", "grad_dtype": "bf16",
     }
     if par["dp_replicate"] > 1:
         parallel["fsdp_shard_size"] = par["fsdp"]
