@@ -91,7 +91,19 @@ void read_overlap(const json& doc, workload::Plan& plan, const Context& ctx) {
   const Section s(doc, "options", ctx);
   plan.overlap.grad_reduce = s.boolean_or("overlap_grad_reduce", workload::Overlap{}.grad_reduce);
   plan.overlap.param_gather = s.boolean_or("overlap_param_gather", workload::Overlap{}.param_gather);
-  plan.overlap.tp_comm = s.boolean_or("tp_comm_overlap", workload::Overlap{}.tp_comm);
+  // true (both passes, Transformer Engine), "forward" (PyTorch's async TP)
+  // or false.
+  if (s.has("tp_comm_overlap")) {
+    const json& v = s.required("tp_comm_overlap", "true, false or \"forward\"");
+    if (v.is_string() && v.get<std::string>() == "forward") {
+      plan.overlap.tp_comm = true;
+      plan.overlap.tp_comm_backward = false;
+    } else if (v.is_boolean()) {
+      plan.overlap.tp_comm = v.get<bool>();
+    } else {
+      ctx.fail(s.path("tp_comm_overlap"), "expected true, false or \"forward\", got " + show(v));
+    }
+  }
   if (s.has("moe_imbalance")) plan.moe_imbalance = s.positive_number("moe_imbalance", 1.0, 1e6);
   plan.overlap.moe_a2a = s.boolean_or("moe_a2a_overlap", workload::Overlap{}.moe_a2a);
 }

@@ -198,7 +198,13 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
     p["zero_stage"] = 3;  // FSDP2's fully_shard
     if (replicate > 1) p["fsdp_shard_size"] = shard * cp;
   }
-  if (tp > 1) p["sequence_parallel"] = true;
+  if (tp > 1) {
+    // DTensor's SequenceParallel on TorchTitan's [b, s, h] activations.
+    p["sequence_parallel"] = true;
+    p["sp_batch_first"] = true;
+  }
+  // Its Llama's wq, wk, wv and w1, w3 are linear layers of their own.
+  p["separate_projections"] = true;
   if (j.has("parallelism.expert_parallel_degree") && j.integer("parallelism.expert_parallel_degree", 1, 1) > 1) {
     p["ep"] = j.integer("parallelism.expert_parallel_degree", 1, 1);
   }
@@ -319,7 +325,10 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   p["loss"] = "pytorch";
   json o = json::object();
   if (j.flag("parallelism.enable_async_tensor_parallel", false)) {
-    if (tp > 1) o["tp_comm_overlap"] = true;
+    if (tp > 1) {
+      // PyTorch's async TP pipelines the forward's collectives only.
+      o["tp_comm_overlap"] = "forward";
+    }
     if (!compiled) warn("parallelism.enable_async_tensor_parallel", "takes effect only with torch.compile, as TorchTitan "
                                                                     "applies it; simulated as asked");
   }

@@ -16,13 +16,14 @@
 //   data_parallel_replicate_degree     dp, zero_stage 3 (FSDP2) and HSDP's
 //                                        fsdp_shard_size; DDP when only replicated
 //   tensor_parallel_degree,            tp with sequence parallelism;
-//   enable_async_tensor_parallel         options.tp_comm_overlap
+//   enable_async_tensor_parallel         options.tp_comm_overlap "forward" (async TP pipelines the forward only)
 //   pipeline_parallel_degree, _schedule, pp, schedule, vp (stages a rank: 1 for
 //   _layers_per_stage, _microbatch_size,  single-stage schedules, else 2 unless
 //   _first/last_stage_less_layers          given), stage_layers as TorchTitan splits them
 //   fsdp_reshard_after_forward         reshard_after_forward ("default": on, off under pp)
 //   (FSDP2, always)                    fsdp_copy_out true: gathered units copied out on the compute stream
 //   (its Llama attention, always)      kv_repeat true: K and V copied to every query head before SDPA
+//   (its Llama, always)                separate_projections true; with tp > 1 sp_batch_first true
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
 //   context_parallel_degree, _rotate_method   cp, cp_algorithm
 //   expert_parallel_degree             ep

@@ -58,6 +58,16 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
                         .to_seconds()
               : hw::collective_time(hw::CollectiveKind::kAllReduce, bytes, tp_group, node, algorithm).to_seconds();
       t.tp_comm_s = count * once;
+      if (op.sp_copies) {
+        // Batch-first sequence parallelism: the gathered buffer copied into
+        // [b, s, h] order, and the scattered one out of it first (read and
+        // write each, one kernel each); backward, a sum of separate
+        // projections' gradients writes the scattered order itself.
+        const bool scatter_copy = pass == Pass::kForward || !op.scatter_after_sum;
+        const double copied = 2.0 * op.gather_bytes(pass == Pass::kForward) + (scatter_copy ? 2.0 * bytes : 0.0);
+        t.compute_s = count * (copied / (gpu.hbm_achievable_tb_per_s * 1e12) +
+                               (scatter_copy ? 2.0 : 1.0) * gpu.kernel_overhead_us * 1e-6);
+      }
     }
     return t;
   }
@@ -70,7 +80,18 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   if (flops <= 0.0 && bytes <= 0.0) return t;
   double rate = 0.0;
   double work = flops;
-  if (op.kind == OpKind::kGemm) {
+  int kernels = op.kernels;
+  if (op.kind == OpKind::kGemm && op.column_parts[0] > 0.0) {
+    // Separate projections: each its share of the FLOPs at its own width's rate.
+    double seconds_per_flop = 0.0;
+    kernels = 0;
+    for (double n : op.column_parts) {
+      if (n <= 0.0) continue;
+      seconds_per_flop += (n / op.n) / gemm_flops_per_s(gpu, op.m / op.gemm_groups, n, op.k, op.fp8);
+      ++kernels;
+    }
+    rate = 1.0 / seconds_per_flop;
+  } else if (op.kind == OpKind::kGemm) {
     // A grouped GEMM's members each run at their own shape's rate.
     rate = gemm_flops_per_s(gpu, op.m / op.gemm_groups, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {
@@ -86,7 +107,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   }
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
-  t.compute_s = std::max(compute, memory) + op.kernels * gpu.kernel_overhead_us * 1e-6;
+  t.compute_s = std::max(compute, memory) + kernels * gpu.kernel_overhead_us * 1e-6;
   return t;
 }
 

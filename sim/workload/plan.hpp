@@ -126,6 +126,14 @@ struct Overlap {
   // (Megatron-LM's --tp-comm-overlap, default false) and TorchTitan's async
   // TP (default false).
   bool tp_comm = false;
+  // With tp_comm: the backward's collectives pipelined too (options.
+  // tp_comm_overlap true:
+  // Transformer Engine overlaps its dgrad GEMMs' gathers and reduce-scatters
+  // as well), or only the forward's (false: PyTorch's async TP, whose
+  // authors measured up to 29% on the forward pass and 8% end to end, what
+  // the forward alone gives), the backward and the forward recompute redoes
+  // running theirs as without overlap; options.tp_comm_overlap "forward").
+  bool tp_comm_backward = true;
   // A MoE model's dispatch and combine under compute: each forward paired
   // with the backward beside it, one's exchanges hidden under the other's
   // compute (Megatron-Core's --overlap-moe-expert-parallel-comm, its "1F1B
@@ -225,6 +233,22 @@ struct Plan {
   // its January 2026 change, and fms call it). False: the kernel reads the
   // grouped K and V itself (FlashAttention-2, Transformer Engine, cuDNN).
   bool kv_repeat = false;
+  // Q, K and V, and SwiGLU's gate and up projections, as linear layers of
+  // their own (parallel.separate_projections: TorchTitan's and Hugging
+  // Face's Llama) rather than one fused GEMM each (Megatron-LM, Transformer
+  // Engine, fms, MPT): each GEMM at its own width's rate, their input
+  // gradients summed by an add, and async TP cannot pipeline the sum's
+  // reduce-scatter with a GEMM.
+  bool separate_projections = false;
+  // Sequence parallelism on [b, s, h] tensors (parallel.sp_batch_first:
+  // TorchTitan's DTensor SequenceParallel shards dim 1), where Megatron-LM
+  // keeps [s, b, h] and gathers along the first dimension: every
+  // all-gather's output is copied into [b, s, h] order and every
+  // reduce-scatter's input out of it (the functional collectives' torch.cat
+  // of the chunks), on the compute stream. Async TP's fused kernels take
+  // their operands restrided instead and copy nothing.
+  bool sp_batch_first = false;
+  LayerCode layer_code() const { return {kv_repeat, separate_projections, sp_batch_first}; }
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and

@@ -24,6 +24,8 @@ struct Timing {
   hw::CollectiveAlgorithm algorithm;
   int tp;
   bool tp_overlap;
+  // Overlap::tp_comm_backward: whether the backward's collectives are pipelined too.
+  bool tp_overlap_backward = true;
   // Context parallelism: cp ranks (group cp_group) exchanging keys and values by cp_algorithm.
   int cp = 1;
   CpAlgorithm cp_algorithm = CpAlgorithm::kRing;
@@ -105,8 +107,8 @@ struct Timing {
     const int count = pass == Pass::kForward     ? op.collectives_forward
                       : pass == Pass::kInputGrad ? op.collectives_input_grad
                                                  : 0;
-    if (!tp_overlap || op.kind != OpKind::kTpCollective || !op.sequence_parallel || tp < 2 || count == 0 ||
-        op.column_gemm < 0 || op.row_gemm < 0) {
+    if (!tp_overlap || (pass != Pass::kForward && !tp_overlap_backward) || op.kind != OpKind::kTpCollective ||
+        !op.sequence_parallel || tp < 2 || count == 0 || op.column_gemm < 0 || op.row_gemm < 0) {
       return t;
     }
     const double gather = hw::collective_time(hw::CollectiveKind::kAllGather, op.gather_bytes(pass == Pass::kForward),
@@ -139,8 +141,13 @@ struct Timing {
     // row-parallel GEMM's output reduce-scattered. Backward the other way:
     // the output gradient gathered into the row-parallel GEMM's dgrad, the
     // column-parallel dgrad's result reduce-scattered.
+    // A reduce-scatter of separate projections' summed gradients has no GEMM
+    // to run with: it waits, whole, after the sum (op.scatter_after_sum).
+    const double column_scatter = op.scatter_after_sum ? scatter : exposed(scatter, column_chunks, column);
     t.tp_comm_s = count * (pass == Pass::kForward ? exposed(gather, column_chunks, column) + exposed(scatter, row_chunks, row)
-                                                  : exposed(gather, row_chunks, row) + exposed(scatter, column_chunks, column));
+                                                  : exposed(gather, row_chunks, row) + column_scatter);
+    // The fused kernels take batch-first operands restrided: no copies.
+    t.compute_s = 0.0;
     return t;
   }
 };
@@ -367,7 +374,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
                              model.moe.capacity_factor > 0.0 ? model.moe.capacity_factor : plan.moe_imbalance};
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
-        layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.kv_repeat);
+        layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.layer_code());
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
@@ -380,11 +387,16 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   std::vector<Op> dense_layer;
   if (moe && model.moe.has_dense_layers()) {
     dense_layer = layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp,
-                            {}, plan.kv_repeat);
+                            {}, plan.layer_code());
     if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.tp);
   }
-  const std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
-  const std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
+  std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
+  std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
+  // Batch-first sequence parallelism copies around the embedding's and the
+  // head's collectives too.
+  for (std::vector<Op>* ops : {&embedding, &head}) {
+    for (Op& op : *ops) op.sp_copies = op.kind == OpKind::kTpCollective && op.sequence_parallel && plan.sp_batch_first;
+  }
   const bool tied = model.arch == Arch::kGpt;
   // See PipelineSendSplit. With sequence parallelism each rank already holds
   // its own 1/tp of the sequence: it sends that and gathers nothing.
@@ -483,8 +495,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     const double attention_seq = plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
-                        plan.cp, plan.cp_algorithm, &cp_group, attention_seq, moe ? &ep_group : nullptr,
-                        moe && plan.etp > 1 ? &etp_group : nullptr};
+                        plan.overlap.tp_comm_backward, plan.cp, plan.cp_algorithm, &cp_group, attention_seq,
+                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr};
+    // What recompute redoes runs inside the backward: its collectives are
+    // pipelined only where the backward's are.
+    Timing redo_timing = timing;
+    redo_timing.tp_overlap = plan.overlap.tp_comm && plan.overlap.tp_comm_backward;
     // A layer's parameters on one GPU: its routed experts' 1/ep, the rest's 1/tp.
     const double expert_per_layer = model.expert_params_per_layer() / (plan.ep * plan.etp);
     const double replicated_per_layer = model.replicated_params_per_layer();
@@ -493,12 +509,12 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         expert_per_layer;
     PassTimes one;
     one.add(layer, 1, timing);
-    const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, timing);
+    const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, redo_timing);
     PassTimes one_dense;
     Redo redo_dense;
     if (!dense_layer.empty()) {
       one_dense.add(dense_layer, 1, timing);
-      redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, timing);
+      redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, redo_timing);
     }
     // One layer's MoE chunks (see StageCost::EpChunks): the experts' ops
     // between dispatch and combine, and the two exchanges, each pass with

@@ -32,6 +32,22 @@ Op residual_block_end(std::string name, double elements, bool bias_and_dropout) 
   return op;
 }
 
+// The input gradient of `projections` separate GEMMs reading one input of
+// `elements` values (LayerCode::separate_projections), summed: backward
+// only, nothing to redo. With tensor parallelism the sum is a kernel of its
+// own before the collective (read each gradient, write the sum: 2P + 2 bytes
+// a value); without, it folds into the norm's backward, which then reads
+// P - 1 gradients more (2 bytes each).
+Op projection_grad_sum(std::string name, double elements, int projections, int tp) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_input_grad = (tp > 1 ? 2.0 * projections + 2.0 : 2.0 * (projections - 1)) * elements;
+  op.kernels = tp > 1 ? 1 : 0;
+  op.op_sac_redo = 0.0;
+  return op;
+}
+
 // Eager PyTorch's RMSNorm over `elements` values (see Elementwise): 8
 // kernels, 32 bytes a value forward; backward about 90, plus a 6-byte
 // gradient add for each GEMM beyond the first that reads its output.
@@ -163,7 +179,8 @@ double TransformerSpec::total_params() const {
 }
 
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                          Attention attention, Elementwise kernels, int cp, const MoeLayout& moe, bool kv_repeat) {
+                          Attention attention, Elementwise kernels, int cp, const MoeLayout& moe, const LayerCode& code) {
+  const bool kv_repeat = code.kv_repeat;
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -184,6 +201,12 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   } else {
     ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
     ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
+    if (code.separate_projections) {
+      ops.back().column_parts[0] = q / t;
+      ops.back().column_parts[1] = kv / t;
+      ops.back().column_parts[2] = kv / t;
+      if (!eager) ops.push_back(projection_grad_sum("qkv_grad_sum", tokens * h, 3, tp));
+    }
     if (model.qk_norm) {
       // RMSNorm over each head's queries and keys.
       ops.push_back(eager ? eager_rms_norm("qk_norm", tokens * (q + kv) / t, 1) : elementwise("qk_norm", tokens * (q + kv) / t));
@@ -304,6 +327,8 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = qkv;
   ops.back().row_gemm = out_proj;
+  ops.back().sp_copies = code.batch_first && sp;
+  ops.back().scatter_after_sum = code.separate_projections && !model.mla.enabled();
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(eager ? eager_rms_norm("mlp_norm", replicated, 2) : elementwise("mlp_norm", replicated));
   ops.back().modules = kModuleLayernorm;
@@ -327,6 +352,11 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   } else {
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
     ops.back().op_sac_redo = 0.5;  // w3 redone, w1 kept
+    if (code.separate_projections) {
+      ops.back().column_parts[0] = f / t;
+      ops.back().column_parts[1] = f / t;
+      if (!eager) ops.push_back(projection_grad_sum("mlp_grad_sum", tokens * h, 2, tp));
+    }
     ops.push_back(build::swiglu("swiglu", tokens * f / t, eager));
   }
   const int down = static_cast<int>(ops.size());
@@ -336,6 +366,8 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;
   ops.back().row_gemm = down;
+  ops.back().sp_copies = code.batch_first && sp;
+  ops.back().scatter_after_sum = code.separate_projections && !gpt;
   for (std::size_t i = mlp; i < ops.size(); ++i) ops[i].modules |= kModuleMlp;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
   return ops;

@@ -220,8 +220,33 @@ struct Op {
   // GEMM, the share of its columns that are the recomputed matmul's (wk of
   // QKV, w3 of gate-and-up).
   double op_sac_redo = 1.0;
+  // A GEMM whose columns are projections of one input that the framework
+  // runs as GEMMs of their own (LayerCode::separate_projections): each one's
+  // width (n), at most three, 0 for none. Each is timed at its own shape's
+  // rate and launched on its own.
+  double column_parts[3] = {0.0, 0.0, 0.0};
+  // A sequence-parallel collective on batch-first tensors (LayerCode::
+  // batch_first): each all-gather's output and each reduce-scatter's input
+  // copied once more, whole, on the compute stream (see Plan::sp_batch_first).
+  bool sp_copies = false;
+  // Its backward reduce-scatter takes the sum of separate projections' input
+  // gradients: the add that sums them writes the scattered layout (no copy
+  // of its own), and no GEMM's output feeds it, so async TP cannot pipeline it.
+  bool scatter_after_sum = false;
   // The RecomputeModule bits of the parts it belongs to, beside attention_core.
   unsigned modules = 0;
+};
+
+// How a framework writes a layer where it differs from Megatron-LM's
+// (the Plan's keys of the same names).
+struct LayerCode {
+  // Grouped-query K and V copied to every query head before attention.
+  bool kv_repeat = false;
+  // Q, K and V (and SwiGLU's gate and up) as GEMMs of their own, not one
+  // fused GEMM: in backward their input gradients are summed by an add.
+  bool separate_projections = false;
+  // Sequence parallelism on [b, s, h] tensors through DTensor's collectives.
+  bool batch_first = false;
 };
 
 // The parts of a layer Megatron-Core's selective recompute can redo
@@ -248,11 +273,11 @@ inline constexpr double kActivationBytes = 2.0;
 // and values.
 // A MoE model's layers replace the MLP with the ops of workload/moe.hpp, its
 // experts laid out by `moe`.
-// `kv_repeat` (Plan::kv_repeat): a grouped-query model's K and V are copied
-// to every query head before attention, an op "repeat_kv" of its own.
+// `code`: how the framework writes the layer where it differs from
+// Megatron-LM (see LayerCode).
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                           Attention attention = Attention::kFlash, Elementwise kernels = Elementwise::kFused,
-                          int cp = 1, const MoeLayout& moe = {}, bool kv_repeat = false);
+                          int cp = 1, const MoeLayout& moe = {}, const LayerCode& code = {});
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
                          Elementwise kernels = Elementwise::kFused);

@@ -77,8 +77,29 @@ TEST_CASE("overlap keys: defaults as documented, and the plans they need") {
         "test.json: options.tp_comm_overlap: there is no tensor-parallel communication to overlap with tp = 1 (from "
         "--set options.tp_comm_overlap=true)");
   CHECK(load({"options.tp_comm_overlap=true", "parallel.sequence_parallel=true"}).plan.overlap.tp_comm);
+  CHECK(load({"options.tp_comm_overlap=true", "parallel.sequence_parallel=true"}).plan.overlap.tp_comm_backward);
+  // "forward": PyTorch's async TP, the forward's collectives pipelined only.
+  const Scenario forward = load({"options.tp_comm_overlap=forward", "parallel.sequence_parallel=true"});
+  CHECK(forward.plan.overlap.tp_comm);
+  CHECK(!forward.plan.overlap.tp_comm_backward);
   CHECK(error_of({"options.tp_comm_overlap=1"}) ==
-        "test.json: options.tp_comm_overlap: expected true or false, got 1 (from --set options.tp_comm_overlap=1)");
+        "test.json: options.tp_comm_overlap: expected true, false or \"forward\", got 1 (from --set "
+        "options.tp_comm_overlap=1)");
+  CHECK(error_of({"options.tp_comm_overlap=backward"}).find("expected true, false or \"forward\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("TorchTitan's layer code: separate projections, batch-first sequence parallelism") {
+  CHECK(!load({}).plan.separate_projections);
+  CHECK(!load({}).plan.sp_batch_first);
+  CHECK(load({"parallel.separate_projections=true"}).plan.separate_projections);
+  CHECK(load({"parallel.sequence_parallel=true", "parallel.sp_batch_first=true"}).plan.sp_batch_first);
+  CHECK(error_of({"parallel.sp_batch_first=true"}) ==
+        "test.json: parallel.sp_batch_first: sets how sequence parallelism lays out its tensors, but "
+        "parallel.sequence_parallel is false; expected sequence_parallel true with it (from --set "
+        "parallel.sp_batch_first=true)");
+  CHECK(error_of({"parallel.separate_projections=\"yes\""}).find("parallel.separate_projections: expected true or "
+                                                                  "false") != std::string::npos);
 }
 
 TEST_CASE("recompute_layers: with full recompute only, no more than a stage holds") {

@@ -38,7 +38,7 @@ TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, S
   const TransformerSpec m = small_llama();
   const double tokens = 1024, h = 1024, kv = 256, f = 2816;
   // As TorchTitan's Llama runs without torch.compile: op by op, K and V copied to every head.
-  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager, 1, {}, true);
+  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager, 1, {}, {.kv_repeat = true});
   const std::vector<Op> fused = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
   // RMSNorm: 32 bytes a value forward in 8 kernels; backward 90, plus 6 for
   // each of the two GEMMs beyond the first that read the input norm (wk, wv).
@@ -82,7 +82,7 @@ TEST_CASE("grouped K and V copied to every query head (kv_repeat): 4q bytes a to
   const TransformerSpec m = small_llama();  // h = q 1024, kv 256
   const double tokens = 1024, q = 1024, kv = 256;
   const std::vector<Op> native = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused);
-  const std::vector<Op> copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, true);
+  const std::vector<Op> copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, {.kv_repeat = true});
   CHECK(copied.size() == native.size() + 1);
   // Fused: the rotation writes the expanded K (2q where it wrote 2kv) and V
   // is copied by a kernel of its own (read 2kv, write 2q): 4q in all.
@@ -97,14 +97,14 @@ TEST_CASE("grouped K and V copied to every query head (kv_repeat): 4q bytes a to
         doctest::Approx(tokens * (4 * q - 4 * kv)));
   // Context parallelism all-gathers what attention is given: the copies,
   // 2 x 2q bytes a token against 2 x 2kv.
-  const std::vector<Op> cp_copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2, {}, true);
+  const std::vector<Op> cp_copied = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2, {}, {.kv_repeat = true});
   const std::vector<Op> cp_native = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2);
   CHECK(op_named(cp_copied, "context_parallel_exchange").cp_kv_bytes == 4 * q * tokens);
   CHECK(op_named(cp_native, "context_parallel_exchange").cp_kv_bytes == 4 * kv * tokens);
   // A model without grouped heads copies nothing.
   TransformerSpec mha = m;
   mha.kv_heads = mha.heads;
-  CHECK(layer_ops(mha, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, true).size() ==
+  CHECK(layer_ops(mha, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, {.kv_repeat = true}).size() ==
         layer_ops(mha, 1, 1, false, Attention::kFlash, Elementwise::kFused).size());
 }
 
@@ -151,4 +151,67 @@ TEST_CASE("the loss's passing copies: PyTorch's cross_entropy on an FP32 copy ho
   const StageCosts pytorch = stage_costs(m, p, c);
   CHECK(pytorch.stages[1].loss_transient_bytes == 4LL * 1024 * 32000);
   CHECK(pytorch.stages[0].loss_transient_bytes == 0);
+}
+
+TEST_CASE("separate projections: each GEMM at its own width's rate, their input gradients summed") {
+  const TransformerSpec m = small_llama();  // h 1024, kv 256, ffn 2816, 1024 tokens
+  const hw::ClusterSpec c = cluster();
+  const auto g = hw::group_of(c, {0});
+  const double tokens = 1024, h = 1024;
+  const LayerCode separate{.separate_projections = true};
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, {}, separate);
+  const Op& qkv = op_named(ops, "qkv_proj");
+  CHECK(qkv.column_parts[0] == 1024);
+  CHECK(qkv.column_parts[1] == 256);
+  CHECK(qkv.column_parts[2] == 256);
+  // wq is 1024 x 1024 x 1024 (size 1024: 100 TFLOP/s on the small curve), wk
+  // and wv 1024 x 1024 x 256 (size 645, below the curve: 100 too): the fused
+  // GEMM's 2 x 1024 x 1536 x 1024 FLOPs at 100 TFLOP/s, plus three 3 us
+  // launches. Fused, the 1536-wide GEMM sits at size 1172, a faster rate.
+  const double flops = 2.0 * 1024 * 1536 * 1024;
+  CHECK(op_time(qkv, Pass::kForward, c.node, m.seq, g).compute_s == doctest::Approx(flops / 100e12 + 3 * 3e-6));
+  const Op& fused = op_named(layer_ops(m, 1, 1), "qkv_proj");
+  CHECK(op_time(fused, Pass::kForward, c.node, m.seq, g).compute_s < flops / 100e12 + 3e-6);
+  // Without tensor parallelism the sum folds into the norm's backward, which
+  // reads the other two (or one) gradients: 2 x 2 bytes a value for Q, K, V,
+  // 2 for gate and up; no forward, nothing redone.
+  const Op& qkv_sum = op_named(ops, "qkv_grad_sum");
+  CHECK(qkv_sum.bytes_input_grad == 4 * tokens * h);
+  CHECK(qkv_sum.bytes_forward == 0);
+  CHECK(qkv_sum.op_sac_redo == 0);
+  CHECK(op_named(ops, "mlp_grad_sum").bytes_input_grad == 2 * tokens * h);
+  // With tensor parallelism it is a kernel before the collective: read three
+  // gradients, write the sum, 3 x 2 + 2 bytes a value of the whole h.
+  const std::vector<Op> tp2 = layer_ops(m, 1, 2, true, Attention::kFlash, Elementwise::kFused, 1, {}, separate);
+  CHECK(op_named(tp2, "qkv_grad_sum").bytes_input_grad == 8 * tokens * h);
+  CHECK(op_named(tp2, "mlp_grad_sum").bytes_input_grad == 6 * tokens * h);
+  CHECK(op_named(tp2, "attention_tp_collective").scatter_after_sum);
+  // Eager PyTorch's norm already counts the adds (6 bytes each): no op of its own.
+  const std::vector<Op> eager = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager, 1, {}, separate);
+  for (const Op& op : eager) CHECK(op.name != "qkv_grad_sum");
+}
+
+TEST_CASE("batch-first sequence parallelism: each gathered and scattered buffer copied once more") {
+  const TransformerSpec m = small_llama();
+  const hw::ClusterSpec c = small_cluster();  // no launch overhead
+  const auto g = hw::group_of(c, {0, 1});
+  const double bytes = 1024.0 * 1024 * 2;  // the whole [b, s, h] buffer: 1024 tokens x h 1024, 2 bytes
+  const std::vector<Op> first = layer_ops(m, 1, 2, true, Attention::kFlash, Elementwise::kFused, 1, {},
+                                          {.batch_first = true});
+  const Op& collective = op_named(first, "attention_tp_collective");
+  CHECK(collective.sp_copies);
+  // Forward: the gathered buffer read and written, the scattered one too:
+  // 4 x 2 MiB at 1.6 TB/s; the collectives' own time unchanged.
+  const OpTiming f = op_time(collective, Pass::kForward, c.node, m.seq, g);
+  CHECK(f.compute_s == doctest::Approx(4 * bytes / 1.6e12));
+  const Op& plain = op_named(layer_ops(m, 1, 2, true), "attention_tp_collective");
+  CHECK(f.tp_comm_s == op_time(plain, Pass::kForward, c.node, m.seq, g).tp_comm_s);
+  CHECK(op_time(plain, Pass::kForward, c.node, m.seq, g).compute_s == 0.0);
+  CHECK(op_time(collective, Pass::kInputGrad, c.node, m.seq, g).compute_s == doctest::Approx(4 * bytes / 1.6e12));
+  // With separate projections the backward's sum writes the scattered order:
+  // only the gathered gradient is copied.
+  const std::vector<Op> both = layer_ops(m, 1, 2, true, Attention::kFlash, Elementwise::kFused, 1, {},
+                                         {.separate_projections = true, .batch_first = true});
+  CHECK(op_time(op_named(both, "attention_tp_collective"), Pass::kInputGrad, c.node, m.seq, g).compute_s ==
+        doctest::Approx(2 * bytes / 1.6e12));
 }

@@ -13,6 +13,17 @@ using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
 
+namespace {
+// One micro-batch of one sequence, `tp` tensor ranks with sequence parallelism.
+Plan sequence_parallel_plan(int tp) {
+  Plan p;
+  p.tp = tp;
+  p.global_batch = 1;
+  p.sequence_parallel = true;
+  return p;
+}
+}  // namespace
+
 
 TEST_CASE("a collective pipelined with its GEMM in tp chunks: what cannot hide stays exposed") {
   // GEMM-bound: C = 6, G = 8, 4 chunks, GEMM 25% slower while overlapped.
@@ -32,10 +43,7 @@ TEST_CASE("a collective pipelined with its GEMM in tp chunks: what cannot hide s
 TEST_CASE("tp_comm_overlap: a layer's exposed tensor-parallel time is what its GEMMs cannot cover") {
   const TransformerSpec m = small_gpt();
   const hw::ClusterSpec c = small_cluster(1);
-  Plan p;
-  p.tp = 4;
-  p.global_batch = 1;
-  p.sequence_parallel = true;
+  Plan p = sequence_parallel_plan(4);
   const StageCosts alone = stage_costs(m, p, c);
   p.overlap.tp_comm = true;
   const StageCosts overlapped = stage_costs(m, p, c);
@@ -113,10 +121,7 @@ TEST_CASE("tp_comm_overlap: the pipelined GEMM runs as tp smaller GEMMs, each at
   // GEMM of a quarter the volume, 4^(1/3) = 1.59 times smaller in size, and so slower.
   c.node.gpu.gemm_tflops = {{256, 50}, {4096, 200}};
   c.node.gpu.gemm_max_tflops = 200;
-  Plan p;
-  p.tp = 4;
-  p.global_batch = 1;
-  p.sequence_parallel = true;
+  Plan p = sequence_parallel_plan(4);
   p.overlap.tp_comm = true;
   const StageCosts overlapped = stage_costs(m, p, c);
   // The exposure the whole GEMM's rate would give (the first test's sum): the chunks' is larger.
@@ -148,4 +153,60 @@ TEST_CASE("tp_comm_overlap: the pipelined GEMM runs as tp smaller GEMMs, each at
   // longer, and what it adds beyond the whole GEMM's time is exposed. More
   // than rounding apart: at least 1%.
   CHECK(overlapped.stages[0].tp_comm_forward.to_seconds() > 1.01 * (8 * whole_rate + ends));
+}
+
+TEST_CASE("tp_comm_overlap \"forward\": the backward and what recompute redoes run their collectives alone") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = small_cluster(1);
+  Plan p = sequence_parallel_plan(4);
+  p.recompute = Recompute::kFull;
+  const StageCosts alone = stage_costs(m, p, c);
+  p.overlap.tp_comm = true;
+  const StageCosts both = stage_costs(m, p, c);
+  p.overlap.tp_comm_backward = false;
+  const StageCosts forward = stage_costs(m, p, c);
+  // The forward is pipelined as with both passes; the backward (the redone
+  // forward's collectives included) exposes what it does without overlap.
+  CHECK(forward.stages[0].tp_comm_forward == both.stages[0].tp_comm_forward);
+  CHECK(forward.stages[0].tp_comm_backward == alone.stages[0].tp_comm_backward);
+  CHECK(both.stages[0].tp_comm_backward < alone.stages[0].tp_comm_backward);
+  CHECK(forward.stages[0].input_grad == alone.stages[0].input_grad);
+}
+
+TEST_CASE("tp_comm_overlap: a reduce-scatter of separate projections' summed gradients is not pipelined") {
+  TransformerSpec m = small_gpt();
+  m.arch = Arch::kLlama;
+  m.kv_heads = 4;
+  const hw::ClusterSpec c = small_cluster(1);
+  Plan p = sequence_parallel_plan(4);
+  p.overlap.tp_comm = true;
+  p.separate_projections = true;
+  const StageCosts separate = stage_costs(m, p, c);
+  // By hand for one layer: the backward gathers into the row-parallel
+  // dgrad, pipelined; the column-parallel inputs' summed gradients are
+  // reduce-scattered whole after the sum.
+  const std::vector<Op> ops = layer_ops(m, 1, 4, true, Attention::kFlash, Elementwise::kFused, 1, {},
+                                        {.separate_projections = true});
+  const hw::CollectiveGroup g = hw::group_of(c, {0, 1, 2, 3});
+  double backward = 0.0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kTpCollective) continue;
+    REQUIRE(op.scatter_after_sum);
+    const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
+    const double rs =
+        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+    const double row_i = op_time(ops[static_cast<std::size_t>(op.row_gemm)], Pass::kInputGrad, c.node, m.seq, g).compute_s;
+    backward += overlapped_seconds(ag, row_i, 4) - row_i + rs;
+  }
+  p.overlap.tp_comm = false;
+  const StageCosts alone = stage_costs(m, p, c);
+  std::vector<Op> plain_ops = layer_ops(m, 1, 4, true, Attention::kFlash, Elementwise::kFused, 1, {},
+                                        {.separate_projections = true});
+  double backward_alone = 0.0;
+  for (const Op& op : plain_ops) {
+    if (op.kind == OpKind::kTpCollective) backward_alone += op_time(op, Pass::kInputGrad, c.node, m.seq, g).tp_comm_s;
+  }
+  // The stage's 8 layers; the embedding's and head's collectives as they are alone.
+  const double ends = alone.stages[0].tp_comm_backward.to_seconds() - 8 * backward_alone;
+  CHECK(separate.stages[0].tp_comm_backward.to_seconds() == doctest::Approx(8 * backward + ends).epsilon(1e-9));
 }
