@@ -170,7 +170,8 @@ TEST_CASE("separate projections: each GEMM at its own width's rate, their input 
   // launches. Fused, the 1536-wide GEMM sits at size 1172, a faster rate.
   const double flops = 2.0 * 1024 * 1536 * 1024;
   CHECK(op_time(qkv, Pass::kForward, c.node, m.seq, g).compute_s == doctest::Approx(flops / 100e12 + 3 * 3e-6));
-  const Op& fused = op_named(layer_ops(m, 1, 1), "qkv_proj");
+  const std::vector<Op> fused_ops = layer_ops(m, 1, 1);
+  const Op& fused = op_named(fused_ops, "qkv_proj");
   CHECK(op_time(fused, Pass::kForward, c.node, m.seq, g).compute_s < flops / 100e12 + 3e-6);
   // Without tensor parallelism the sum folds into the norm's backward, which
   // reads the other two (or one) gradients: 2 x 2 bytes a value for Q, K, V,
@@ -204,7 +205,8 @@ TEST_CASE("batch-first sequence parallelism: each gathered and scattered buffer 
   // 4 x 2 MiB at 1.6 TB/s; the collectives' own time unchanged.
   const OpTiming f = op_time(collective, Pass::kForward, c.node, m.seq, g);
   CHECK(f.compute_s == doctest::Approx(4 * bytes / 1.6e12));
-  const Op& plain = op_named(layer_ops(m, 1, 2, true), "attention_tp_collective");
+  const std::vector<Op> plain_ops = layer_ops(m, 1, 2, true);
+  const Op& plain = op_named(plain_ops, "attention_tp_collective");
   CHECK(f.tp_comm_s == op_time(plain, Pass::kForward, c.node, m.seq, g).tp_comm_s);
   CHECK(op_time(plain, Pass::kForward, c.node, m.seq, g).compute_s == 0.0);
   CHECK(op_time(collective, Pass::kInputGrad, c.node, m.seq, g).compute_s == doctest::Approx(4 * bytes / 1.6e12));
