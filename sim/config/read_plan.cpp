@@ -82,13 +82,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                    {"eager", workload::Elementwise::kEager}});
   p.kv_repeat = s.boolean_or("kv_repeat", false);
   p.separate_projections = s.boolean_or("separate_projections", false);
+  // Without sequence parallelism it has nothing to lay out (a sweep may
+  // take sequence_parallel as an axis beside it).
   p.sp_batch_first = s.boolean_or("sp_batch_first", false);
-  if (p.sp_batch_first && !p.sequence_parallel) {
-    ctx.fail(s.path("sp_batch_first"),
-             "sets how sequence parallelism lays out its tensors, but parallel.sequence_parallel is false; expected "
-             "sequence_parallel true with it",
-             {"parallel.sequence_parallel"});
-  }
   if (s.has("zero_stage")) {
     const json& z = s.required("zero_stage", "0, 1, 2 or 3");
     if (!z.is_number_integer() || z.get<long long>() < 0 || z.get<long long>() > 3) {

@@ -232,9 +232,11 @@ PipelineWork Lowering::work_per_pipeline() const {
         if (last_backward) cut[a.stage] = 1;
         const bool needs_params = a.op != Op::kWeightGrad;
         const double pieces = c.sharded() && needs_params ? units : last_backward ? buckets : 1;
+        // FSDP2's copy-outs: at most one a unit an action that uses the parameters.
+        const double copies = c.sharded() && needs_params && plan_.fsdp_copy_out ? units : 0.0;
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
         const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
-        work.tasks += pieces + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
+        work.tasks += pieces + copies + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
         work.flow_steps += scatters * ring + replicated * all_reduce;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce

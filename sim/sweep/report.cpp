@@ -81,7 +81,7 @@ std::string to_csv(const Report& report) {
                        p.sequence_parallel ? "true" : "false", workload::recompute_name(p.recompute),
                        p.zero_stage == 3 ? std::to_string(p.shard_group_size()) : "",
                        p.reshard_after_forward ? "true" : "false",
-                       p.overlap.tp_comm ? "true" : "false", p.cp, p.ep, p.etp, r.iteration_time_s,
+                       !p.overlap.tp_comm ? "false" : p.overlap.tp_comm_backward ? "true" : "forward", p.cp, p.ep, p.etp, r.iteration_time_s,
                        r.tokens_per_s, r.mfu, r.peak_memory_bytes, r.bubble_fraction, r.bound_s, csv_field(r.error));
   }
   return out;
@@ -120,7 +120,7 @@ json to_json(const Report& report) {
     e["recompute"] = workload::recompute_name(p.recompute);
     e["fsdp_shard_size"] = p.zero_stage == 3 ? json(p.shard_group_size()) : json(nullptr);  // ZeRO-3's shard group
     e["reshard_after_forward"] = p.reshard_after_forward;
-    e["tp_comm_overlap"] = p.overlap.tp_comm;
+    e["tp_comm_overlap"] = !p.overlap.tp_comm ? json(false) : p.overlap.tp_comm_backward ? json(true) : json("forward");
     e["cp"] = p.cp;
     e["ep"] = p.ep;
     e["etp"] = p.etp;
@@ -201,7 +201,13 @@ Report from_json(const json& doc, const std::string& file) {
       p.reshard_after_forward = need(e, path, "reshard_after_forward", json::value_t::boolean).get<bool>();
     }
     if (e.contains("tp_comm_overlap")) {
-      p.overlap.tp_comm = need(e, path, "tp_comm_overlap", json::value_t::boolean).get<bool>();
+      const json& v = e["tp_comm_overlap"];
+      if (v.is_string() && v.get<std::string>() == "forward") {
+        p.overlap.tp_comm = true;
+        p.overlap.tp_comm_backward = false;
+      } else {
+        p.overlap.tp_comm = need(e, path, "tp_comm_overlap", json::value_t::boolean).get<bool>();
+      }
     }
     r.iteration_time_s = need(e, path, "iteration_time_s", json::value_t::number_float).get<double>();
     r.tokens_per_s = need(e, path, "tokens_per_s", json::value_t::number_float).get<double>();

@@ -48,7 +48,7 @@ std::string plan_key(const std::string& cluster_label, const workload::Plan& p) 
   std::string extra;
   if (p.zero_stage == 3 && p.fsdp_shard_size > 0) extra += fmt::format(" shard={}", p.fsdp_shard_size);
   if (p.zero_stage == 3 && !p.reshard_after_forward) extra += " reshard=off";
-  if (p.overlap.tp_comm) extra += " tpoverlap=on";
+  if (p.overlap.tp_comm) extra += p.overlap.tp_comm_backward ? " tpoverlap=on" : " tpoverlap=forward";
   if (p.cp > 1) extra += fmt::format(" cp={}", p.cp);
   if (p.ep > 1) extra += fmt::format(" ep={}", p.ep);
   if (p.etp > 1) extra += fmt::format(" etp={}", p.etp);

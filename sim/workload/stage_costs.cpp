@@ -934,7 +934,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
         u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
                                       fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
-        if (plan.fsdp_copy_out) {
+        if (plan.fsdp_copy_out && u.gather_bytes > 0.0) {
           u.copy_out = core::Time::seconds(2.0 * u.gather_bytes / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);
         }

@@ -328,7 +328,9 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().column_gemm = qkv;
   ops.back().row_gemm = out_proj;
   ops.back().sp_copies = code.batch_first && sp;
-  ops.back().scatter_after_sum = code.separate_projections && !model.mla.enabled();
+  // (Fused: the add that sums them writes the scattered order. Eager autograd
+  // adds them into a buffer the collective's own copy then reads.)
+  ops.back().scatter_after_sum = code.separate_projections && !model.mla.enabled() && !eager;
   ops.push_back(residual_block_end("attention_residual", replicated, gpt));
   ops.push_back(eager ? eager_rms_norm("mlp_norm", replicated, 2) : elementwise("mlp_norm", replicated));
   ops.back().modules = kModuleLayernorm;
@@ -367,7 +369,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().column_gemm = up;
   ops.back().row_gemm = down;
   ops.back().sp_copies = code.batch_first && sp;
-  ops.back().scatter_after_sum = code.separate_projections && !gpt;
+  ops.back().scatter_after_sum = code.separate_projections && !gpt && !eager;
   for (std::size_t i = mlp; i < ops.size(); ++i) ops[i].modules |= kModuleMlp;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
   return ops;

@@ -1,6 +1,7 @@
 // ZeRO-3 / FSDP unit by unit, end to end: what the keys change.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -135,17 +136,39 @@ TEST_CASE("FSDP2's copy-out: each gathered unit copied out of the gather's buffe
   CHECK(in_place.costs.stages[0].shard_units[1].copy_out.to_seconds() == 0.0);
   // One copy a gather (26 units, forward and backward), each on the compute
   // stream after its gather and before the unit's part.
+  const lower::Simulation& sim = *copied.sim;
   int copies = 0;
-  for (core::TaskId id = 0; id < copied.sim->graph.size(); ++id) {
-    const lower::TaskInfo& ti = copied.sim->info[id];
+  for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
     if (!ti.copy_out) continue;
     ++copies;
     CHECK(ti.kind == lower::TaskKind::kCompute);
     CHECK(ti.unit >= 0);
+    // Its unit's gather has ended before it starts, and its unit's part of
+    // the action starts only once it has ended.
+    bool gathered = false, then_used = false;
+    for (core::TaskId other = 0; other < sim.graph.size(); ++other) {
+      const lower::TaskInfo& o = sim.info[other];
+      if (o.unit != ti.unit || o.rank != ti.rank || o.action.stage != ti.action.stage) continue;
+      if (o.kind == lower::TaskKind::kParamAllGather && sim.timeline.end[other] <= sim.timeline.start[id]) gathered = true;
+      if (o.kind == lower::TaskKind::kCompute && !o.copy_out && o.action.op == ti.action.op &&
+          o.action.microbatch == ti.action.microbatch && sim.timeline.start[other] >= sim.timeline.end[id]) {
+        then_used = true;
+      }
+    }
+    CHECK(gathered);
+    CHECK(then_used);
   }
   CHECK(copies == gathers(copied));
   CHECK(copies == 52);
   // The copies take compute time, and both copies of a unit are held while one runs.
   CHECK(copied.sim->timeline.makespan > in_place.sim->timeline.makespan);
   CHECK(peak(copied) >= peak(in_place));
+  // Under FSDP2's copy-out the gathered units are held twice only while they
+  // copy: the peak grows by at most the largest unit's gathered bytes (the
+  // embedding's, 50,257 x 2,304 x 2 bytes + its positions').
+  double largest = 0.0;
+  for (const workload::ShardUnit& u : copied.costs.stages[0].shard_units) largest = std::max(largest, u.gather_bytes);
+  CHECK(largest > layer.gather_bytes);
+  CHECK(peak(copied) <= peak(in_place) + largest);
 }

@@ -53,6 +53,24 @@ TEST_CASE("JSON reads back to the same report, and CSV quotes what it must") {
   CHECK(csv.find(",\"too long, \"\"really\"\"\"\n") != std::string::npos);
 }
 
+TEST_CASE("tensor-parallel overlap of the forward only reads back as such") {
+  sweep::Report rep = sample();
+  rep.results[0].plan.tp = 2;
+  rep.results[0].plan.sequence_parallel = true;
+  rep.results[0].plan.overlap.tp_comm = true;
+  rep.results[0].plan.overlap.tp_comm_backward = false;
+  rep.results[1].plan.overlap.tp_comm = true;  // both passes
+  const nlohmann::json doc = sweep::to_json(rep);
+  CHECK(doc["results"][0]["tp_comm_overlap"] == "forward");
+  CHECK(doc["results"][1]["tp_comm_overlap"] == true);
+  CHECK(doc["results"][2]["tp_comm_overlap"] == false);
+  const sweep::Report back = sweep::from_json(doc, "r.json");
+  CHECK(back.results[0].plan.overlap.tp_comm);
+  CHECK(!back.results[0].plan.overlap.tp_comm_backward);
+  CHECK(back.results[1].plan.overlap.tp_comm_backward);
+  CHECK(sweep::to_csv(rep).find(",forward,") != std::string::npos);
+}
+
 TEST_CASE("the sweep's content hash is written and read back; a file without it reads too") {
   nlohmann::json doc = sweep::to_json(sample());
   CHECK(doc["sweep_hash"] == "00112233aabbccdd");
