@@ -165,6 +165,9 @@ void check_layer_plan(const Scenario& sc, const Context& ctx) {
   if (p.grad_dtype != workload::Plan{}.grad_dtype) ctx.fail("parallel.grad_dtype", why);
   if (p.send_split != workload::Plan{}.send_split) ctx.fail("parallel.pipeline_send_split", why);
   if (p.elementwise != workload::Plan{}.elementwise) ctx.fail("parallel.elementwise", why);
+  if (p.kv_repeat) ctx.fail("parallel.kv_repeat", why);
+  if (p.separate_projections) ctx.fail("parallel.separate_projections", why);
+  if (p.sp_batch_first) ctx.fail("parallel.sp_batch_first", why);
   if (p.loss != workload::Plan{}.loss) ctx.fail("parallel.loss", why);
   if (!p.overlap.grad_reduce) ctx.fail("options.overlap_grad_reduce", why + "; each layer's gradients are one all-reduce");
   if (p.overlap.param_gather) ctx.fail("options.overlap_param_gather", why);

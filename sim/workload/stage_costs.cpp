@@ -375,6 +375,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
         layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.layer_code());
+    // A MoE block's shared experts' collective copies as the layer's do.
+    for (Op& op : ops) op.sp_copies = op.sp_copies || (op.kind == OpKind::kTpCollective && op.sequence_parallel && plan.sp_batch_first);
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:

@@ -179,7 +179,8 @@ TEST_CASE("a layer-table model refuses the keys of kernels, losses and overlappe
   const std::string why =
       "does not apply to a layer-table model (it runs data-parallel, or with parallel.schedule = \"burst\")";
   for (const std::string key : {"parallel.elementwise=eager", "parallel.loss=pytorch",
-                                "options.overlap_grad_reduce=false"}) {
+                                "options.overlap_grad_reduce=false", "parallel.kv_repeat=true",
+                                "parallel.separate_projections=true", "parallel.sp_batch_first=true"}) {
     CAPTURE(key);
     const std::string path = key.substr(0, key.find('='));
     CHECK(error_of(burst(), {key}).starts_with("burst.json: " + path + ": " + why));
