@@ -339,15 +339,14 @@ void Lowering::lower_pipeline(int p) {
           std::optional<core::TaskId> copy;
           if (by_unit) {
             const Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
-            const core::Time copy_out = c.shard_units[static_cast<std::size_t>(pieces[j].unit)].copy_out;
-            if (unit.gather && !first_use[unit.index] && copy_out > core::Time::zero()) {
+            const workload::ShardUnit& shard = c.shard_units[static_cast<std::size_t>(pieces[j].unit)];
+            if (unit.gather && !first_use[unit.index] && shard.copy_out > core::Time::zero()) {
               TaskInfo copy_info = part;
               copy_info.copy_out = true;
               copy_info.comm = TaskInfo::kNoComm;
-              copy = compute_task(q, copy_out, copy_info);
+              copy = compute_task(q, shard.copy_out, copy_info);
               edges_.emplace_back(*unit.gather, *copy);
-              const auto bytes =
-                  static_cast<std::int64_t>(c.shard_units[static_cast<std::size_t>(pieces[j].unit)].gather_bytes);
+              const auto bytes = static_cast<std::int64_t>(shard.gather_bytes);
               effect_of(*copy).allocate_at_start += bytes;
               effect_of(*copy).release_at_end += bytes;
             }

@@ -126,13 +126,13 @@ struct Overlap {
   // (Megatron-LM's --tp-comm-overlap, default false) and TorchTitan's async
   // TP (default false).
   bool tp_comm = false;
-  // With tp_comm: the backward's collectives pipelined too (options.
-  // tp_comm_overlap true:
-  // Transformer Engine overlaps its dgrad GEMMs' gathers and reduce-scatters
-  // as well), or only the forward's (false: PyTorch's async TP, whose
-  // authors measured up to 29% on the forward pass and 8% end to end, what
-  // the forward alone gives), the backward and the forward recompute redoes
-  // running theirs as without overlap; options.tp_comm_overlap "forward").
+  // With tp_comm: the backward's collectives pipelined too (true, options.
+  // tp_comm_overlap true: Transformer Engine overlaps its dgrad GEMMs'
+  // gathers and reduce-scatters as well), or only the forward's (false,
+  // options.tp_comm_overlap "forward": PyTorch's async TP, whose authors
+  // measured up to 29% on the forward pass and 8% end to end, what the
+  // forward alone gives); the backward and what recompute redoes then run
+  // their collectives as without overlap.
   bool tp_comm_backward = true;
   // A MoE model's dispatch and combine under compute: each forward paired
   // with the backward beside it, one's exchanges hidden under the other's

@@ -308,7 +308,7 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
                                                      : 4.0 * q + 4.0 * kv;
   // Eager: the rotary embedding's complex FP32 inputs (4q + 4kv) and silu's
   // output (2f). Copied K and V: attention keeps the expanded ones.
-  const bool expanded = kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
+  const bool expanded = kv_copied(model, kv_repeat);
   const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? 4.0 * q + 4.0 * kv + 2.0 * f : 0.0) +
                        (expanded ? 4.0 * q - 4.0 * kv : 0.0);
   const double lowrank = model.mla.enabled() ? mla_lowrank_activation_bytes(model) : 0.0;
@@ -375,8 +375,6 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
         layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.layer_code());
-    // A MoE block's shared experts' collective copies as the layer's do.
-    for (Op& op : ops) op.sp_copies = op.sp_copies || (op.kind == OpKind::kTpCollective && op.sequence_parallel && plan.sp_batch_first);
     return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
@@ -396,9 +394,8 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
   // Batch-first sequence parallelism copies around the embedding's and the
   // head's collectives too.
-  for (std::vector<Op>* ops : {&embedding, &head}) {
-    for (Op& op : *ops) op.sp_copies = op.kind == OpKind::kTpCollective && op.sequence_parallel && plan.sp_batch_first;
-  }
+  mark_sp_copies(embedding, plan.layer_code());
+  mark_sp_copies(head, plan.layer_code());
   const bool tied = model.arch == Arch::kGpt;
   // See PipelineSendSplit. With sequence parallelism each rank already holds
   // its own 1/tp of the sequence: it sends that and gathers nothing.

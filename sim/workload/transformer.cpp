@@ -178,9 +178,17 @@ double TransformerSpec::total_params() const {
   return moe_layers * params_per_layer() + (layers - moe_layers) * dense + embedding_params() + head_params() - tied;
 }
 
+void mark_sp_copies(std::vector<Op>& ops, const LayerCode& code) {
+  for (Op& op : ops) op.sp_copies = code.batch_first && op.kind == OpKind::kTpCollective && op.sequence_parallel;
+}
+
+bool kv_copied(const TransformerSpec& model, bool kv_repeat) {
+  return kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
+}
+
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
                           Attention attention, Elementwise kernels, int cp, const MoeLayout& moe, const LayerCode& code) {
-  const bool kv_repeat = code.kv_repeat;
+  const bool expanded = kv_copied(model, code.kv_repeat);
   const double b = microbatch, s = model.seq, h = model.hidden, t = tp, f = model.ffn;
   const double tokens = b * s;
   const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
@@ -228,7 +236,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       rope.bytes_input_grad = rope.bytes_forward;
       ops.push_back(rope);
     }
-    if (kv_repeat && model.kv_heads < model.heads && !model.mla.enabled()) {
+    if (expanded) {
       // Grouped K and V copied out to every query head. Op by op, two
       // copies reading kv and writing q each (2 + 2 bytes a value); backward
       // sums each group's gradients back (read q, write kv). Fused, the
@@ -261,7 +269,6 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
         Op exchange;
         exchange.name = "context_parallel_exchange";
         exchange.kind = OpKind::kCpExchange;
-        const bool expanded = kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
         exchange.cp_kv_bytes = 2.0 * tokens * (expanded ? q : kv) / t * kActivationBytes;
         exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
         exchange.attention_op = static_cast<int>(ops.size()) + 1;
@@ -327,7 +334,6 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = qkv;
   ops.back().row_gemm = out_proj;
-  ops.back().sp_copies = code.batch_first && sp;
   // (Fused: the add that sums them writes the scattered order. Eager autograd
   // adds them into a buffer the collective's own copy then reads.)
   ops.back().scatter_after_sum = code.separate_projections && !model.mla.enabled() && !eager;
@@ -339,6 +345,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     append_moe_ops(ops, model, tokens, tp, sequence_parallel, moe, eager);
     for (std::size_t i = block; i < ops.size(); ++i) ops[i].modules |= kModuleMoe;
     ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
+    mark_sp_copies(ops, code);
     return ops;
   }
   const int up = static_cast<int>(ops.size());
@@ -368,10 +375,10 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;
   ops.back().row_gemm = down;
-  ops.back().sp_copies = code.batch_first && sp;
   ops.back().scatter_after_sum = code.separate_projections && !gpt && !eager;
   for (std::size_t i = mlp; i < ops.size(); ++i) ops[i].modules |= kModuleMlp;
   ops.push_back(residual_block_end("mlp_residual", replicated, gpt));
+  mark_sp_copies(ops, code);
   return ops;
 }
 

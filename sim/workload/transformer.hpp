@@ -273,6 +273,15 @@ inline constexpr double kActivationBytes = 2.0;
 // and values.
 // A MoE model's layers replace the MLP with the ops of workload/moe.hpp, its
 // experts laid out by `moe`.
+// LayerCode::batch_first: every sequence-parallel collective among `ops`
+// (a layer's attention, MLP or MoE shared experts, the embedding's, the
+// head's) copies its buffer once more (Op::sp_copies).
+void mark_sp_copies(std::vector<Op>& ops, const LayerCode& code);
+
+// Whether a layer of `model` copies grouped K and V out to every query head
+// (LayerCode::kv_repeat, and the model has grouped heads; MLA has none).
+bool kv_copied(const TransformerSpec& model, bool kv_repeat);
+
 // `code`: how the framework writes the layer where it differs from
 // Megatron-LM (see LayerCode).
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
