@@ -190,11 +190,29 @@ hw::GemmGrid read_grid(const Reader& r, const json& gemm, const std::string& dty
 }
 
 void read_gemm(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
-  const json& g = r.object(r.field(doc, "", "gemm", "an object"), "gemm", {"bf16", "fp16", "fp8", "model_shapes"});
+  const json& g =
+      r.object(r.field(doc, "", "gemm", "an object"), "gemm", {"bf16", "fp16", "fp8", "model_shapes", "sustained"});
   r.field(g, "gemm", "bf16", "the BF16 grid");
   out.gemm_bf16 = read_grid(r, g, "bf16");
   if (g.contains("fp16")) out.gemm_fp16 = read_grid(r, g, "fp16");
   if (g.contains("fp8")) out.gemm_fp8 = read_grid(r, g, "fp8");
+  if (g.contains("sustained")) {
+    const std::string p = "gemm.sustained";
+    const json& v = r.object(g["sustained"], p,
+                             {"m", "n", "k", "seconds", "short_run_tflops", "burn_tflops", "duty_gemm_share", "duty_tflops"});
+    hw::SustainedGemm su;
+    su.size = r.positive(v, p, "m");
+    for (const char* side : {"n", "k"}) {
+      if (r.positive(v, p, side) != su.size) r.fail(child(p, side), "expected m = n = k (one square GEMM is burnt)");
+    }
+    su.seconds = r.positive(v, p, "seconds");
+    su.short_run_tflops = r.positive(v, p, "short_run_tflops");
+    su.burn_tflops = r.positive(v, p, "burn_tflops");
+    su.duty_gemm_share = r.positive(v, p, "duty_gemm_share");
+    if (su.duty_gemm_share > 1.0) r.fail(child(p, "duty_gemm_share"), "expected a share of the time, at most 1, got " + show(v["duty_gemm_share"]));
+    su.duty_tflops = r.positive(v, p, "duty_tflops");
+    out.gemm_sustained = su;
+  }
   if (!g.contains("model_shapes")) return;
   const json& shapes = g["model_shapes"];
   if (!shapes.is_array()) r.fail("gemm.model_shapes", "expected a list, got " + show(shapes));
@@ -313,6 +331,9 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   const hw::CalibrationProfile& p = *profile;
   const hw::NodeSpec preset = node;
   node.gpu.hbm_achievable_tb_per_s = p.hbm_tb_per_s();
+  // The grid is short-run; what a long run's GEMMs (and attention) hold is
+  // measured on this GPU when the profile has it, else the preset's share.
+  if (p.gemm_sustained) node.gpu.sustained_tensor_fraction = p.gemm_sustained->fraction();
   node.gpu.kernel_overhead_us = p.launch_us.median;
   if (p.p2p_skipped.empty()) {
     node.nvlink_gb_per_s = p.p2p.back().rate.median;

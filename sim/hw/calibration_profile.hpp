@@ -4,6 +4,7 @@
 // JSON and checks every value; docs/calibration.md lists the format.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,18 @@ struct CollectiveCurve {
   double seconds(double bytes) const;
 };
 
+// What 8192^3 BF16 GEMMs sustain over a long run (gemm.sustained, optional):
+// the best window (short-run), the settled throughput back to back (burn), and
+// with GEMMs `duty_gemm_share` of the time between HBM copies (duty), TFLOP/s.
+struct SustainedGemm {
+  double size = 0.0, seconds = 0.0;
+  double short_run_tflops = 0.0, burn_tflops = 0.0, duty_gemm_share = 0.0, duty_tflops = 0.0;
+
+  // The share of the short-run figures a training run's GEMMs hold: the duty
+  // run's, as a step interleaves GEMMs with memory-bound kernels.
+  double fraction() const { return std::min(1.0, duty_tflops / short_run_tflops); }
+};
+
 struct CalibrationHeader {
   int schema_version = 0;
   std::string tool;
@@ -100,6 +113,7 @@ struct CalibrationProfile {
   GemmGrid gemm_bf16;
   std::optional<GemmGrid> gemm_fp16, gemm_fp8;
   std::vector<ModelGemm> model_gemms;
+  std::optional<SustainedGemm> gemm_sustained;  // absent from profiles that predate it
   std::string attention_kernel;  // "unfused" (cuBLAS batched GEMMs + softmax) or "fused"
   std::vector<AttentionPoint> attention;
   std::vector<SizePoint> hbm_copy, hbm_triad;  // TB/s, read + write bytes counted

@@ -49,14 +49,42 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   }
   fmt::format_to(std::back_inserter(out),
                  "  over all {} grid shapes: measured/preset {:.0f}% (geometric mean), from {:.0f}% to {:.0f}%; "
-                 "the simulator times GEMMs on the measured grid\n",
+                 "the simulator times GEMMs on the measured grid at the sustained share below\n",
                  count, 100.0 * std::exp(log_sum / count), 100.0 * lowest, 100.0 * highest);
+  // What a long run holds: the profile's own measurement, else the preset's share.
+  if (p.gemm_sustained) {
+    const hw::SustainedGemm& su = *p.gemm_sustained;
+    fmt::format_to(std::back_inserter(out),
+                   "  sustained, {:g}^3 for {:g} s: short-run {:.1f}, back to back {:.1f} ({}), GEMMs {:.0f}% of the "
+                   "time {:.1f} ({}); the simulator holds GEMMs and attention at {:.3f} of short-run (the preset: "
+                   "{:.3f})\n",
+                   su.size, su.seconds, su.short_run_tflops, su.burn_tflops, pct(su.burn_tflops, su.short_run_tflops),
+                   100.0 * su.duty_gemm_share, su.duty_tflops, pct(su.duty_tflops, su.short_run_tflops), su.fraction(),
+                   preset.sustained_tensor_fraction);
+  } else {
+    fmt::format_to(std::back_inserter(out),
+                   "  sustained: not measured (a profile before gemm.sustained); the simulator holds GEMMs and attention "
+                   "at the preset's {:.3f} of short-run\n",
+                   preset.sustained_tensor_fraction);
+  }
   for (const auto& [name, grid] : {std::pair{"FP16", &p.gemm_fp16}, std::pair{"FP8", &p.gemm_fp8}}) {
     if (!grid->has_value()) continue;
     const hw::GemmGrid& o = **grid;
     const double s = o.m.back();
-    fmt::format_to(std::back_inserter(out), "  {} at {:g}^3: {:.1f} TFLOP/s ({} of the BF16 peak; not used by the simulator)\n",
-                   name, s, o.interpolate(s, s, s), pct(o.interpolate(s, s, s), preset.peak_tflops));
+    const bool used = std::string(name) == "FP8";  // FP8 GEMMs (parallel.precision "fp8") run on it
+    fmt::format_to(std::back_inserter(out), "  {} at {:g}^3: {:.1f} TFLOP/s ({} of the BF16 peak; {})\n", name, s,
+                   o.interpolate(s, s, s), pct(o.interpolate(s, s, s), preset.peak_tflops),
+                   used ? "FP8 GEMMs run on the FP8 grid" : "not used by the simulator");
+  }
+  if (p.gemm_fp8 && !preset.gemm_fp8_tflops.empty()) {
+    // The preset's FP8 curve is where FP8 rests on the weakest sources (Hopper's is derived).
+    fmt::format_to(std::back_inserter(out), "GEMM FP8, m = n = k (measured median; the preset's FP8 curve)\n  {:>7}  {:>9}  {:>9}  {:>16}\n",
+                   "size", "measured", "preset", "measured/preset");
+    for (double s : p.gemm_fp8->m) {
+      const double measured = p.gemm_fp8->interpolate(s, s, s);
+      const double curve = std::min(hw::interpolate_tflops(preset.gemm_fp8_tflops, s), preset.gemm_fp8_max_tflops);
+      fmt::format_to(std::back_inserter(out), "  {:>7g}  {:>9.1f}  {:>9.1f}  {:>16}\n", s, measured, curve, pct(measured, curve));
+    }
   }
   if (p.model_gemms.empty()) return;
   fmt::format_to(std::back_inserter(out), "GEMM BF16 at the models' shapes (TFLOP/s)\n  {:<14} {:<20} {:>3} {:>7} {:>7} {:>7}  {:>9}  {:>12}  {:>9}\n",

@@ -46,6 +46,7 @@ json whole_profile() {
   for (int i = 0; i < 8; ++i) cells.push_back(stat(100.0 + 10.0 * i));
   json gemm = {{"bf16", calibrate::grid_json({64, 4096}, cells)},
                {"model_shapes", json::array({calibrate::model_gemm_json("gpt-1.7b", "qkv_proj", 8, 2048, 864, 2304, stat(300))})}};
+  gemm["sustained"] = calibrate::sustained_json(8192, 20, 785.0, 652.0, 2.0 / 3.0, 706.5);
   p["gemm"] = gemm;
   // 3e12 FLOPs in 2 + 4 ms: 3e12 / 6e-3 s = 500 TFLOP/s.
   p["attention"] = calibrate::attention_json(
@@ -98,6 +99,33 @@ TEST_CASE("a profile the harness's functions write loads with every value in pla
   CHECK(p->nccl_bus_gb_per_s() == 360);
   REQUIRE(p->nccl_send_recv.size() == 2);
   CHECK(p->nccl_send_recv.back().rate.median == 70);
+}
+
+TEST_CASE("the sustained GEMM run sets the share of short-run throughput a calibrated GEMM holds") {
+  const auto p = load(whole_profile());
+  REQUIRE(p->gemm_sustained.has_value());
+  CHECK(p->gemm_sustained->size == 8192);
+  CHECK(p->gemm_sustained->burn_tflops == 652.0);
+  // The duty run's over short-run: 706.5 / 785 = 0.9.
+  CHECK(p->gemm_sustained->fraction() == doctest::Approx(0.9).epsilon(1e-12).scale(0));
+  hw::NodeSpec node;
+  node.gpu.sustained_tensor_fraction = 0.919;  // a preset's
+  CHECK(config::calibrated(node, p).gpu.sustained_tensor_fraction == doctest::Approx(0.9).epsilon(1e-12).scale(0));
+  // A profile without the run keeps the preset's share.
+  json old = whole_profile();
+  old["gemm"].erase("sustained");
+  CHECK(config::calibrated(node, load(old)).gpu.sustained_tensor_fraction == 0.919);
+}
+
+TEST_CASE("a sustained run of a share above the whole time, or of a non-square GEMM, is refused by name") {
+  json doc = whole_profile();
+  doc["gemm"]["sustained"]["duty_gemm_share"] = 1.5;
+  CHECK_THROWS_WITH_AS(load(doc), "h200.json: gemm.sustained.duty_gemm_share: expected a share of the time, at most 1, got 1.5",
+                       config::ConfigError);
+  doc = whole_profile();
+  doc["gemm"]["sustained"]["k"] = 4096;
+  CHECK_THROWS_WITH_AS(load(doc), "h200.json: gemm.sustained.k: expected m = n = k (one square GEMM is burnt)",
+                       config::ConfigError);
 }
 
 TEST_CASE("sections the harness could not measure load as not measured") {

@@ -55,3 +55,19 @@ TEST_CASE("a calibrated GEMM follows the measured shape, not the cube root of it
   CHECK(workload::gemm_flops_per_s(gpu, 256, 16384, 16384) == doctest::Approx(50e12).epsilon(1e-12).scale(0));
   CHECK(workload::gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(283.3333333e12).epsilon(1e-9).scale(0));
 }
+
+TEST_CASE("a profile's FP8 grid times FP8 GEMMs; without one they keep the preset's FP8 curve") {
+  hw::GpuSpec gpu = preset_gpu();
+  gpu.gemm_fp8_tflops = {{1024, 400}, {8192, 400}};
+  gpu.gemm_fp8_max_tflops = 400;
+  gpu.sustained_tensor_fraction = 0.9;
+  auto p = std::make_shared<hw::CalibrationProfile>(*flat_profile(100));
+  gpu.calibration = p;
+  // A BF16-only profile: the preset's FP8 400 TFLOP/s at 0.9, 360.
+  CHECK(workload::gemm_flops_per_s(gpu, 4096, 4096, 4096, true) == doctest::Approx(360e12).epsilon(1e-12).scale(0));
+  // A measured FP8 grid of a flat 700 at 0.9: 630.
+  p->gemm_fp8 = flat_profile(700)->gemm_bf16;
+  CHECK(workload::gemm_flops_per_s(gpu, 4096, 4096, 4096, true) == doctest::Approx(630e12).epsilon(1e-12).scale(0));
+  // BF16 GEMMs still read the BF16 grid: 100 at 0.9.
+  CHECK(workload::gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(90e12).epsilon(1e-12).scale(0));
+}

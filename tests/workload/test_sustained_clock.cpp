@@ -43,12 +43,14 @@ TEST_CASE("a GPU sustaining 0.9 of its short-run figures runs BF16 and FP8 GEMMs
   CHECK(s == doctest::Approx(0.5 * att.flops_forward / 144e12));
 }
 
-TEST_CASE("a calibration profile's measured GEMMs stand as measured, whatever the preset's fraction") {
+TEST_CASE("a calibration profile's grid is short-run: its GEMMs hold the sustained share too") {
+  // The harness lets the GPU cool between shapes, so its grid is the boost
+  // clock's: a flat 120 TFLOP/s at the node's 0.9 is 108.
   hw::GpuSpec gpu = throttled_node().gpu;
   auto p = std::make_shared<hw::CalibrationProfile>();
   p->gemm_bf16.m = p->gemm_bf16.n = p->gemm_bf16.k = {256, 16384};
   p->gemm_bf16.tflops.assign(8, 120.0);
   p->gemm_bf16.tflops_min = p->gemm_bf16.tflops_max = p->gemm_bf16.tflops;
   gpu.calibration = p;
-  CHECK(gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(120e12));
+  CHECK(gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(108e12));
 }

@@ -25,6 +25,7 @@
 #include "gemm.hpp"
 #include "memory.hpp"
 #include "profile_json.hpp"
+#include "sustained.hpp"
 
 namespace {
 
@@ -119,18 +120,27 @@ std::vector<ModelShape> model_shapes(const std::string& dir, bool quick) {
       continue;
     }
     const std::string arch = m.value("arch", "gpt");
-    if (arch == "layers" || !m.contains("hidden")) continue;
-    const int h = m["hidden"], heads = m["heads"], ffn = m["ffn"], seq = m["seq"], vocab = m["vocab"];
-    const int kv = m.value("kv_heads", heads);
+    if (arch == "layers") continue;
+    // A file without the dense shape's integers (a layer table, a mixture of
+    // experts without a dense MLP) gives the shapes it has, never an abort.
+    auto whole = [&](const char* key) { return m.contains(key) && m[key].is_number_integer() ? m[key].get<int>() : 0; };
+    const int h = whole("hidden"), heads = whole("heads"), seq = whole("seq"), vocab = whole("vocab");
+    if (h <= 0 || heads <= 0 || seq <= 0 || vocab <= 0) continue;
+    const int ffn = whole("ffn");  // 0: no dense MLP (a mixture of experts); its MLP shapes are left out
+    const int kv = m.contains("kv_heads") ? whole("kv_heads") : heads;
+    // Multi-head latent attention projects through low-rank matrices, not one QKV GEMM.
+    const bool plain_attention = m.value("attention", std::string("mha")) != "mla" && kv > 0;
     for (int tp : quick ? std::vector<int>{8} : std::vector<int>{1, 8}) {
-      if (heads % tp || kv % tp || ffn % tp) continue;
-      const int d = h / heads;
-      const std::vector<std::tuple<std::string, int, int>> ops = {
-          {"qkv_proj", (heads + 2 * kv) * d / tp, h},
-          {"attention_out_proj", h, h / tp},
-          {arch == "llama" ? "mlp_gate_up" : "mlp_up", (arch == "llama" ? 2 : 1) * ffn / tp, h},
-          {"mlp_down", h, ffn / tp},
-          {"logits", vocab / tp, h}};
+      const int d = whole("head_dim") > 0 ? whole("head_dim") : h / heads;  // Qwen3: 64 heads of 128 on h 4096
+      if (heads % tp || (plain_attention && kv % tp) || ffn % tp || d <= 0) continue;
+      std::vector<std::tuple<std::string, int, int>> ops;
+      if (plain_attention) ops.emplace_back("qkv_proj", (heads + 2 * kv) * d / tp, h);
+      ops.emplace_back("attention_out_proj", h, heads * d / tp);
+      if (ffn > 0) {
+        ops.emplace_back(arch == "llama" ? "mlp_gate_up" : "mlp_up", (arch == "llama" ? 2 : 1) * ffn / tp, h);
+        ops.emplace_back("mlp_down", h, ffn / tp);
+      }
+      if (vocab % tp == 0) ops.emplace_back("logits", vocab / tp, h);
       for (const auto& [op, n, k] : ops) {
         if (seen.insert({seq, n, k}).second) out.push_back({f.stem().string(), op, tp, seq, n, k});
       }
@@ -229,7 +239,7 @@ int main(int argc, char** argv) {
   // cuBLASLt's FP8 GEMMs need compute capability 8.9 (Ada) or newer (cuBLAS API
   // reference, cublasLtMatmul's FP8 type combinations).
   const bool fp8 = major * 10 + minor >= 89;
-  Progress progress(fp8 ? 9 : 8);
+  Progress progress(fp8 ? 10 : 9);
 
   // GEMMs: operands big enough for the grid's largest and the model shapes
   // that fit in 80% of free memory.
@@ -273,6 +283,12 @@ int main(int argc, char** argv) {
       list.push_back(model_gemm_json(m.model, m.op, m.tp, m.m, m.n, m.k, rate(*ms, 2.0 * m.m * m.n * static_cast<double>(m.k) / 1e9)));
     }
     gemm["model_shapes"] = list;
+    progress.end();
+    const double seconds = args.quick ? 5.0 : 20.0;
+    progress.begin("GEMM bf16 sustained: " + std::to_string(static_cast<int>(seconds)) +
+                   " s back to back, then as 2/3 of the time");
+    json sustained = measure_sustained(runner, seconds, stream);
+    if (!sustained.is_null()) gemm["sustained"] = sustained;
     progress.end();
   }
   profile["gemm"] = gemm;

@@ -81,6 +81,12 @@ json collective_point_json(double bytes, const Stat& time_us, const Stat& bus_gb
   return {{"bytes", bytes}, {"time_us", to_json(time_us)}, {"bus_gb_per_s", to_json(bus_gb_per_s)}};
 }
 
+json sustained_json(int size, double seconds, double short_run, double burn, double duty_share, double duty) {
+  return {{"m", size},          {"n", size},           {"k", size},
+          {"seconds", seconds}, {"short_run_tflops", short_run}, {"burn_tflops", burn},
+          {"duty_gemm_share", duty_share}, {"duty_tflops", duty}};
+}
+
 json not_measured(const std::string& reason) { return {{"measured", false}, {"reason", reason}}; }
 
 }  // namespace calibrate

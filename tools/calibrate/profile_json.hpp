@@ -55,6 +55,11 @@ nlohmann::json launch_json(const Stat& plain_us, const Stat& graph_us);
 nlohmann::json p2p_json(const Stat& latency_us, const nlohmann::json& points);
 nlohmann::json collective_point_json(double bytes, const Stat& time_us, const Stat& bus_gb_per_s);
 
+// gemm.sustained: m = n = k = `size` BF16 GEMMs for `seconds` each run; the
+// best window (short-run), the settled throughput back to back (burn) and
+// with GEMMs `duty_share` of the time (duty), TFLOP/s.
+nlohmann::json sustained_json(int size, double seconds, double short_run, double burn, double duty_share, double duty);
+
 // A section that was not measured, and why (p2p, nccl).
 nlohmann::json not_measured(const std::string& reason);
 
