@@ -15,11 +15,13 @@ namespace trainsim::config::detail {
 
 namespace {
 
-// gemm_grid: {"m": [...], "n": [...], "k": [...], "tflops": [...]}, each
-// axis ascending, tflops flattened m-major ((i_m * |n| + i_n) * |k| + i_k).
-std::shared_ptr<const hw::GemmGrid> read_gemm_grid(const Section& s, double peak, const Context& ctx) {
-  const json& v = s.required("gemm_grid", "an object with m, n, k and tflops");
-  const std::string path = s.path("gemm_grid");
+// gemm_grid, gemm_fp8_grid: {"m": [...], "n": [...], "k": [...], "tflops": [...]},
+// each axis ascending, tflops flattened m-major ((i_m * |n| + i_n) * |k| + i_k),
+// none above `peak` (`peak_key` names it in the error).
+std::shared_ptr<const hw::GemmGrid> read_gemm_grid(const Section& s, const char* key, double peak, const char* peak_key,
+                                                   const Context& ctx) {
+  const json& v = s.required(key, "an object with m, n, k and tflops");
+  const std::string path = s.path(key);
   if (!v.is_object()) ctx.fail(path, "expected an object with m, n, k and tflops, got " + show(v));
   for (const auto& [key, value] : v.items()) {
     if (key != "m" && key != "n" && key != "k" && key != "tflops") {
@@ -53,7 +55,7 @@ std::shared_ptr<const hw::GemmGrid> read_gemm_grid(const Section& s, double peak
   for (std::size_t i = 0; i < grid->tflops.size(); ++i) {
     if (grid->tflops[i] > peak) {
       ctx.fail(fmt::format("{}.tflops[{}]", path, i),
-               fmt::format("{} TFLOP/s exceeds peak_tflops = {}", grid->tflops[i], peak));
+               fmt::format("{} TFLOP/s exceeds {} = {}", grid->tflops[i], peak_key, peak));
     }
   }
   return grid;
@@ -69,7 +71,7 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
   g.hbm_achievable_tb_per_s = s.positive_number("hbm_achievable_tb_per_s", kMinRate, kMaxTbPerS);
   g.gemm_tflops = s.curve("gemm_tflops");
   g.gemm_max_tflops = s.positive_number("gemm_max_tflops", kMinRate, kMaxTflops);
-  if (s.has("gemm_grid")) g.gemm_grid = read_gemm_grid(s, g.peak_tflops, ctx);
+  if (s.has("gemm_grid")) g.gemm_grid = read_gemm_grid(s, "gemm_grid", g.peak_tflops, "peak_tflops", ctx);
   g.attention_tflops = s.curve("attention_tflops");
   if (s.has("attention_v1_tflops")) g.attention_v1_tflops = s.curve("attention_v1_tflops");
   if (s.has("attention_cudnn_tflops")) g.attention_cudnn_tflops = s.curve("attention_cudnn_tflops");
@@ -99,6 +101,13 @@ hw::GpuSpec read_gpu(const json& doc, const Context& ctx) {
                  fmt::format("{} TFLOP/s exceeds peak_fp8_tflops = {}", g.gemm_fp8_tflops[i].tflops, g.peak_fp8_tflops));
       }
     }
+  }
+  // An FP8 shape grid refines the FP8 curve, so it comes only beside it.
+  if (s.has("gemm_fp8_grid")) {
+    if (!fp8_curve) {
+      ctx.fail(s.path("gemm_fp8_grid"), "needs gemm_fp8_tflops and gemm_fp8_max_tflops, the FP8 curve and ceiling it refines");
+    }
+    g.gemm_fp8_grid = read_gemm_grid(s, "gemm_fp8_grid", g.peak_fp8_tflops, "peak_fp8_tflops", ctx);
   }
   s.free_text("sources");
   if (g.hbm_achievable_tb_per_s > g.hbm_tb_per_s) {

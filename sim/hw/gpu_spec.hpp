@@ -47,6 +47,10 @@ struct GpuSpec {
   // on a GPU without FP8 tensor cores.
   std::vector<ThroughputPoint> gemm_fp8_tflops;
   double gemm_fp8_max_tflops = 0.0;
+  // FP8 GEMM throughput by (m, n, k), where the preset has one
+  // (gemm_fp8_grid): it times FP8 GEMMs in the curve's place, capped by
+  // gemm_fp8_max_tflops, as gemm_grid does for BF16.
+  std::shared_ptr<const GemmGrid> gemm_fp8_grid;
   double peak_fp4_tflops = 0.0;  // dense
   double power_w = 0.0;          // the board's power limit the preset's figures assume
   // What a long run of BF16 tensor-core work sustains of the short-run

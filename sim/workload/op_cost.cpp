@@ -24,9 +24,11 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
     if (gpu.calibration && gpu.calibration->gemm_fp8) {
       return gpu.calibration->gemm_fp8->interpolate(m, n, k) * 1e12 * gpu.sustained_tensor_fraction;
     }
-    // No FP8 shape grid: the curve places a GEMM at the cube root of its volume.
-    const double size = std::cbrt(m * n * k);
-    const double tflops = std::min(hw::interpolate_tflops(gpu.gemm_fp8_tflops, size), gpu.gemm_fp8_max_tflops);
+    // The preset's FP8 grid at the GEMM's own shape; without one, its curve
+    // places the GEMM at the cube root of its volume.
+    const double shaped = gpu.gemm_fp8_grid ? gpu.gemm_fp8_grid->interpolate(m, n, k)
+                                            : hw::interpolate_tflops(gpu.gemm_fp8_tflops, std::cbrt(m * n * k));
+    const double tflops = std::min(shaped, gpu.gemm_fp8_max_tflops);
     return tflops * 1e12 * gpu.sustained_tensor_fraction;
   }
   // A calibration profile (cluster.calibration) measured this shape's

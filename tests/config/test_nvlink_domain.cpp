@@ -135,4 +135,14 @@ TEST_CASE("a GPU's shape grid: the Hopper and Blackwell presets carry XLA's; a m
         "cluster.node.gpu.gemm_grid={\"m\": [256], \"n\": [256], \"k\": [256, 512], \"tflops\": [1]})");
   CHECK(testing::load_error(doc, {R"(cluster.node.gpu.gemm_grid={"m": [512, 256], "n": [1], "k": [1], "tflops": [1, 1]})"})
             .find("gemm_grid.m[1]: expected sizes in ascending order") != std::string::npos);
+  // FP8 by shape: the Hopper presets only (the B200's FP8 curve is XLA's own
+  // sweep), on XLA's 5 sizes and 8192; only beside an FP8 curve, under the FP8 peak.
+  CHECK(b200.cluster.node.gpu.gemm_fp8_grid == nullptr);
+  doc["cluster"] = json::parse(R"({"node": "dgx-h100", "nodes": 18})");
+  REQUIRE(load(doc).cluster.node.gpu.gemm_fp8_grid != nullptr);
+  CHECK(load(doc).cluster.node.gpu.gemm_fp8_grid->tflops.size() == 216);
+  CHECK(testing::load_error(doc, {R"(cluster.node.gpu.gemm_fp8_grid={"m": [256], "n": [256], "k": [256], "tflops": [2500]})"})
+            .find("gemm_fp8_grid.tflops[0]: 2500 TFLOP/s exceeds peak_fp8_tflops = 1979") != std::string::npos);
+  CHECK(testing::load_error(a100, {R"(cluster.node.gpu.gemm_fp8_grid={"m": [256], "n": [256], "k": [256], "tflops": [1]})"})
+            .find("cluster.node.gpu.gemm_fp8_grid: needs gemm_fp8_tflops and gemm_fp8_max_tflops") != std::string::npos);
 }

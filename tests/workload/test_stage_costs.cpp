@@ -785,3 +785,20 @@ TEST_CASE("a GPU's shape grid times each GEMM at its own (m, n, k), not at its v
   // Half-way in log2 k (2048): half-way in TFLOP/s.
   CHECK(gemm_flops_per_s(g, 1024, 1024, 2048) == doctest::Approx(100e12));
 }
+
+TEST_CASE("an FP8 shape grid times FP8 GEMMs at their own (m, n, k), capped by the FP8 ceiling") {
+  hw::GpuSpec g = small_cluster().node.gpu;
+  g.gemm_fp8_tflops = {{1024, 300}, {4096, 300}};
+  g.gemm_fp8_max_tflops = 250;
+  // The curve: 300 everywhere, capped at 250.
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 256, true) == doctest::Approx(250e12));
+  auto grid = std::make_shared<hw::GemmGrid>();
+  grid->m = grid->n = grid->k = {1024, 4096};
+  // FP8 gains little where k is small: 90 at k 1024, 280 at k 4096.
+  grid->tflops = {90, 280, 90, 280, 90, 280, 90, 280};
+  g.gemm_fp8_grid = grid;
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 1024, true) == doctest::Approx(90e12));
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 4096, true) == doctest::Approx(250e12));  // 280, capped at 250
+  // BF16 GEMMs keep the BF16 curve: 4096^3 at 200, capped at 150.
+  CHECK(gemm_flops_per_s(g, 4096, 4096, 4096) == doctest::Approx(150e12));
+}
