@@ -12,7 +12,8 @@
   attention  torch's fused scaled-dot-product attention (FlashAttention-2, cuDNN and
              memory-efficient back ends), causal, forward and forward + backward,
              BF16, at FlashAttention-2's benchmark shapes (16k tokens a batch,
-             hidden 2048, head dims 64 and 128) and sequence 512 ... 16384.
+             hidden 2048, head dims 64 and 128) and sequence 512 ... 16384, idling
+             after each measurement (boost clock).
   fp8        torch._scaled_mm as float8 training calls it (tensorwise and rowwise
              scales, BF16 out) beside BF16 at the linear layers' forward shapes of
              Llama 3 8B, 70B and 405B (8192 tokens, tp 1 and 8), back to back; plus
@@ -67,6 +68,16 @@ def event_ms(fn, warmup=3, samples=10, reps=None):
         stop.synchronize()
         out.append(start.elapsed_time(stop) / reps)
     return {"median": statistics.median(out), "min": min(out), "max": max(out)}
+
+
+def cooled(fn):
+    """event_ms with fewer samples, then idle twice as long as it took: a GPU at its power
+    limit lowers its clock within a second of tensor-core work, so measurements back to
+    back drift from the boost clock to the limited one; idling keeps every one at boost."""
+    t0 = time.monotonic()
+    ms = event_ms(fn, warmup=2, samples=5)
+    time.sleep(2 * (time.monotonic() - t0))
+    return ms
 
 
 def tflops(flop, ms):
@@ -229,8 +240,8 @@ def attention(tokens=16384, hidden=2048):
                         def fwd_bwd():
                             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
                             o.backward(dout)
-                        f_ms = event_ms(fwd)
-                        fb_ms = event_ms(fwd_bwd)
+                        f_ms = cooled(fwd)
+                        fb_ms = cooled(fwd_bwd)
                 except RuntimeError as e:
                     points.append({"backend": name, "batch": b, "heads": h, "seq": seq, "head_dim": d,
                                    "error": str(e).splitlines()[0][:200]})
@@ -311,12 +322,6 @@ def fp8_passes():
     tokens = 8192
     rows = []
 
-    def cooled(fn):
-        t0 = time.monotonic()
-        ms = event_ms(fn, warmup=2, samples=5)
-        time.sleep(2 * (time.monotonic() - t0))
-        return ms["median"]
-
     for model, (h, ffn, kv) in models.items():
         for tp in (1, 8):
             linears = {"wq": (h // tp, h), "wkv": (2 * kv * 128 // tp, h), "wo": (h, h // tp),
@@ -329,7 +334,7 @@ def fp8_passes():
                     b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)  # used as b.t(): column-major [K, N]
                     flop = 2.0 * m * n * k
                     row = {"model": model, "tp": tp, "op": op, "pass": pass_name, "m": m, "n": n, "k": k,
-                           "bf16": flop / (cooled(lambda: a @ b.t()) * 1e-3) / 1e12}
+                           "bf16": flop / (cooled(lambda: a @ b.t())["median"] * 1e-3) / 1e12}
                     a8, sa = to_fp8(a)
                     b8, sb = to_fp8(b)
                     sar = (a.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
@@ -343,7 +348,8 @@ def fp8_passes():
                                                         "rowwise": (ar, br, sar, sbr_row)}.items():
                             try:
                                 ms = cooled(lambda: torch._scaled_mm(x, y.t(), scale_a=sx, scale_b=sy,
-                                                                     out_dtype=torch.bfloat16, use_fast_accum=fast))
+                                                                     out_dtype=torch.bfloat16,
+                                                                     use_fast_accum=fast))["median"]
                                 row[f"{scaling}_{tag}"] = flop / (ms * 1e-3) / 1e12
                             except RuntimeError as e:
                                 row[f"{scaling}_{tag}_error"] = str(e).splitlines()[0][:200]
