@@ -333,7 +333,7 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   node.gpu.hbm_achievable_tb_per_s = p.hbm_tb_per_s();
   // The grid is short-run; what a long run's GEMMs (and attention) hold is
   // measured on this GPU when the profile has it, else the preset's share.
-  if (p.gemm_sustained) node.gpu.sustained_tensor_fraction = p.gemm_sustained->fraction();
+  if (const auto share = p.sustained_fraction()) node.gpu.sustained_tensor_fraction = *share;
   node.gpu.kernel_overhead_us = p.launch_us.median;
   if (p.p2p_skipped.empty()) {
     node.nvlink_gb_per_s = p.p2p.back().rate.median;

@@ -80,9 +80,6 @@ struct SustainedGemm {
   double size = 0.0, seconds = 0.0;
   double short_run_tflops = 0.0, burn_tflops = 0.0, duty_gemm_share = 0.0, duty_tflops = 0.0;
 
-  // The share of the short-run figures a training run's GEMMs hold: the duty
-  // run's, as a step interleaves GEMMs with memory-bound kernels.
-  double fraction() const { return std::min(1.0, duty_tflops / short_run_tflops); }
 };
 
 struct CalibrationHeader {
@@ -128,6 +125,17 @@ struct CalibrationProfile {
   // GB/s, GPU 0 to GPU 1 by ncclSend/ncclRecv, as a pipeline sends; empty
   // when the profile predates it (an optional key).
   std::vector<SizePoint> nccl_send_recv;
+
+  // The share of the grid's short-run figures a training run's GEMMs hold:
+  // the duty run's throughput (GEMMs interleaved with memory-bound kernels,
+  // as a step runs them) over the grid's own figure at the burnt shape, so
+  // that the grid's shape times the share is what the duty run measured; at
+  // most 1. Null without gemm.sustained.
+  std::optional<double> sustained_fraction() const {
+    if (!gemm_sustained) return std::nullopt;
+    const double size = gemm_sustained->size;
+    return std::min(1.0, gemm_sustained->duty_tflops / gemm_bf16.interpolate(size, size, size));
+  }
 
   // The streaming bandwidth of HBM: the copy at the largest size measured
   // (far beyond L2), in TB/s.

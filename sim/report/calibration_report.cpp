@@ -54,13 +54,14 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   // What a long run holds: the profile's own measurement, else the preset's share.
   if (p.gemm_sustained) {
     const hw::SustainedGemm& su = *p.gemm_sustained;
+    const double grid = p.gemm_bf16.interpolate(su.size, su.size, su.size);
     fmt::format_to(std::back_inserter(out),
-                   "  sustained, {:g}^3 for {:g} s: short-run {:.1f}, back to back {:.1f} ({}), GEMMs {:.0f}% of the "
-                   "time {:.1f} ({}); the simulator holds GEMMs and attention at {:.3f} of short-run (the preset: "
-                   "{:.3f})\n",
+                   "  sustained, {:g}^3 for {:g} s: best window {:.1f}, back to back {:.1f} ({}), GEMMs {:.0f}% of the "
+                   "time {:.1f} ({}); the grid's {:g}^3 is {:.1f}, so the simulator holds GEMMs and attention at "
+                   "{:.3f} of the grid (the preset: {:.3f})\n",
                    su.size, su.seconds, su.short_run_tflops, su.burn_tflops, pct(su.burn_tflops, su.short_run_tflops),
-                   100.0 * su.duty_gemm_share, su.duty_tflops, pct(su.duty_tflops, su.short_run_tflops), su.fraction(),
-                   preset.sustained_tensor_fraction);
+                   100.0 * su.duty_gemm_share, su.duty_tflops, pct(su.duty_tflops, su.short_run_tflops), su.size, grid,
+                   *p.sustained_fraction(), preset.sustained_tensor_fraction);
   } else {
     fmt::format_to(std::back_inserter(out),
                    "  sustained: not measured (a profile before gemm.sustained); the simulator holds GEMMs and attention "
@@ -77,12 +78,12 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
                    used ? "FP8 GEMMs run on the FP8 grid" : "not used by the simulator");
   }
   if (p.gemm_fp8 && !preset.gemm_fp8_tflops.empty()) {
-    // The preset's FP8 curve is where FP8 rests on the weakest sources (Hopper's is derived).
-    fmt::format_to(std::back_inserter(out), "GEMM FP8, m = n = k (measured median; the preset's FP8 curve)\n  {:>7}  {:>9}  {:>9}  {:>16}\n",
-                   "size", "measured", "preset", "measured/preset");
+    // The preset's FP8 figures rest on the weakest sources (Hopper's are derived).
+    fmt::format_to(std::back_inserter(out), "GEMM FP8, m = n = k (measured median; the preset's FP8 {}, capped)\n  {:>7}  {:>9}  {:>9}  {:>16}\n",
+                   preset.gemm_fp8_grid ? "grid" : "curve", "size", "measured", "preset", "measured/preset");
     for (double s : p.gemm_fp8->m) {
       const double measured = p.gemm_fp8->interpolate(s, s, s);
-      const double curve = std::min(hw::interpolate_tflops(preset.gemm_fp8_tflops, s), preset.gemm_fp8_max_tflops);
+      const double curve = workload::short_run_fp8_gemm_flops_per_s(preset, s, s, s) / 1e12;
       fmt::format_to(std::back_inserter(out), "  {:>7g}  {:>9.1f}  {:>9.1f}  {:>16}\n", s, measured, curve, pct(measured, curve));
     }
   }

@@ -15,6 +15,14 @@ double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, do
   return tflops * 1e12;
 }
 
+double short_run_fp8_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k) {
+  // The preset's FP8 grid at the GEMM's own shape; without one, its curve
+  // places the GEMM at the cube root of its volume.
+  const double shaped = gpu.gemm_fp8_grid ? gpu.gemm_fp8_grid->interpolate(m, n, k)
+                                          : hw::interpolate_tflops(gpu.gemm_fp8_tflops, std::cbrt(m * n * k));
+  return std::min(shaped, gpu.gemm_fp8_max_tflops) * 1e12;
+}
+
 double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bool fp8) {
   if (fp8) {
     // A profile's FP8 grid (GPUs with FP8 tensor cores) at the same sustained
@@ -24,12 +32,7 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
     if (gpu.calibration && gpu.calibration->gemm_fp8) {
       return gpu.calibration->gemm_fp8->interpolate(m, n, k) * 1e12 * gpu.sustained_tensor_fraction;
     }
-    // The preset's FP8 grid at the GEMM's own shape; without one, its curve
-    // places the GEMM at the cube root of its volume.
-    const double shaped = gpu.gemm_fp8_grid ? gpu.gemm_fp8_grid->interpolate(m, n, k)
-                                            : hw::interpolate_tflops(gpu.gemm_fp8_tflops, std::cbrt(m * n * k));
-    const double tflops = std::min(shaped, gpu.gemm_fp8_max_tflops);
-    return tflops * 1e12 * gpu.sustained_tensor_fraction;
+    return short_run_fp8_gemm_flops_per_s(gpu, m, n, k) * gpu.sustained_tensor_fraction;
   }
   // A calibration profile (cluster.calibration) measured this shape's
   // neighbours at the boost clock; a long run holds the sustained share.

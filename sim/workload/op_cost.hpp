@@ -26,6 +26,8 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
 // The preset's BF16 curve (or grid) and ceiling as measured, in short runs,
 // before GpuSpec::sustained_tensor_fraction: what a calibration measures.
 double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
+// The same for FP8 GEMMs: the preset's FP8 grid (or curve), capped by its FP8 ceiling.
+double short_run_fp8_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
 
 // The GPU's attention throughput by sequence length for a kernel: its
 // FlashAttention-2, FlashAttention-1 or cuDNN figures (the config checks the

@@ -26,11 +26,12 @@ class GemmRunner {
 
   std::size_t max_elements() const { return max_elements_; }
   // Milliseconds per GEMM, one per sample; nothing when cuBLASLt has no
-  // algorithm for this type and shape. With `cool_down`, a measurement that
-  // kept the tensor cores busy for more than 10 ms is followed by twice that
-  // idle, so that the next shape also starts at the boost clock: the grid
-  // holds short-run figures, as the presets' curves do, and the sustained
-  // section (sustained.hpp) measures what a long run holds.
+  // algorithm for this type and shape. With `cool_down` (the grids), a call
+  // of over 5 ms gets at most 5 samples, and a measurement over 100 TFLOP/s
+  // is followed by twice its time idle, so that every shape runs at the
+  // boost clock: the grid holds short-run figures, as the presets' curves
+  // do, and the sustained section (sustained.hpp) measures what a long run
+  // holds.
   std::optional<std::vector<double>> time(Dtype dtype, int m, int n, int k, const Settings& s, bool cool_down = true);
 
  private:

@@ -29,18 +29,19 @@ PROFILE = "configs/calibration/h200-sxm-141gb.json"
 PRESETS = ["H100-SXM5-80GB", "H200-SXM-141GB", "H800-SXM5-80GB", "H100-HBM2e-96GB-500W"]
 
 
-def ratio_grid(profile, axis):
-    """FP8 over BF16 medians at every (m, n, k) of `axis`, which must be points of the profile's grids."""
+def ratio_grid(profile, axes):
+    """FP8 over BF16 medians at every (m, n, k) of `axes` (m, n and k lists), which must be points
+    of the profile's grids."""
     bf16, fp8 = profile["gemm"]["bf16"], profile["gemm"]["fp8"]
     for g in (bf16, fp8):
         for key in ("m", "n", "k"):
-            missing = [x for x in axis if x not in g[key]]
+            missing = [x for x in axes[key] if x not in g[key]]
             if missing:
                 sys.exit(f"hopper_fp8_grid: {PROFILE}: gemm grid axis {key} lacks {missing}")
     out = {}
-    for m in axis:
-        for n in axis:
-            for k in axis:
+    for m in axes["m"]:
+        for n in axes["n"]:
+            for k in axes["k"]:
                 i, j, l = (bf16["m"].index(m), bf16["n"].index(n), bf16["k"].index(k))
                 p, q, r = (fp8["m"].index(m), fp8["n"].index(n), fp8["k"].index(k))
                 out[(m, n, k)] = fp8["tflops"][p][q][r] / bf16["tflops"][i][j][l]
@@ -55,9 +56,15 @@ def ratio_grid(profile, axis):
 EXTRA = 8192
 
 
+def fp8_axes(preset):
+    """The preset's BF16 grid axes, each with EXTRA appended where it ends below it."""
+    g = preset["gemm_grid"]
+    return {key: g[key] + ([EXTRA] if g[key][-1] < EXTRA else []) for key in ("m", "n", "k")}
+
+
 def fp8_grid(preset, ratios):
     g = preset["gemm_grid"]
-    axes = {key: g[key] + [EXTRA] for key in ("m", "n", "k")}
+    axes = fp8_axes(preset)
 
     def bf16(m, n, k):
         i, j, l = (g[key].index(min(x, g[key][-1])) for key, x in (("m", m), ("n", n), ("k", k)))
@@ -102,7 +109,7 @@ def main():
         path = ROOT / "configs/hardware/gpus" / f"{name}.json"
         text = path.read_text()
         preset = json.loads(text)
-        new = rewrite(text, fp8_grid(preset, ratio_grid(profile, preset["gemm_grid"]["m"] + [EXTRA])))
+        new = rewrite(text, fp8_grid(preset, ratio_grid(profile, fp8_axes(preset))))
         if new != text:
             stale.append(name)
             if not args.check:

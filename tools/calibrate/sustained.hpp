@@ -2,10 +2,12 @@
 // clock, so the short-run grid overstates a training run's GEMMs. Two runs of
 // 8192^3 BF16 GEMMs on the harness's random operands:
 //   burn  GEMMs back to back;
-//   duty  GEMMs two thirds of the time, HBM copies the rest, as a training
-//         step interleaves its GEMMs with memory-bound kernels; only the
-//         GEMMs are timed.
-// trainsim scales the grid by duty over short-run (the best window).
+//   duty  GEMMs about two thirds of the time, HBM copies of random data the
+//         rest, as a training step interleaves its GEMMs with memory-bound
+//         kernels; only the GEMMs are timed, and the share is recorded as it
+//         ran.
+// trainsim holds the grid at the duty run's throughput over the grid's own
+// 8192^3 figure.
 #pragma once
 
 #include <nlohmann/json.hpp>
