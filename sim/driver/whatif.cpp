@@ -141,6 +141,9 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.model_flops_per_iteration = w.costs.model_flops_per_iteration;
   info.hardware_flops_per_iteration = w.costs.hardware_flops_per_iteration;
   info.layer_forward_s = w.costs.layer_forward.to_seconds();
+  info.tensor_clock_fraction = w.costs.tensor_clock_fraction;
+  info.tensor_duty = w.costs.tensor_duty;
+  info.burn_fraction = sc.cluster.node.gpu.sustained_tensor_fraction;
   info.layer_backward_s = w.costs.layer_backward.to_seconds();
   info.recompute = workload::recompute_name(sc.plan.recompute);
   info.sequence_parallel = sc.plan.sequence_parallel;

@@ -126,15 +126,16 @@ struct CalibrationProfile {
   // when the profile predates it (an optional key).
   std::vector<SizePoint> nccl_send_recv;
 
-  // The share of the grid's short-run figures a training run's GEMMs hold:
-  // the duty run's throughput (GEMMs interleaved with memory-bound kernels,
-  // as a step runs them) over the grid's own figure at the burnt shape, so
-  // that the grid's shape times the share is what the duty run measured; at
-  // most 1. Null without gemm.sustained.
+  // What back-to-back tensor work sustains of the grid's short-run figures
+  // (GpuSpec::sustained_tensor_fraction, a burn's): the burn's settled
+  // throughput over the grid's own figure at the burnt shape, at most 1. A
+  // run holds more as its tensor work takes less of the time
+  // (workload/duty_clock.hpp); the duty run checks that line. Null without
+  // gemm.sustained.
   std::optional<double> sustained_fraction() const {
     if (!gemm_sustained) return std::nullopt;
     const double size = gemm_sustained->size;
-    return std::min(1.0, gemm_sustained->duty_tflops / gemm_bf16.interpolate(size, size, size));
+    return std::min(1.0, gemm_sustained->burn_tflops / gemm_bf16.interpolate(size, size, size));
   }
 
   // The streaming bandwidth of HBM: the copy at the largest size measured

@@ -53,13 +53,15 @@ struct GpuSpec {
   std::shared_ptr<const GemmGrid> gemm_fp8_grid;
   double peak_fp4_tflops = 0.0;  // dense
   double power_w = 0.0;          // the board's power limit the preset's figures assume
-  // What a long run of BF16 tensor-core work sustains of the short-run
-  // figures above (gemm_tflops, gemm_grid, gemm_max_tflops, the FP8 GEMM
-  // figures and the attention curves): the curves come from benchmarks of a few
-  // milliseconds at the boost clock, while training keeps the tensor cores
-  // busy for minutes at the clock the power limit allows. 1 where no
-  // throttling is measured. FP8 GEMMs share the power limit and run at the
-  // same fraction of their own figures.
+  // What back-to-back BF16 tensor-core work (a burn) sustains of the
+  // short-run figures above (gemm_tflops, gemm_grid, gemm_max_tflops, the
+  // FP8 GEMM figures and the attention curves): the curves come from
+  // benchmarks of a few milliseconds at the boost clock, while training keeps
+  // the tensor cores busy for minutes at the clock the power limit allows.
+  // 1 where no throttling is measured. A run's costs hold more of the
+  // figures the less of the compute its tensor work takes
+  // (workload/duty_clock.hpp); op costs read this field as the share held.
+  // FP8 GEMMs share the power limit and run at the same share of their own.
   double sustained_tensor_fraction = 1.0;
   // Measured on this GPU by tools/calibrate (cluster.calibration); null for
   // the preset's figures alone. When set, GEMM throughput comes from its grid.

@@ -55,17 +55,20 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
   if (p.gemm_sustained) {
     const hw::SustainedGemm& su = *p.gemm_sustained;
     const double grid = p.gemm_bf16.interpolate(su.size, su.size, su.size);
+    const double burn = *p.sustained_fraction();
+    // The duty run against the line the simulator draws from the burn
+    // (workload/duty_clock.hpp), at the share the duty run measured.
+    const double line = 1.0 - su.duty_gemm_share * (1.0 - burn);
     fmt::format_to(std::back_inserter(out),
-                   "  sustained, {:g}^3 for {:g} s: best window {:.1f}, back to back {:.1f} ({}), GEMMs {:.0f}% of the "
-                   "time {:.1f} ({}); the grid's {:g}^3 is {:.1f}, so the simulator holds GEMMs and attention at "
-                   "{:.3f} of the grid (the preset: {:.3f})\n",
-                   su.size, su.seconds, su.short_run_tflops, su.burn_tflops, pct(su.burn_tflops, su.short_run_tflops),
-                   100.0 * su.duty_gemm_share, su.duty_tflops, pct(su.duty_tflops, su.short_run_tflops), su.size, grid,
-                   *p.sustained_fraction(), preset.sustained_tensor_fraction);
+                   "  sustained, {:g}^3 for {:g} s: best window {:.1f}, back to back {:.1f}, GEMMs {:.0f}% of the time "
+                   "{:.1f}; over the grid's {:g}^3 ({:.1f}): the burn holds {:.3f} (the preset: {:.3f}), the duty run "
+                   "{:.3f} where the simulator's line gives {:.3f}\n",
+                   su.size, su.seconds, su.short_run_tflops, su.burn_tflops, 100.0 * su.duty_gemm_share, su.duty_tflops,
+                   su.size, grid, burn, preset.sustained_tensor_fraction, std::min(1.0, su.duty_tflops / grid), line);
   } else {
     fmt::format_to(std::back_inserter(out),
-                   "  sustained: not measured (a profile before gemm.sustained); the simulator holds GEMMs and attention "
-                   "at the preset's {:.3f} of short-run\n",
+                   "  sustained: not measured (a profile before gemm.sustained); the simulator takes the preset's burn, "
+                   "{:.3f} of short-run, for GEMMs and attention\n",
                    preset.sustained_tensor_fraction);
   }
   for (const auto& [name, grid] : {std::pair{"FP16", &p.gemm_fp16}, std::pair{"FP8", &p.gemm_fp8}}) {

@@ -219,6 +219,8 @@ nlohmann::json to_json(const Summary& s) {
     j["layer_backward_s"] = s.info.layer_backward_s;
   }
   j["bubble_fraction"] = s.bubble_fraction;
+  j["tensor_clock_fraction"] = s.info.tensor_clock_fraction;
+  j["tensor_duty"] = s.info.tensor_duty;
   // Offloading only: the most host memory a node holds, and its DRAM.
   j["host_memory_per_node_bytes"] = s.info.host_memory_per_node_bytes;
   j["host_memory_capacity_bytes"] = s.info.host_memory_capacity_bytes;
@@ -305,6 +307,11 @@ std::string to_text(const Summary& s) {
   if (!s.burst) {
     line("one layer", fmt::format("{:.2f} ms forward, {:.2f} ms backward (a micro-batch, one GPU)",
                                   s.info.layer_forward_s * 1e3, s.info.layer_backward_s * 1e3));
+  }
+  if (s.info.tensor_clock_fraction < 1.0) {
+    line("tensor-core clock", fmt::format("{:.3f} of the short-run figures (tensor work {:.0f}% of the compute; "
+                                          "{:.3f} back to back)",
+                                          s.info.tensor_clock_fraction, 100.0 * s.info.tensor_duty, s.info.burn_fraction));
   }
   line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {

@@ -37,6 +37,12 @@ struct RunInfo {
   // forward, and backward with what recompute redoes and a separate add of
   // its weight gradients. 0 for a layer-table model.
   double layer_forward_s = 0.0;
+  // The share of the GPU's short-run tensor-core figures the costs hold and
+  // the tensor work's share of the compute time that sets it
+  // (workload/duty_clock.hpp); 1 and 0 on a GPU that does not throttle.
+  double tensor_clock_fraction = 1.0;
+  double tensor_duty = 0.0;
+  double burn_fraction = 1.0;  // the GPU's sustained_tensor_fraction
   double layer_backward_s = 0.0;
   std::string recompute = "none";
   int zero_stage = 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/collective.hpp"
+#include "workload/duty_clock.hpp"
 #include "workload/mla.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
@@ -354,8 +355,10 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision) {
   return to_main_grads + unscale + norm + adam + to_model_params;
 }
 
-StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
-                       hw::CollectiveAlgorithm algorithm) {
+namespace {
+
+StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
+                    hw::CollectiveAlgorithm algorithm) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.stages();
   // What one rank holds of each sequence: all of it, or 1/cp under context
@@ -1006,6 +1009,37 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
     }
     out.stages.push_back(c);
   }
+  return out;
+}
+
+}  // namespace
+
+StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
+                       hw::CollectiveAlgorithm algorithm) {
+  const double burn = cluster.node.gpu.sustained_tensor_fraction;
+  if (!(burn < 1.0)) return costs_at(model, plan, cluster, algorithm);
+  // The clock the tensor work holds depends on its share of the compute
+  // (workload/duty_clock.hpp). Costed at the short-run figures and at the
+  // burn's, the compute per micro-batch (every stage's F, I and W) is
+  // tensor + other and tensor / burn + other, which gives both parts; then
+  // the costs at the share that mix holds.
+  auto compute_s = [](const StageCosts& c) {
+    double sum = 0.0;
+    for (const StageCost& st : c.stages) sum += (st.forward + st.input_grad + st.weight_grad).to_seconds();
+    return sum;
+  };
+  hw::ClusterSpec at = cluster;
+  at.node.gpu.sustained_tensor_fraction = 1.0;
+  const double short_run = compute_s(costs_at(model, plan, at, algorithm));
+  StageCosts at_burn = costs_at(model, plan, cluster, algorithm);
+  const double throttled = compute_s(at_burn);
+  const double tensor = std::max(0.0, (throttled - short_run) / (1.0 / burn - 1.0));
+  if (!(tensor > 0.0)) return at_burn;  // no tensor work: the clock does not matter
+  const double held = duty_clock_fraction(tensor, short_run - tensor, burn);
+  at.node.gpu.sustained_tensor_fraction = held;
+  StageCosts out = costs_at(model, plan, at, algorithm);
+  out.tensor_clock_fraction = held;
+  out.tensor_duty = tensor / held / (tensor / held + (short_run - tensor));
   return out;
 }
 

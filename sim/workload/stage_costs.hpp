@@ -125,6 +125,12 @@ struct StageCost {
 
 struct StageCosts {
   std::vector<StageCost> stages;
+  // The share of the GPU's short-run tensor-core figures the costs hold
+  // (workload/duty_clock.hpp), and the tensor cores' share of the compute
+  // time that sets it; 1 and 0 where the GPU does not throttle (or has no
+  // tensor work).
+  double tensor_clock_fraction = 1.0;
+  double tensor_duty = 0.0;
   double model_flops_per_iteration = 0.0;     // whole cluster, no recompute
   double hardware_flops_per_iteration = 0.0;  // including recomputed FLOPs
   // One transformer layer, one micro-batch, one GPU, its tensor-parallel

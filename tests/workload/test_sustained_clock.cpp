@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "hw/calibration_profile.hpp"
+#include "workload/duty_clock.hpp"
 #include "workload/op_cost.hpp"
+#include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
 using namespace trainsim;
@@ -53,4 +55,36 @@ TEST_CASE("a calibration profile's grid is short-run: its GEMMs hold the sustain
   p->gemm_bf16.tflops_min = p->gemm_bf16.tflops_max = p->gemm_bf16.tflops;
   gpu.calibration = p;
   CHECK(gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(108e12));
+}
+
+TEST_CASE("stage costs hold the share the tensor work's part of the compute sets, between the burn and 1") {
+  // small_gpt on one GPU: its compute per micro-batch is tensor work
+  // (GEMMs, attention) and the rest (element-wise kernels). Costed at the
+  // short-run figures and at the burn (0.9), the difference gives the
+  // tensor part: tensor / 0.9 + rest - (tensor + rest) = tensor (1/0.9 - 1).
+  hw::ClusterSpec burnt = testing::small_cluster();
+  burnt.node.gpu.sustained_tensor_fraction = 0.9;
+  hw::ClusterSpec cool = burnt;
+  cool.node.gpu.sustained_tensor_fraction = 1.0;
+  Plan p;
+  p.global_batch = 1;
+  auto compute_s = [](const StageCosts& c) {
+    const StageCost& st = c.stages.front();
+    return (st.forward + st.input_grad + st.weight_grad).to_seconds();
+  };
+  const StageCosts short_run = stage_costs(testing::small_gpt(), p, cool);
+  CHECK(short_run.tensor_clock_fraction == 1.0);  // a GPU that does not throttle: nothing to hold
+  const double whole = compute_s(short_run);
+  // With the held share f, the held compute is tensor / f + rest.
+  const StageCosts held = stage_costs(testing::small_gpt(), p, burnt);
+  const double f = held.tensor_clock_fraction;
+  CHECK(f > 0.9);
+  CHECK(f < 1.0);
+  // tensor + rest = whole and tensor / f + rest = held compute give tensor,
+  // and f must be the duty line's fixed point for that mix.
+  const double tensor = (compute_s(held) - whole) / (1.0 / f - 1.0);
+  CHECK(tensor > 0.0);
+  CHECK(f == doctest::Approx(duty_clock_fraction(tensor, whole - tensor, 0.9)).epsilon(1e-9).scale(0));
+  // The duty reported is the tensor share of the held compute time.
+  CHECK(held.tensor_duty == doctest::Approx(tensor / f / compute_s(held)).epsilon(1e-9).scale(0));
 }

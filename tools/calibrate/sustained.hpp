@@ -6,8 +6,9 @@
 //         rest, as a training step interleaves its GEMMs with memory-bound
 //         kernels; only the GEMMs are timed, and the share is recorded as it
 //         ran.
-// trainsim holds the grid at the duty run's throughput over the grid's own
-// 8192^3 figure.
+// trainsim takes the burn over the grid's own 8192^3 figure as the GPU's
+// burn fraction, from which a run holds more the less of its compute its
+// tensor work takes; the duty run checks that line.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,0 +1,26 @@
+// The share of its short-run tensor-core figures a power-limited GPU holds,
+// by how much of its compute time the tensor cores work (workload/duty_clock.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "workload/duty_clock.hpp"
+
+using trainsim::workload::duty_clock_fraction;
+
+TEST_CASE("back-to-back tensor work holds the burn; none, or a GPU that does not throttle, holds everything") {
+  CHECK(duty_clock_fraction(1.0, 0.0, 0.85) == doctest::Approx(0.85).epsilon(1e-12).scale(0));
+  CHECK(duty_clock_fraction(0.0, 1.0, 0.85) == 1.0);
+  CHECK(duty_clock_fraction(1.0, 1.0, 1.0) == 1.0);
+}
+
+TEST_CASE("the held share is the fixed point of the duty line") {
+  // Half the short-run compute on tensor cores, burn 0.8: at a share f the
+  // tensor work takes 0.5 / f against 0.5, so d = 1 / (1 + f), and
+  // f = 1 - 0.2 / (1 + f) gives f^2 = 0.8, f = 0.894427.
+  const double f = duty_clock_fraction(0.5, 0.5, 0.8);
+  CHECK(f == doctest::Approx(std::sqrt(0.8)).epsilon(1e-10).scale(0));
+  // More tensor work, a lower clock; always between the burn and 1.
+  CHECK(duty_clock_fraction(0.9, 0.1, 0.8) < f);
+  CHECK(duty_clock_fraction(0.9, 0.1, 0.8) > 0.8);
+}
