@@ -331,8 +331,9 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   const hw::CalibrationProfile& p = *profile;
   const hw::NodeSpec preset = node;
   node.gpu.hbm_achievable_tb_per_s = p.hbm_tb_per_s();
-  // The grid is short-run; what a long run's GEMMs (and attention) hold is
-  // measured on this GPU when the profile has it, else the preset's share.
+  // The grid is short-run; the burn that a run's held share starts from
+  // (workload/duty_clock.hpp) is measured on this GPU when the profile has
+  // it, else the preset's.
   if (const auto share = p.sustained_fraction()) node.gpu.sustained_tensor_fraction = *share;
   node.gpu.kernel_overhead_us = p.launch_us.median;
   if (p.p2p_skipped.empty()) {

@@ -90,6 +90,13 @@ report::Summary summarize_layers(const config::Scenario& sc, const WhatIf& w, co
   info.global_batch = sc.plan.global_batch;
   info.gpus = G;
   info.peak_tflops = sc.cluster.node.gpu.peak_tflops;
+  // A layer table's layers are timed as tensor work throughout (their GEMMs
+  // at the GPU's figures): they hold the burn, duty 1.
+  info.burn_fraction = sc.cluster.node.gpu.sustained_tensor_fraction;
+  if (info.burn_fraction < 1.0) {
+    info.tensor_clock_fraction = info.burn_fraction;
+    info.tensor_duty = 1.0;
+  }
   // Forward + backward = 3 x the forward FLOPs, every sample once.
   info.model_flops_per_iteration = 3.0 * table.flops_per_sample() * sc.plan.global_batch;
   info.hardware_flops_per_iteration = info.model_flops_per_iteration;

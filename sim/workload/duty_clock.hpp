@@ -9,7 +9,10 @@
 // Measured on an H200 (docs/hardware.md, "Measured on an H200"): burn 0.848
 // at d = 1, and 0.90-0.92 with GEMMs about two thirds of the time, where the
 // line gives 0.89-0.90. d itself depends on f (slower tensor work takes a
-// larger share), so f is the fixed point.
+// larger share), so f is the fixed point. d counts what the costs count as
+// tensor time: where a GEMM hides under a longer collective (async TP, the
+// context-parallel ring), only its exposed part, so d runs a little low
+// there; bubbles and exposed data-parallel communication are not in it.
 #pragma once
 
 namespace trainsim::workload {

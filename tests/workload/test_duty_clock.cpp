@@ -24,3 +24,10 @@ TEST_CASE("the held share is the fixed point of the duty line") {
   CHECK(duty_clock_fraction(0.9, 0.1, 0.8) < f);
   CHECK(duty_clock_fraction(0.9, 0.1, 0.8) > 0.8);
 }
+
+TEST_CASE("a small burn and little tensor work: the root of o f^2 + (t - o) f - burn t = 0") {
+  // t 0.1, o 0.9, burn 0.05: 0.9 f^2 - 0.8 f - 0.005 = 0, f = (0.8 + sqrt(0.64 + 0.018)) / 1.8 = 0.895083.
+  CHECK(duty_clock_fraction(0.1, 0.9, 0.05) == doctest::Approx((0.8 + std::sqrt(0.658)) / 1.8).epsilon(1e-12).scale(0));
+  // Negative other work counts as none: back to back.
+  CHECK(duty_clock_fraction(1.0, -1.0, 0.85) == doctest::Approx(0.85).epsilon(1e-12).scale(0));
+}
