@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "workload/duty_clock.hpp"
 #include "workload/op_cost.hpp"
 
 namespace trainsim::report {
@@ -58,7 +59,7 @@ void gemm_section(std::string& out, const hw::CalibrationProfile& p, const hw::G
     const double burn = *p.sustained_fraction();
     // The duty run against the line the simulator draws from the burn
     // (workload/duty_clock.hpp), at the share the duty run measured.
-    const double line = 1.0 - su.duty_gemm_share * (1.0 - burn);
+    const double line = workload::held_fraction(su.duty_gemm_share, burn);
     fmt::format_to(std::back_inserter(out),
                    "  sustained, {:g}^3 for {:g} s: best window {:.1f}, back to back {:.1f}, GEMMs {:.0f}% of the time "
                    "{:.1f}; over the grid's {:g}^3 ({:.1f}): the burn holds {:.3f} (the preset: {:.3f}), the duty run "

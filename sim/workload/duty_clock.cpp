@@ -5,6 +5,13 @@
 
 namespace trainsim::workload {
 
+double held_fraction(double duty, double burn) { return 1.0 - duty * (1.0 - burn); }
+
+double tensor_duty(double tensor_s, double other_s, double held) {
+  const double tensor = tensor_s / held;
+  return tensor / (tensor + std::max(other_s, 0.0));
+}
+
 double duty_clock_fraction(double tensor_s, double other_s, double burn) {
   if (!(tensor_s > 0.0) || !(burn < 1.0)) return 1.0;
   const double t = tensor_s, o = std::max(other_s, 0.0);

@@ -17,6 +17,14 @@
 
 namespace trainsim::workload {
 
+// The line itself: what a GPU whose tensor work takes `duty` of its compute
+// time holds, 1 - duty (1 - burn).
+double held_fraction(double duty, double burn);
+
+// The tensor work's share of the compute time when it runs at `held` of its
+// short-run figures: (tensor / held) / (tensor / held + other).
+double tensor_duty(double tensor_s, double other_s, double held);
+
 // The share of the short-run tensor-core figures held, given the compute
 // time that runs on tensor cores at the short-run figures (`tensor_s`, GEMMs
 // and attention), the compute time that does not (`other_s`: element-wise

@@ -1039,7 +1039,7 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   at.node.gpu.sustained_tensor_fraction = held;
   StageCosts out = costs_at(model, plan, at, algorithm);
   out.tensor_clock_fraction = held;
-  out.tensor_duty = tensor / held / (tensor / held + (short_run - tensor));
+  out.tensor_duty = tensor_duty(tensor, short_run - tensor, held);
   return out;
 }
 

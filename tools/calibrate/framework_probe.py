@@ -161,6 +161,13 @@ def timed_windows(seconds, fn, calls, flop, between=lambda: None):
     return windows, smi.rows
 
 
+def to_fp8_rowwise(x):
+    """Rowwise scaling: one scale per row, so that each row's amax lands on E4M3's 448. Returns the
+    FP8 tensor and its scales, [rows, 1] in FP32."""
+    scale = (x.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
+    return (x.float() / scale).to(torch.float8_e4m3fn), scale
+
+
 def burn(seconds, data="normal", fp8=True):
     n = 8192
     flop = 2.0 * n * n * n
@@ -292,10 +299,8 @@ def fp8_shapes():
                     row["fp8_tensorwise_tflops"] = tflops(flop, event_ms(
                         lambda: torch._scaled_mm(x8, w8.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)))["median"]
                     # Rowwise: one scale per row of x and per output column (torchao's rowwise recipe).
-                    sxr = (x.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
-                    swr = (w.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
-                    xr = (x.float() / sxr).to(torch.float8_e4m3fn)
-                    wr = (w.float() / swr).to(torch.float8_e4m3fn)
+                    xr, sxr = to_fp8_rowwise(x)
+                    wr, swr = to_fp8_rowwise(w)
                     try:
                         row["fp8_rowwise_tflops"] = tflops(flop, event_ms(
                             lambda: torch._scaled_mm(xr, wr.t(), scale_a=sxr, scale_b=swr.reshape(1, -1).contiguous(),
@@ -343,10 +348,8 @@ def fp8_passes():
                            "bf16": flop / (cooled(lambda: a @ b.t())["median"] * 1e-3) / 1e12}
                     a8, sa = to_fp8(a)
                     b8, sb = to_fp8(b)
-                    sar = (a.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
-                    sbr = (b.abs().amax(dim=1, keepdim=True).float() / 448.0).clamp(min=1e-12)
-                    ar = (a.float() / sar).to(torch.float8_e4m3fn)
-                    br = (b.float() / sbr).to(torch.float8_e4m3fn)
+                    ar, sar = to_fp8_rowwise(a)
+                    br, sbr = to_fp8_rowwise(b)
                     sbr_row = sbr.reshape(1, -1).contiguous()
                     for fast in (True, False):
                         tag = "fast" if fast else "exact"

@@ -106,9 +106,7 @@ std::optional<std::vector<double>> GemmRunner::time(Dtype dtype, int m, int n, i
     // Then idle twice as long as a measurement that drew tensor-core power
     // (over 100 TFLOP/s: small GEMMs draw little and idle not at all), so
     // that the next shape starts at the boost clock too.
-    std::vector<double> sorted = *result;
-    std::sort(sorted.begin(), sorted.end());
-    const double tflops = 2.0 * m * n * static_cast<double>(k) / (sorted[sorted.size() / 2] * 1e-3) / 1e12;
+    const double tflops = 2.0 * m * n * static_cast<double>(k) / (summarize(*result).median * 1e-3) / 1e12;
     if (cool_down && tflops > 100.0) std::this_thread::sleep_for(2 * busy);
   }
   CAL_CHECK(cublasLtMatmulPreferenceDestroy(pref));

@@ -81,20 +81,22 @@ SOURCE = ("the preset's BF16 gemm_grid (XLA's sm_90 sweep) times the FP8 E4M3 ov
           "(tools/calibrate/hopper_fp8_grid.py)")
 
 
+def set_key(text, indent, value):
+    """`text` with the line `"gemm_fp8_grid": value,` at `indent` spaces, in place of the one there or,
+    when new, after the gemm_fp8_max_tflops line of that indent."""
+    pad = " " * indent
+    line = f'{pad}"gemm_fp8_grid": {value},'
+    ours = re.compile(rf'^{pad}"gemm_fp8_grid": .*,$', flags=re.M)
+    if ours.search(text):
+        return ours.sub(lambda _: line, text, count=1)
+    return re.sub(rf'^({pad}"gemm_fp8_max_tflops": [^\n]*,)$', lambda mo: mo.group(1) + "\n" + line, text, count=1,
+                  flags=re.M)
+
+
 def rewrite(text, grid):
     """The preset's text with gemm_fp8_grid set (after gemm_fp8_max_tflops when new) and its source line."""
-    line = "  \"gemm_fp8_grid\": " + json.dumps(grid, separators=(", ", ": ")) + ","
-    if re.search(r'^  "gemm_fp8_grid": .*,$', text, flags=re.M):
-        text = re.sub(r'^  "gemm_fp8_grid": .*,$', lambda _: line, text, count=1, flags=re.M)
-    else:
-        text = re.sub(r'^(  "gemm_fp8_max_tflops": [^\n]*,)$', lambda mo: mo.group(1) + "\n" + line, text, count=1,
-                      flags=re.M)
-    source = "    \"gemm_fp8_grid\": " + json.dumps(SOURCE.format(profile=PROFILE)) + ","
-    if re.search(r'^    "gemm_fp8_grid": .*,$', text, flags=re.M):
-        text = re.sub(r'^    "gemm_fp8_grid": .*,$', lambda _: source, text, count=1, flags=re.M)
-    else:
-        text = re.sub(r'^(    "gemm_fp8_max_tflops": [^\n]*,)$', lambda mo: mo.group(1) + "\n" + source, text,
-                      count=1, flags=re.M)
+    text = set_key(text, 2, json.dumps(grid, separators=(", ", ": ")))
+    text = set_key(text, 4, json.dumps(SOURCE.format(profile=PROFILE)))
     json.loads(text)  # still JSON
     return text
 

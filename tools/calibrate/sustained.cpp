@@ -72,13 +72,12 @@ nlohmann::json measure_sustained(GemmRunner& runner, double seconds, cudaStream_
     once.samples = 3;
     once.sample_ms = 0.0;
     const auto copy = [&] { stream_copy(src, dst, bytes / 16, stream); };
-    std::vector<double> copy_ms = time_ms(copy, stream, once);
-    std::sort(copy_ms.begin(), copy_ms.end());
+    const double copy_ms = summarize(time_ms(copy, stream, once)).median;
     // A window is window_tflops's warm-up, sizing and sampled calls: about
     // 20 ms plus two calls. Copies to take a third of the time beside it.
     const double one_call_ms = 2.0 * kSize * kSize * static_cast<double>(kSize) / (best * 1e9);
     const double window_ms = 20.0 + 2.0 * one_call_ms;
-    const int copies = std::max(1, static_cast<int>(window_ms * (1 - kGemmShare) / kGemmShare / copy_ms[1] + 0.5));
+    const int copies = std::max(1, static_cast<int>(window_ms * (1 - kGemmShare) / kGemmShare / copy_ms + 0.5));
     std::this_thread::sleep_for(std::chrono::seconds(3));
     std::vector<std::pair<double, double>> duty;
     double gemm_s = 0.0, copies_s = 0.0;  // wall time of each part, the GPU busy throughout
