@@ -299,13 +299,21 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   // Context parallelism splits every sequence into cp parts (the ring into
   // 2 x cp chunks, two a rank, for causal load balancing), and Ulysses' heads.
   if (p.cp > 1) {
-    const bool ring = p.cp_algorithm == workload::CpAlgorithm::kRing;
-    const int parts = ring ? 2 * p.cp : p.cp;
+    const bool pytorch = p.cp_merge == workload::CpMerge::kPyTorch;
+    const bool two_chunks = p.cp_algorithm == workload::CpAlgorithm::kRing || pytorch;
+    const int parts = two_chunks ? 2 * p.cp : p.cp;
     if (m.seq % parts != 0) {
       ctx.fail("parallel.cp",
                fmt::format("model.seq = {} does not split into {} equal chunks ({}cp = {}{})", m.seq, parts,
-                           ring ? "2 x " : "", p.cp, ring ? ": the ring gives each rank two, for causal load balancing" : ""),
-               {"model.seq", "parallel.cp_algorithm"});
+                           two_chunks ? "2 x " : "", p.cp,
+                           two_chunks ? ": each rank takes two, for causal load balancing" : ""),
+               {"model.seq", pytorch ? "parallel.cp_merge" : "parallel.cp_algorithm"});
+    }
+    if (pytorch && p.cp_algorithm == workload::CpAlgorithm::kAllToAll) {
+      ctx.fail("parallel.cp_merge",
+               "\"pytorch\" is PyTorch's context_parallel, whose rotate methods are \"all-gather\" and \"ring\" "
+               "(its alltoall); expected parallel.cp_algorithm \"all-gather\" or \"ring\", got \"all-to-all\"",
+               {"parallel.cp_algorithm"});
     }
     if (p.attention == workload::Attention::kUnfused) {
       ctx.fail("parallel.cp", "context parallelism splits FlashAttention's fused kernel by blocks; expected "

@@ -21,6 +21,12 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                    {{"ring", workload::CpAlgorithm::kRing},
                                                     {"all-gather", workload::CpAlgorithm::kAllGather},
                                                     {"all-to-all", workload::CpAlgorithm::kAllToAll}});
+  if (s.has("cp_merge") && p.cp == 1) {
+    ctx.fail(s.path("cp_merge"), "applies only with parallel.cp > 1 (context parallelism)", {"parallel.cp"});
+  }
+  p.cp_merge = s.choice<workload::CpMerge>("cp_merge", workload::CpMerge::kFused,
+                                           {{"fused", workload::CpMerge::kFused},
+                                            {"pytorch", workload::CpMerge::kPyTorch}});
   p.ep = s.positive_int_or("ep", 1, kMaxCount);
   p.etp = s.positive_int_or("etp", 1, kMaxCount);
   p.moe_dispatcher = s.choice<workload::MoeDispatcher>("moe_dispatcher", workload::MoeDispatcher::kAllToAll,

@@ -193,6 +193,7 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
       j.fail("parallelism.context_parallel_rotate_method", "expected allgather or alltoall, got " + rotate);
     }
     p["cp_algorithm"] = rotate == "allgather" ? "all-gather" : "ring";
+    p["cp_merge"] = "pytorch";  // TorchTitan's context parallelism is PyTorch's
   }
   if (shard * cp > 1) {
     p["zero_stage"] = 3;  // FSDP2's fully_shard

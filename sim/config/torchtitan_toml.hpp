@@ -25,7 +25,7 @@
 //   (its Llama attention, always)      kv_repeat true: K and V copied to every query head before SDPA
 //   (its Llama, always)                separate_projections true; with tp > 1 sp_batch_first true
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
-//   context_parallel_degree, _rotate_method   cp, cp_algorithm
+//   context_parallel_degree, _rotate_method   cp, cp_algorithm; cp_merge "pytorch" (PyTorch's context_parallel)
 //   expert_parallel_degree             ep
 //   [activation_checkpoint] mode,      recompute none / full / selective-op
 //   selective_ac_option ("op")

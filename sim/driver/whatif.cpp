@@ -131,7 +131,10 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.cp = sc.plan.cp;
   info.ep = sc.plan.ep;
   info.moe = sc.model.moe.enabled();
-  if (sc.plan.cp > 1) info.cp_algorithm = workload::cp_algorithm_name(sc.plan.cp_algorithm);
+  if (sc.plan.cp > 1) {
+    info.cp_algorithm = workload::cp_algorithm_name(sc.plan.cp_algorithm);
+    if (sc.plan.cp_merge == workload::CpMerge::kPyTorch) info.cp_algorithm += ", PyTorch's merges";
+  }
   info.microbatch_size = sc.plan.microbatch_size;
   info.global_batch = sc.plan.global_batch;
   info.microbatches = sc.plan.microbatches();

@@ -52,6 +52,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 plan.overlap.tp_comm,
                 plan.cp,
                 static_cast<int>(plan.cp_algorithm),
+                static_cast<int>(plan.cp_merge),
                 static_cast<int>(plan.precision),
                 static_cast<int>(plan.fp8_recipe),
                 plan.ep,

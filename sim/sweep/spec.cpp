@@ -155,8 +155,8 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
                key == "global_batch" ? "is given at the top level (global_batch)"
                                      : "is an axis: give its value or values under axes." + key);
         }
-        // The context-parallel algorithm is read once cp is an axis value > 1: below.
-        if (key != "cp_algorithm") config["parallel"][key] = value;
+        // How context parallelism runs is read once cp is an axis value > 1: below.
+        if (key != "cp_algorithm" && key != "cp_merge") config["parallel"][key] = value;
       }
     }
     if (doc.contains("options")) config["options"] = doc["options"];
@@ -176,6 +176,14 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
         fail(file, "parallel.cp_algorithm", "expected \"ring\", \"all-gather\" or \"all-to-all\", got " + show(a));
       }
       spec.settings.back().plan.cp_algorithm = *algorithm;
+    }
+    if (doc.contains("parallel") && doc["parallel"].contains("cp_merge")) {
+      const json& m = doc["parallel"]["cp_merge"];
+      const std::string name = m.is_string() ? m.get<std::string>() : std::string();
+      if (name != "fused" && name != "pytorch") {
+        fail(file, "parallel.cp_merge", "expected \"fused\" or \"pytorch\", got " + show(m));
+      }
+      spec.settings.back().plan.cp_merge = name == "pytorch" ? workload::CpMerge::kPyTorch : workload::CpMerge::kFused;
     }
     const auto& c = spec.settings.back().cluster;
     spec.cluster_labels.push_back(fmt::format("{}x{}", c.nodes, c.node.name));

@@ -157,6 +157,16 @@ enum class CpAlgorithm { kRing, kAllGather, kAllToAll };
 const char* cp_algorithm_name(CpAlgorithm a);
 std::optional<CpAlgorithm> cp_algorithm_named(const std::string& name);
 
+// How the partial results of attention over each block of keys become one
+// (parallel.cp_merge):
+//   fused    inside the kernels (one attention call over the gathered keys,
+//            or the ring's fused correction): nothing beyond attention;
+//   pytorch  PyTorch's experimental context_parallel, as TorchTitan runs it:
+//            one SDPA call per block, merged by eager FP32 element-wise ops,
+//            the gradients accumulated in FP32 and dK/dV passed around the
+//            ring a block behind (workload/cp_merge.hpp).
+enum class CpMerge { kFused, kPyTorch };
+
 struct Plan {
   int tp = 1;  // tensor parallel
   int pp = 1;  // pipeline parallel (stages)
@@ -167,6 +177,7 @@ struct Plan {
   // the batch is split over dp only.
   int cp = 1;
   CpAlgorithm cp_algorithm = CpAlgorithm::kRing;
+  CpMerge cp_merge = CpMerge::kFused;
   // The ranks that hold one tensor and pipeline rank's parameters, each a
   // pipeline of its own in the simulation: dp x cp. Replica r is data-parallel
   // rank r / cp, context rank r % cp.
@@ -248,7 +259,9 @@ struct Plan {
   // of the chunks), on the compute stream. Async TP's fused kernels take
   // their operands restrided instead and copy nothing.
   bool sp_batch_first = false;
-  LayerCode layer_code() const { return {kv_repeat, separate_projections, sp_batch_first}; }
+  LayerCode layer_code() const {
+    return {kv_repeat, separate_projections, sp_batch_first, cp > 1 && cp_merge == CpMerge::kPyTorch};
+  }
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/collective.hpp"
+#include "workload/cp_merge.hpp"
 #include "workload/duty_clock.hpp"
 #include "workload/mla.hpp"
 #include "workload/moe.hpp"
@@ -39,6 +40,9 @@ struct Timing {
   // one; and its expert-tensor-parallel group (etp ranks).
   const hw::CollectiveGroup* ep_group = nullptr;
   const hw::CollectiveGroup* etp_group = nullptr;
+  // PyTorch's context parallelism (CpMerge::kPyTorch): its own overlap of the
+  // exchange with attention's blocks (cp_merge.hpp).
+  bool cp_pytorch = false;
 
   // A MoE block's dispatch or combine in `pass`: an all-to-all of the op's
   // bytes, or (the all-gather dispatcher) an all-gather where tokens arrive
@@ -67,6 +71,17 @@ struct Timing {
     auto time = [&](hw::CollectiveKind kind, double bytes) {
       return hw::collective_time(kind, bytes, *cp_group, node).to_seconds();
     };
+    if (cp_pytorch) {
+      const Op& att = ops.at(static_cast<std::size_t>(op.attention_op));
+      if (att.kind != OpKind::kAttention) throw std::logic_error("context-parallel exchange: attention_op is not attention");
+      CpExchangeTimes t;
+      t.gather_s = time(hw::CollectiveKind::kAllGather, cp * op.cp_kv_bytes);
+      // A permute to the next rank: one step of a ring all-gather of cp blocks.
+      t.kv_step_s = time(hw::CollectiveKind::kAllGather, cp * op.cp_kv_bytes) / (cp - 1);
+      t.grad_step_s = time(hw::CollectiveKind::kAllGather, cp * 2.0 * op.cp_kv_bytes) / (cp - 1);  // FP32
+      t.attention_s = op_time(att, pass, node, attention_seq, tp_group, algorithm).compute_s;
+      return pytorch_cp_exposed_seconds(cp_algorithm, forward, cp, t);
+    }
     switch (cp_algorithm) {
       case CpAlgorithm::kRing: {
         // cp - 1 steps, each the K/V block (and backward its gradient too)
@@ -495,10 +510,14 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       cp_group = hw::group_of(cluster, cp_groups.front());
       cp_group.nic_share *= hw::concurrent_nic_share(cluster, cp_groups);
     }
-    const double attention_seq = plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing ? model.seq : s;
+    // PyTorch's context parallelism calls attention block by block whatever
+    // brings the keys.
+    const bool cp_pytorch = plan.cp > 1 && plan.cp_merge == CpMerge::kPyTorch;
+    const double attention_seq =
+        plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing && !cp_pytorch ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
                         plan.overlap.tp_comm_backward, plan.cp, plan.cp_algorithm, &cp_group, attention_seq,
-                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr};
+                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr, cp_pytorch};
     // What recompute redoes runs inside the backward: its collectives are
     // pipelined only where the backward's are.
     Timing redo_timing = timing;
@@ -705,7 +724,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // keys and values, the other cp - 1 ranks' parts beside the rank's own, on
     // every layer that keeps its activations (no recompute, or the layers full
     // recompute leaves alone); checkpointed layers gather them again.
-    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather) {
+    // (PyTorch's frees them after the forward and gathers them again.)
+    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && plan.cp_merge != CpMerge::kPyTorch) {
       const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
       const double own_kv = 2.0 * b * s * kv / t * kActivationBytes;
       const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage

@@ -1,5 +1,6 @@
 #include "workload/transformer.hpp"
 
+#include "workload/cp_merge.hpp"
 #include "workload/mla.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_build.hpp"
@@ -290,6 +291,21 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       att.attention_kernel = attention;
       att.op_sac_redo = 0.0;
       ops.push_back(att);
+      if (cp > 1 && code.cp_pytorch_merge) {
+        // PyTorch's context parallelism merges the blocks' outputs, and
+        // accumulates their gradients, in eager FP32 ops (cp_merge.hpp).
+        const CpMergeTraffic traffic =
+            pytorch_cp_merge_traffic(tokens * q / t, 2.0 * tokens * (expanded ? q : kv) / t, cp);
+        Op merge;
+        merge.name = "context_parallel_merge";
+        merge.kind = OpKind::kElementwise;
+        merge.bytes_forward = traffic.forward_bytes;
+        merge.bytes_input_grad = traffic.backward_bytes;
+        merge.kernels = traffic.kernels;
+        merge.attention_core = true;
+        merge.op_sac_redo = 0.0;  // part of the attention call, whose output is kept
+        ops.push_back(merge);
+      }
     } else {
       // The same FLOPs as two batched GEMMs over the rank's a/t heads, each
       // timed as one GEMM of b*(a/t)*s rows; between them the b*(a/t)*s*s

@@ -247,6 +247,9 @@ struct LayerCode {
   bool separate_projections = false;
   // Sequence parallelism on [b, s, h] tensors through DTensor's collectives.
   bool batch_first = false;
+  // Context parallelism through PyTorch's context_parallel (CpMerge::kPyTorch):
+  // attention's blocks merged by eager FP32 ops (workload/cp_merge.hpp).
+  bool cp_pytorch_merge = false;
 };
 
 // The parts of a layer Megatron-Core's selective recompute can redo

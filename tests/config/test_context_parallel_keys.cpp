@@ -1,4 +1,4 @@
-// parallel.cp and parallel.cp_algorithm: the GPU count they join, and the
+// parallel.cp, parallel.cp_algorithm and parallel.cp_merge: the GPU count they join, and the
 // one-line errors of what cannot split.
 #include <doctest/doctest.h>
 
@@ -39,8 +39,8 @@ TEST_CASE("cp joins the GPU count; the ring is the default algorithm") {
 TEST_CASE("context parallelism: sequences, heads and attention that do not split") {
   // The ring splits 8,192 into 2 x cp chunks; 8,190 does not.
   CHECK(error_of({"model.seq=8190"}) ==
-        "test.json: parallel.cp: model.seq = 8190 does not split into 4 equal chunks (2 x cp = 2: the ring gives each "
-        "rank two, for causal load balancing) (from --set model.seq=8190)");
+        "test.json: parallel.cp: model.seq = 8190 does not split into 4 equal chunks (2 x cp = 2: each rank takes "
+        "two, for causal load balancing) (from --set model.seq=8190)");
   // All-to-all hands out heads: 4 KV heads do not go round tp x cp = 8 ranks.
   CHECK(error_of({"parallel.cp=8", "parallel.dp=1", "parallel.global_batch=1", "parallel.cp_algorithm=all-to-all",
                   "model.kv_heads=4"}) ==
@@ -60,4 +60,25 @@ TEST_CASE("context parallelism: sequences, heads and attention that do not split
   layers["model"] = "vgg-16";
   layers["parallel"] = json::parse(R"({"dp": 4, "cp": 2, "global_batch": 8})");
   CHECK(testing::load_error(layers).find("test.json: parallel.cp: does not apply to a layer-table model") == 0);
+}
+
+TEST_CASE("parallel.cp_merge: PyTorch's merges, with its rotate methods and load balancing") {
+  CHECK(load_document(base(), "test.json", ".", {}).plan.cp_merge == workload::CpMerge::kFused);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.cp_algorithm=all-gather", "parallel.cp_merge=pytorch"})
+            .plan.cp_merge == workload::CpMerge::kPyTorch);
+  // PyTorch balances causal attention with two chunks a rank whatever brings
+  // the keys: 8,194 splits into 2 parts but not into 2 x cp = 4.
+  CHECK(error_of({"parallel.cp_algorithm=all-gather", "parallel.cp_merge=pytorch", "model.seq=8194"}) ==
+        "test.json: parallel.cp: model.seq = 8194 does not split into 4 equal chunks (2 x cp = 2: each rank takes "
+        "two, for causal load balancing) (from --set model.seq=8194)");
+  CHECK(error_of({"parallel.cp_algorithm=all-to-all", "parallel.cp_merge=pytorch"}) ==
+        "test.json: parallel.cp_merge: \"pytorch\" is PyTorch's context_parallel, whose rotate methods are "
+        "\"all-gather\" and \"ring\" (its alltoall); expected parallel.cp_algorithm \"all-gather\" or \"ring\", "
+        "got \"all-to-all\" (from --set parallel.cp_merge=pytorch)");
+  CHECK(error_of({"parallel.cp=1", "parallel.dp=8", "parallel.global_batch=8", "parallel.cp_merge=pytorch"}) ==
+        "test.json: parallel.cp_merge: applies only with parallel.cp > 1 (context parallelism) (from --set "
+        "parallel.cp_merge=pytorch)");
+  CHECK(error_of({"parallel.cp_merge=eager"}) ==
+        "test.json: parallel.cp_merge: expected \"fused\" or \"pytorch\", got \"eager\" (from --set "
+        "parallel.cp_merge=eager)");
 }

@@ -87,6 +87,14 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
   CHECK(t.config["parallel"]["fsdp_shard_size"] == 4);
   CHECK(!t.config["parallel"].contains("recompute"));
   CHECK(t.not_modelled == std::vector<std::string>{"parallelism.frobnicate"});
+  // Context parallelism is PyTorch's: its rotate method, and its merges.
+  t = import_text(kLlama8b + "[parallelism]\ncontext_parallel_degree = 2\n");
+  CHECK(t.config["parallel"]["cp"] == 2);
+  CHECK(t.config["parallel"]["cp_algorithm"] == "all-gather");
+  CHECK(t.config["parallel"]["cp_merge"] == "pytorch");
+  t = import_text(kLlama8b + "[parallelism]\ncontext_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"\n");
+  CHECK(t.config["parallel"]["cp_algorithm"] == "ring");
+  CHECK(load_document(t.config, "job.toml", ".").plan.cp_merge == workload::CpMerge::kPyTorch);
 }
 
 TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and the key") {

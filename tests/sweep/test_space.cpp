@@ -168,10 +168,11 @@ TEST_CASE("the cp axis: dp derived from tp x cp x pp, cp named in the plan") {
 
 TEST_CASE("a sweep's fixed plan keys: every plan takes them; an axis there is refused") {
   const sweep::Spec spec = small_spec(R"({"tp": 2, "pp": 1, "cp": [2]})",
-                                      R"(, "parallel": {"cp_algorithm": "all-gather", "attention": "flash"})");
+                                      R"(, "parallel": {"cp_algorithm": "all-gather", "cp_merge": "pytorch", "attention": "flash"})");
   const sweep::Space space = sweep::enumerate(spec);
   REQUIRE(space.plans.size() == 1);
   CHECK(space.plans[0].plan.cp_algorithm == workload::CpAlgorithm::kAllGather);
+  CHECK(space.plans[0].plan.cp_merge == workload::CpMerge::kPyTorch);
   auto error = [](const std::string& extra) {
     try {
       (void)small_spec(R"({"tp": 2})", extra);
@@ -183,6 +184,8 @@ TEST_CASE("a sweep's fixed plan keys: every plan takes them; an axis there is re
   CHECK(error(R"(, "parallel": {"tp": 4})") == "small.json: parallel.tp: is an axis: give its value or values under axes.tp");
   CHECK(error(R"(, "parallel": {"cp_algorithm": "spiral"})") ==
         "small.json: parallel.cp_algorithm: expected \"ring\", \"all-gather\" or \"all-to-all\", got \"spiral\"");
+  CHECK(error(R"(, "parallel": {"cp_merge": 1})") ==
+        "small.json: parallel.cp_merge: expected \"fused\" or \"pytorch\", got 1");
   // A fixed key the plan checks refuse (FP8 on A100s) leaves no valid plan, and says why.
   try {
     (void)sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1})", R"(, "parallel": {"precision": "fp8"})"));

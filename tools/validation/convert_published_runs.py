@@ -674,6 +674,10 @@ def torchtitan_case(rec: dict) -> dict:
             "all-gather: TorchTitan's context parallelism (PyTorch's experimental context_parallel) with its default "
             "rotate method of the time, 'allgather': each rank's K and V all-gathered before attention (the table "
             "names no method; uncertain)")
+        assumptions["parallel.cp_merge"] = (
+            "pytorch: TorchTitan's context parallelism is PyTorch's context_parallel, which calls SDPA once per "
+            "block of keys and merges the blocks, and accumulates their gradients, in eager FP32 ops "
+            "(torch/distributed/tensor/experimental/_attention.py: _templated_ring_attention, _SDPAMerger)")
         assumptions["parallel.dp"] = ("the record's data-parallel degree; FSDP shards over dp x cp ranks (record: "
                                       + par.get("fsdp_shard_mesh", "dp_shard x cp") + ")")
     parallel = {
@@ -718,6 +722,7 @@ def torchtitan_case(rec: dict) -> dict:
     if cp > 1:
         parallel["cp"] = cp
         parallel["cp_algorithm"] = "all-gather"
+        parallel["cp_merge"] = "pytorch"
     if fp8:
         rowwise = "rowwise" in par["precision"]
         parallel["fp8_recipe"] = "rowwise" if rowwise else "tensorwise"

@@ -1,0 +1,90 @@
+// PyTorch's context parallelism: the traffic of its eager merges and FP32
+// gradient accumulation, and how much of its exchange attention's blocks hide.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "hw/collective.hpp"
+#include "workload/cp_merge.hpp"
+#include "workload/stage_costs.hpp"
+#include "small_setups.hpp"
+
+using namespace trainsim;
+using namespace trainsim::workload;
+using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_gpt;
+
+TEST_CASE("PyTorch's merges: bytes per output and K/V value, by blocks") {
+  // cp 2, 1e6 output values, 2e6 K/V values.
+  // Forward: casts 12 x 1e6; one later block: merge 38 x 1e6 + concatenation
+  // 4 x 2e6 = 46e6; 58e6 in all.
+  // Backward: (10 + 10 x 2) x 1e6 + (3 + 25 x 2) x 2e6 = 30e6 + 106e6 = 136e6.
+  const CpMergeTraffic two = pytorch_cp_merge_traffic(1e6, 2e6, 2);
+  CHECK(two.forward_bytes == doctest::Approx(58e6));
+  CHECK(two.backward_bytes == doctest::Approx(136e6));
+  CHECK(two.kernels == 16);  // 11 x 1 + 5
+  // cp 8: forward 12e6 + 7 x 46e6 = 334e6; backward 90e6 + 203 x 2e6 = 496e6.
+  const CpMergeTraffic eight = pytorch_cp_merge_traffic(1e6, 2e6, 8);
+  CHECK(eight.forward_bytes == doctest::Approx(334e6));
+  CHECK(eight.backward_bytes == doctest::Approx(496e6));
+  CHECK_THROWS_AS(pytorch_cp_merge_traffic(1e6, 2e6, 1), std::invalid_argument);
+}
+
+TEST_CASE("PyTorch's exchange: the gather beside the first block, dK/dV a block behind") {
+  CpExchangeTimes t;
+  t.gather_s = 5.0;
+  t.kv_step_s = 3.0;
+  t.grad_step_s = 3.0;
+  t.attention_s = 8.0;
+  // All-gather, cp 2: a block is 4 s. Forward 5 - 4 = 1. Backward the gather
+  // again (1), the first dK/dV under the second block (3 < 4: 0), the last
+  // alone (3): 4.
+  CHECK(pytorch_cp_exposed_seconds(CpAlgorithm::kAllGather, true, 2, t) == doctest::Approx(1.0));
+  CHECK(pytorch_cp_exposed_seconds(CpAlgorithm::kAllGather, false, 2, t) == doctest::Approx(4.0));
+  // Ring, cp 4: a block is 2 s. Forward three steps of 3 - 2 = 1: 3. Backward:
+  // the first block's K/V step (1), two blocks carrying a K/V step and a
+  // dK/dV (3 + 1 - 2 = 2 each, with grad_step_s 1), the last block's dK/dV
+  // (1 < 2: 0), the last dK/dV alone (1): 1 + 4 + 0 + 1 = 6.
+  t.grad_step_s = 1.0;
+  CHECK(pytorch_cp_exposed_seconds(CpAlgorithm::kRing, true, 4, t) == doctest::Approx(3.0));
+  CHECK(pytorch_cp_exposed_seconds(CpAlgorithm::kRing, false, 4, t) == doctest::Approx(6.0));
+  CHECK_THROWS_AS(pytorch_cp_exposed_seconds(CpAlgorithm::kAllToAll, true, 2, t), std::invalid_argument);
+}
+
+TEST_CASE("a layer under PyTorch's context parallelism: one merge op after attention") {
+  TransformerSpec half = small_gpt();
+  half.seq = 512;  // one of 2 ranks' part
+  LayerCode code;
+  code.cp_pytorch_merge = true;
+  const std::vector<Op> fused = layer_ops(half, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2);
+  const std::vector<Op> pytorch =
+      layer_ops(half, 1, 1, false, Attention::kFlash, Elementwise::kFused, 2, MoeLayout{}, code);
+  REQUIRE(pytorch.size() == fused.size() + 1);
+  std::size_t at = 0;
+  while (at < pytorch.size() && pytorch[at].kind != OpKind::kAttention) ++at;
+  REQUIRE(at + 1 < pytorch.size());
+  const Op& merge = pytorch[at + 1];
+  CHECK(merge.name == "context_parallel_merge");
+  // small_gpt: 1024 wide, no grouped heads: output 512 x 1024 values, K and V twice that.
+  const CpMergeTraffic expected = pytorch_cp_merge_traffic(512.0 * 1024, 2.0 * 512 * 1024, 2);
+  CHECK(merge.bytes_forward == doctest::Approx(expected.forward_bytes));
+  CHECK(merge.bytes_input_grad == doctest::Approx(expected.backward_bytes));
+  CHECK(merge.attention_core);
+}
+
+TEST_CASE("PyTorch's all-gather hides behind the first block where the gather of Llama 3's cannot") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = small_cluster();
+  Plan p;
+  p.cp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.cp_algorithm = CpAlgorithm::kAllGather;
+  const StageCost fused = stage_costs(m, p, c).stages[0];
+  p.cp_merge = CpMerge::kPyTorch;
+  const StageCost pytorch = stage_costs(m, p, c).stages[0];
+  CHECK(pytorch.cp_comm_forward < fused.cp_comm_forward);
+  // The merges cost HBM time: more compute in each pass.
+  CHECK(pytorch.forward - pytorch.cp_comm_forward > fused.forward - fused.cp_comm_forward);
+  CHECK(pytorch.input_grad - pytorch.cp_comm_backward > fused.input_grad - fused.cp_comm_backward);
+}
