@@ -113,7 +113,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   // ZeRO-3's units: only with zero_stage 3, where they mean something.
   for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size",
                           "fsdp_prefetch_params", "fsdp_persistence_threshold", "fsdp_max_live_params",
-                          "fsdp_grad_sync", "fsdp_copy_out"}) {
+                          "fsdp_max_reuse_distance", "fsdp_grad_sync", "fsdp_copy_out"}) {
     if (s.has(key) && p.zero_stage != 3) {
       ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
                                         "got zero_stage = {}",
@@ -139,6 +139,9 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.fsdp_prefetch_params = s.positive_number("fsdp_prefetch_params", 1.0, 1e15);
   }
   if (s.has("fsdp_max_live_params")) p.fsdp_max_live_params = s.positive_number("fsdp_max_live_params", 1.0, 1e15);
+  if (s.has("fsdp_max_reuse_distance")) {
+    p.fsdp_max_reuse_distance = s.non_negative_number("fsdp_max_reuse_distance", 1e15);
+  }
   if (s.has("fsdp_persistence_threshold")) {
     p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);
   }

@@ -446,10 +446,12 @@ void Lowering::lower_pipeline(int p) {
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
           gather.units = static_cast<int>(U);
+          // A backward's gather includes what DeepSpeed gathers again after
+          // the unit's recomputation (workload/zero3_reuse.hpp).
           const core::TaskId id = collective_task(
               q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
-              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard, shard_participants, units[u].gather,
-              gather, CommStream::kGathers);
+              hw::CollectiveKind::kAllGather, forward ? units[u].gather_bytes : units[u].backward_gather_bytes, shard,
+              shard_participants, forward ? units[u].gather : units[u].backward_gather, gather, CommStream::kGathers);
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);

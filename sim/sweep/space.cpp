@@ -290,6 +290,7 @@ Space enumerate(const Spec& spec) {
                 probe.plan.fsdp_prefetch = defaults.fsdp_prefetch;
                 probe.plan.fsdp_prefetch_params = defaults.fsdp_prefetch_params;
                 probe.plan.fsdp_max_live_params = defaults.fsdp_max_live_params;
+                probe.plan.fsdp_max_reuse_distance = defaults.fsdp_max_reuse_distance;
                 probe.plan.fsdp_persistence_threshold = defaults.fsdp_persistence_threshold;
                 probe.plan.tp = tp;
                 probe.plan.pp = pp;

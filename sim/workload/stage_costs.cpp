@@ -12,6 +12,7 @@
 #include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/tp_overlap.hpp"
+#include "workload/zero3_reuse.hpp"
 
 namespace trainsim::workload {
 
@@ -921,16 +922,25 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         int layers;
         double params;
         PassTimes times;
+        double regathered = 0.0;  // share of its parameters its backward gathers twice (zero3_reuse.hpp)
       };
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
       const double unit_params = plan.fsdp_unit_layers * (sharded_per_layer + expert_per_layer);
+      // Of a layer recomputed whole, what DeepSpeed gathers again for its backward.
+      const double again_per_layer =
+          plan.recompute == Recompute::kFull
+              ? regathered_share(model.layer_tensors(plan.tp), plan.fsdp_persistence_threshold,
+                                 plan.fsdp_max_reuse_distance)
+              : 0.0;
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
         // Its layers' times, and the redo of those among the stage's first `redone`.
         PassTimes unit_times = one.times(plan.fsdp_unit_layers);
-        unit_times.input_grad += std::clamp(redone - l, 0, plan.fsdp_unit_layers) * redo_one.seconds;
-        parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times});
+        const int unit_redone = std::clamp(redone - l, 0, plan.fsdp_unit_layers);
+        unit_times.input_grad += unit_redone * redo_one.seconds;
+        parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times,
+                         again_per_layer * unit_redone / plan.fsdp_unit_layers});
       }
       // A MoE unit's experts gather and scatter over the expert-data-parallel
       // group, the rest over dp: two collectives, one after the other.
@@ -956,6 +966,13 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
                                       fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
+        u.backward_gather = u.gather;
+        u.backward_gather_bytes = u.gather_bytes;
+        if (part.regathered > 0.0) {
+          // The second gather: that share of the unit's bytes, as its gather moves them.
+          u.backward_gather += core::Time::seconds(u.gather.to_seconds() * part.regathered);
+          u.backward_gather_bytes += part.regathered * u.gather_bytes;
+        }
         if (plan.fsdp_copy_out && u.gather_bytes > 0.0) {
           u.copy_out = core::Time::seconds(2.0 * u.gather_bytes / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);

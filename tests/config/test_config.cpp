@@ -612,6 +612,13 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
     return error_of(base(), v);
   };
   CHECK(with("parallel.fsdp_unit_layers=3") == "");  // 6 = 2 x 3
+  CHECK(error_of(base(), {"parallel.fsdp_max_reuse_distance=1e9"}) ==
+        "test.json: parallel.fsdp_max_reuse_distance: applies only with parallel.zero_stage = 3 (parameters sharded "
+        "unit by unit), got zero_stage = 0 (from --set parallel.fsdp_max_reuse_distance=1e9)");
+  CHECK(with("parallel.fsdp_max_reuse_distance=-1").find("parallel.fsdp_max_reuse_distance: expected") !=
+        std::string::npos);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_max_reuse_distance=1e9"})
+            .plan.fsdp_max_reuse_distance == 1e9);
   CHECK(with("parallel.fsdp_unit_layers=4") ==
         "test.json: parallel.fsdp_unit_layers: stage 0 holds 6 layers, which do not divide into units of 4; expected a "
         "divisor of every stage's layers (from --set parallel.fsdp_unit_layers=4)");

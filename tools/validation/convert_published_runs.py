@@ -957,6 +957,7 @@ def dsazure_case(rec: dict) -> dict:
                 "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"],
                 "global_batch": par["global_batch"], "recompute": "full", "zero_stage": 3,
                 "fsdp_prefetch_params": 5e7, "fsdp_max_live_params": 1e9, "fsdp_persistence_threshold": 1e5,
+                "fsdp_max_reuse_distance": 1e9,
                 "precision": "fp16", "grad_dtype": "fp16", "attention": "unfused",
             },
         },
@@ -970,6 +971,11 @@ def dsazure_case(rec: dict) -> dict:
             "parallel.fsdp_max_live_params": ("1e9: DeepSpeed's default stage3_max_live_parameters (the same file); "
                                               "the recipe sets none. A layer of these models holds more, so no "
                                               "layer is gathered ahead of the one computing"),
+            "parallel.fsdp_max_reuse_distance": (
+                "1e9: DeepSpeed's default stage3_max_reuse_distance (the same file); the recipe sets none. Its hooks "
+                "release each module's parameters after the recomputation's forward unless used again within that "
+                "many (partitioned_param_coordinator.py, __params_to_release), so every weight but the last of a "
+                "layer (fc2) is gathered again for the backward: two thirds of each layer"),
             "parallel.precision": "fp16: DeepSpeed's fp16 with loss scaling (record precision)",
             "parallel.grad_dtype": "fp16: ZeRO-3 under fp16 reduce-scatters the fp16 gradients",
             "parallel.attention": "unfused: Megatron-DeepSpeed of 2022, before FlashAttention",
