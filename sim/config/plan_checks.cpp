@@ -130,6 +130,9 @@ void check_moe(const Scenario& sc, const Context& ctx) {
     if (p.fsdp_persistence_threshold > 0.0) {
       not_yet("parallel.fsdp_persistence_threshold", "ZeRO-3's persistent small tensors", {"model.moe"});
     }
+    if (p.fsdp_max_reuse_distance) {
+      not_yet("parallel.fsdp_max_reuse_distance", "DeepSpeed's second gather after recomputation", {"model.moe"});
+    }
     if (sc.options.flow_collectives) {
       not_yet("options.collectives", "ZeRO-3's gathers and scatters as flows (\"flow\")", {"model.moe", "parallel.zero_stage"});
     }

@@ -103,7 +103,7 @@ void Lowering::lower_pipeline(int p) {
   // Names a ZeRO-3 collective instance: the group's index in full fidelity.
   const int shard_key = full ? sharding_index(pipe.replica, Sharding::kShard) : pipe.replica;
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
-  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads };
+  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather };
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -168,6 +168,7 @@ void Lowering::lower_pipeline(int p) {
     const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
     const double window = plan_.fsdp_prefetch_params;
     int scatters = 0;  // per rank: names each gradient scatter's collective
+    int regathers = 0;  // and each second gather after a recomputation
     const double live_limit = plan_.fsdp_max_live_params;
     auto prefetch_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
       if (window <= 0.0) return i >= depth + 1 ? std::optional<std::size_t>(i - depth - 1) : std::nullopt;
@@ -351,7 +352,24 @@ void Lowering::lower_pipeline(int p) {
               effect_of(*copy).release_at_end += bytes;
             }
           }
+          // DeepSpeed's second gather of a recomputed unit (zero3_reuse.hpp):
+          // after the compute before this piece, the piece after it; on the
+          // communication stream (its gathers' is queued with the prefetches).
+          std::optional<core::TaskId> regather;
+          if (by_unit && (a.op == Op::kBackward || a.op == Op::kInputGrad)) {
+            const workload::ShardUnit& held_unit = c.shard_units[static_cast<std::size_t>(pieces[j].unit)];
+            if (held_unit.regather_bytes > 0.0) {
+              TaskInfo again{TaskKind::kParamAllGather, a, q, -1};
+              again.unit = pieces[j].unit;
+              again.units = static_cast<int>(c.shard_units.size());
+              regather = collective_task(q, {kParamRegather, a.stage, regathers++, pipe.tensor, shard_key},
+                                         hw::CollectiveKind::kAllGather, held_unit.regather_bytes, shard,
+                                         shard_participants, held_unit.regather, again);
+              if (!compute_order_[q].empty()) edges_.emplace_back(compute_order_[q].back(), *regather);
+            }
+          }
           const core::TaskId id = compute_task(q, d, part);
+          if (regather) edges_.emplace_back(*regather, id);
           if (j == 0) {
             const core::TaskId head = copy ? *copy : id;
             first_[q][k] = head;
@@ -446,12 +464,10 @@ void Lowering::lower_pipeline(int p) {
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
           gather.units = static_cast<int>(U);
-          // A backward's gather includes what DeepSpeed gathers again after
-          // the unit's recomputation (workload/zero3_reuse.hpp).
           const core::TaskId id = collective_task(
               q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
-              hw::CollectiveKind::kAllGather, forward ? units[u].gather_bytes : units[u].backward_gather_bytes, shard,
-              shard_participants, forward ? units[u].gather : units[u].backward_gather, gather, CommStream::kGathers);
+              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard, shard_participants, units[u].gather,
+              gather, CommStream::kGathers);
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);

@@ -23,7 +23,7 @@ CpMergeTraffic pytorch_cp_merge_traffic(double out_values, double kv_values, int
   // the lse gap, sigmoid, sub, mul, sub, the new lse's three) and the
   // concatenation; 5 around them.
   m.kernels = 11 * (cp - 1) + 5;
-  // Backward:
+  // Backward, on the last rank:
   // - FP32 dQ, dK, dV zeroed (write 4): 4 o + 4 kv;
   // - K and V concatenated before every block but the last: 4 kv each;
   // - first block: dK, dV += its BF16 gradients (read 4 + 2, write 4): 10 kv;
@@ -32,7 +32,13 @@ CpMergeTraffic pytorch_cp_merge_traffic(double out_values, double kv_values, int
   // - every block: dK and dV concatenated to send (read 4, write 4): 8 kv,
   //   and dQ += its gradient: 10 o;
   // - at the end dQ and the last dK, dV arrived cast to BF16: 6 o + 6 kv.
-  m.backward_bytes = (10.0 + 10.0 * cp) * o + (3.0 + 25.0 * cp) * kv;
+  const double last_rank = (10.0 + 10.0 * cp) * o + (3.0 + 25.0 * cp) * kv;
+  // On the first: each later block takes half its queries, so dK, dV += whole
+  // (10 kv) and half of dQ += then its halves joined (5 o + 8 o = 13 o):
+  // 4 o + 10 o + 13 o (cp - 1) + 6 o and 4 kv + 4 kv (cp - 1) + 10 kv +
+  // 10 kv (cp - 1) + 8 kv cp + 6 kv.
+  const double first_rank = (7.0 + 13.0 * cp) * o + (6.0 + 22.0 * cp) * kv;
+  m.backward_bytes = std::max(last_rank, first_rank);
   return m;
 }
 

@@ -14,7 +14,11 @@
 //   each rank ends with its own chunk's gradient;
 // - the keys and values reach a rank by the rotate method (all-gather: one
 //   all-gather issued before the first block; ring: a permute a block), each
-//   waited for only when the next block starts, as is each dK/dV permute.
+//   waited for when the next block starts; each dK/dV permute is waited for
+//   after the next block's SDPA backward, the last one at the end.
+//
+// Not modelled: the memory these hold while attention runs (the gathered K
+// and V, the FP32 output and gradient accumulators, the dK/dV in flight).
 //
 // Read from torch/distributed/tensor/experimental/_attention.py of the PyTorch
 // 2.5/2.6 TorchTitan ran (_templated_ring_attention, its backward, _SDPAMerger,
@@ -26,8 +30,11 @@
 namespace trainsim::workload {
 
 // HBM traffic of those eager ops in one layer on the busiest rank of the
-// group (the last: after the first block each of its calls takes all its
-// queries, so each merge covers its whole output).
+// group. Forward that is the last: after the first block each of its calls
+// takes all its queries, so each merge covers its whole output. Backward the
+// last accumulates dQ whole and joins halves of dK/dV, the first the other way
+// round; the busier of the two (the last wherever K and V are at least the
+// output, as with kv_repeat).
 struct CpMergeTraffic {
   double forward_bytes = 0.0;   // merges, dtype casts, K/V concatenations
   double backward_bytes = 0.0;  // FP32 accumulations, concatenations, casts

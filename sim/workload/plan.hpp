@@ -292,10 +292,10 @@ struct Plan {
   // DeepSpeed's stage3_max_reuse_distance (1e9 by default there): a layer
   // recomputed in the backward releases, after the recomputation's forward,
   // the parameters not used again within this many parameters, and gathers
-  // them again for its backward (workload/zero3_reuse.hpp). 0: the unit stays
-  // gathered from its backward's gather through recomputation and backward,
-  // as FSDP holds it.
-  double fsdp_max_reuse_distance = 0.0;
+  // them again for its backward (workload/zero3_reuse.hpp; 0 releases them
+  // all). None: the unit stays gathered from its backward's gather through
+  // recomputation and backward, as FSDP holds it.
+  std::optional<double> fsdp_max_reuse_distance;
   // Free each unit's gathered parameters after its forward (true, FSDP2's
   // default), or keep them until the stage's backward has used them.
   bool reshard_after_forward = true;

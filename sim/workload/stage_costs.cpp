@@ -930,9 +930,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       const double unit_params = plan.fsdp_unit_layers * (sharded_per_layer + expert_per_layer);
       // Of a layer recomputed whole, what DeepSpeed gathers again for its backward.
       const double again_per_layer =
-          plan.recompute == Recompute::kFull
+          plan.recompute == Recompute::kFull && plan.fsdp_max_reuse_distance
               ? regathered_share(model.layer_tensors(plan.tp), plan.fsdp_persistence_threshold,
-                                 plan.fsdp_max_reuse_distance)
+                                 *plan.fsdp_max_reuse_distance)
               : 0.0;
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
         // Its layers' times, and the redo of those among the stage's first `redone`.
@@ -966,13 +966,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
                                       fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
-        u.backward_gather = u.gather;
-        u.backward_gather_bytes = u.gather_bytes;
-        if (part.regathered > 0.0) {
-          // The second gather: that share of the unit's bytes, as its gather moves them.
-          u.backward_gather += core::Time::seconds(u.gather.to_seconds() * part.regathered);
-          u.backward_gather_bytes += part.regathered * u.gather_bytes;
-        }
+        // The second gather of a recomputed unit: that share of its bytes, as its gather moves them.
+        u.regather_bytes = part.regathered * u.gather_bytes;
+        u.regather = core::Time::seconds(u.gather.to_seconds() * part.regathered);
         if (plan.fsdp_copy_out && u.gather_bytes > 0.0) {
           u.copy_out = core::Time::seconds(2.0 * u.gather_bytes / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                            node.gpu.kernel_overhead_us * 1e-6);

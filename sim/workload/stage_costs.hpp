@@ -25,12 +25,12 @@ struct ShardUnit {
   double params = 0.0;        // its parameters on one GPU (1/tp of them), whole; the persistent ones not counted
   double gather_bytes = 0.0;  // those parameters in 16 bits
   core::Time gather;          // their all-gather across the data-parallel replicas
-  // The gather before its backward: `gather`, and for a unit recomputed
-  // under DeepSpeed's reuse distance (Plan::fsdp_max_reuse_distance) the
-  // second gather of what its recomputation released, in the same bytes'
-  // time (backward_gather_bytes of them moved). Its peak is still gather_bytes.
-  core::Time backward_gather;
-  double backward_gather_bytes = 0.0;
+  // A unit recomputed under DeepSpeed's reuse distance
+  // (Plan::fsdp_max_reuse_distance): what each of its backwards gathers a
+  // second time after the recomputation's forward released it, and how long
+  // that takes (its share of `gather`). Its peak is still gather_bytes.
+  double regather_bytes = 0.0;
+  core::Time regather;
   // Plan::fsdp_copy_out: after each gather, the compute stream copies the
   // gathered bytes out of the flat buffer into each parameter's own tensor
   // (read and written once, one kernel) before the unit runs. Zero otherwise.

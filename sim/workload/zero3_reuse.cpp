@@ -3,7 +3,6 @@
 namespace trainsim::workload {
 
 double regathered_share(const std::vector<double>& tensors, double persistence_threshold, double max_reuse_distance) {
-  if (max_reuse_distance <= 0.0) return 0.0;
   double sharded = 0.0, again = 0.0, after = 0.0;  // `after`: the tensors after the one at hand
   for (auto it = tensors.rbegin(); it != tensors.rend(); ++it) {
     const double n = *it;

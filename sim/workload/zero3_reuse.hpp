@@ -8,15 +8,22 @@
 // layer's backward follows its recomputation at once and visits its modules
 // in reverse, so between a module's recomputed forward and its backward lie
 // the forwards and the backwards of the modules after it: twice their
-// parameters. The last module is kept; one with more than half the distance
-// after it is released and gathered again. FSDP skips its hooks in the
-// recomputation and holds the unit from its backward's gather to its end
-// (distance 0 here: nothing gathered twice).
+// parameters. One with at least half the distance after it is released and
+// gathered again (with a distance of 0, every one). FSDP skips its hooks in
+// the recomputation and holds the unit from its backward's gather to its end
+// (no distance: nothing gathered twice).
 //
 // Read from deepspeed/runtime/zero/partitioned_param_coordinator.py
 // (release_sub_module, __params_to_release: the modules after the current
 // step are walked, their parameters counted, until the count reaches the
-// distance).
+// distance). Not modelled: it also keeps a parameter whose next use its
+// prefetcher has already queued, which happens where a layer's weights are
+// small beside stage3_prefetch_bucket_size (5e7 by default).
+//
+// Each backward (B or I) of such a unit gathers that share again; the
+// lowering runs it as a collective between the unit's backward and the
+// compute before it, where nothing hides it, as DeepSpeed's backward waits
+// for it right after the recomputation.
 #pragma once
 
 #include <vector>
@@ -26,8 +33,9 @@ namespace trainsim::workload {
 // The share of a layer's sharded parameters (tensors above
 // `persistence_threshold`, which are never sharded) that its backward gathers
 // again after its recomputation. `tensors`: the layer's parameter tensors in
-// forward order (TransformerSpec::layer_tensors); counted tensor by tensor, a
-// bias with its weight. 0 when `max_reuse_distance` is 0.
+// forward order (TransformerSpec::layer_tensors), counted tensor by tensor
+// where DeepSpeed counts module by module: a weight's distance includes its
+// own bias. `max_reuse_distance` >= 0.
 double regathered_share(const std::vector<double>& tensors, double persistence_threshold, double max_reuse_distance);
 
 }  // namespace trainsim::workload

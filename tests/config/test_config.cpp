@@ -612,13 +612,19 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
     return error_of(base(), v);
   };
   CHECK(with("parallel.fsdp_unit_layers=3") == "");  // 6 = 2 x 3
-  CHECK(error_of(base(), {"parallel.fsdp_max_reuse_distance=1e9"}) ==
+  CHECK(error_of(base(), {"parallel.fsdp_max_reuse_distance=1e9", "parallel.recompute=full"}) ==
         "test.json: parallel.fsdp_max_reuse_distance: applies only with parallel.zero_stage = 3 (parameters sharded "
         "unit by unit), got zero_stage = 0 (from --set parallel.fsdp_max_reuse_distance=1e9)");
+  CHECK(with("parallel.fsdp_max_reuse_distance=1e9") ==
+        "test.json: parallel.fsdp_max_reuse_distance: decides what a layer's recomputation gives back before its "
+        "backward; expected parallel.recompute = \"full\" (layers recomputed whole) (from --set "
+        "parallel.fsdp_max_reuse_distance=1e9)");
   CHECK(with("parallel.fsdp_max_reuse_distance=-1").find("parallel.fsdp_max_reuse_distance: expected") !=
         std::string::npos);
-  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_max_reuse_distance=1e9"})
-            .plan.fsdp_max_reuse_distance == 1e9);
+  CHECK(load_document(base(), "test.json", ".",
+                      {"parallel.zero_stage=3", "parallel.recompute=full", "parallel.fsdp_max_reuse_distance=0"})
+            .plan.fsdp_max_reuse_distance == 0.0);  // DeepSpeed's 0: everything given back
+  CHECK(!load_document(base(), "test.json", ".", zero3).plan.fsdp_max_reuse_distance);  // FSDP's way
   CHECK(with("parallel.fsdp_unit_layers=4") ==
         "test.json: parallel.fsdp_unit_layers: stage 0 holds 6 layers, which do not divide into units of 4; expected a "
         "divisor of every stage's layers (from --set parallel.fsdp_unit_layers=4)");

@@ -179,8 +179,8 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
   // forward, the down projection is used again at once (kept), the up
   // projection after the down's forward and backward, 2 x 4h^2 = 42.5 M
   // parameters: beyond a distance of 1e6, so it and the two before it are
-  // gathered again, 8h^2 of 12h^2: each layer's backward gather takes 5/3 of
-  // its forward's time. A distance of 1e9 keeps everything (FSDP's way).
+  // gathered again, 8h^2 of 12h^2: each layer unit's backward gathers 2/3 of
+  // it a second time. A distance of 1e9 keeps everything (as FSDP does).
   const std::vector<std::string> common = {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
                                            "parallel.microbatch_size=2", "parallel.global_batch=16",
                                            "parallel.zero_stage=3", "parallel.recompute=full",
@@ -189,9 +189,10 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
     driver::WhatIf w;
     report::Summary s;
   };
-  auto with = [&](const std::string& extra) {
+  auto with = [&](const std::string& extra, const std::vector<std::string>& more = {}) {
     std::vector<std::string> o = common;
     if (!extra.empty()) o.push_back(extra);
+    o.insert(o.end(), more.begin(), more.end());
     const config::Scenario sc = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", o);
     driver::WhatIf w = driver::simulate(sc);
     report::Summary s = driver::summarize(sc, w, "x");
@@ -201,8 +202,8 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
   const Run kept = with("parallel.fsdp_max_reuse_distance=1e9");
   const Run again = with("parallel.fsdp_max_reuse_distance=1e6");
   CHECK(kept.w.sim->timeline.makespan == fsdp.w.sim->timeline.makespan);
-  CHECK(gathers(again.w) == gathers(fsdp.w));  // the second gather is part of the backward's
-  CHECK(peak(again.w) == peak(fsdp.w));        // one unit's parameters held at a time, as before
+  CHECK(gathers(again.w) == gathers(fsdp.w) + 24);  // a second one in each layer unit's backward
+  CHECK(peak(again.w) == peak(fsdp.w));             // one unit's parameters held at a time, as before
   // The gathers' time: 24 layer units gathered for f forward and f
   // backward, now f and 5/3 f; the embedding and the head (not recomputed)
   // as before. With E their part: (24 x 8/3 f + E) / (24 x 2 f + E), at
@@ -211,4 +212,14 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
   CHECK(ratio > 1.2);
   CHECK(ratio < 4.0 / 3.0);
   CHECK(again.w.sim->timeline.makespan > fsdp.w.sim->timeline.makespan);
+  // Every backward pays it, however the units are held: under GPipe with 4
+  // micro-batches (global batch 64) 4 x 24 second gathers; with the
+  // forward's units kept for the backward (no gather before it) still 24.
+  const Run gpipe = with("parallel.fsdp_max_reuse_distance=1e6", {"parallel.schedule=gpipe", "parallel.global_batch=64"});
+  const Run gpipe_fsdp = with("", {"parallel.schedule=gpipe", "parallel.global_batch=64"});
+  CHECK(gathers(gpipe.w) == gathers(gpipe_fsdp.w) + 4 * 24);
+  const Run kept_units = with("parallel.fsdp_max_reuse_distance=1e6", {"parallel.reshard_after_forward=false"});
+  const Run kept_units_fsdp = with("", {"parallel.reshard_after_forward=false"});
+  CHECK(gathers(kept_units.w) == gathers(kept_units_fsdp.w) + 24);
+  CHECK(kept_units.w.sim->timeline.makespan > kept_units_fsdp.w.sim->timeline.makespan);
 }

@@ -44,8 +44,8 @@ workload::StageCosts uniform(int stages, Time f, Time b, std::int64_t activation
 // parameters gathered in `gather`, gradients scattered in `scatter`.
 workload::ShardUnit whole_stage_unit(Time gather, double bytes, Time scatter) {
   workload::ShardUnit u;
-  u.gather = u.backward_gather = gather;
-  u.gather_bytes = u.backward_gather_bytes = bytes;
+  u.gather = gather;
+  u.gather_bytes = bytes;
   u.grad_scatter = scatter;
   u.grad_bytes = bytes;
   u.forward_share = u.input_grad_share = u.weight_grad_share = 1.0;

@@ -27,6 +27,11 @@ TEST_CASE("PyTorch's merges: bytes per output and K/V value, by blocks") {
   const CpMergeTraffic eight = pytorch_cp_merge_traffic(1e6, 2e6, 8);
   CHECK(eight.forward_bytes == doctest::Approx(334e6));
   CHECK(eight.backward_bytes == doctest::Approx(496e6));
+  // Fewer K/V values than output ones (grouped heads not copied out): the
+  // first rank, which joins halves of dQ, is busier backward. cp 2, o 2e6,
+  // kv 1e6: the last (10 + 20) x 2e6 + 53 x 1e6 = 113e6, the first
+  // (7 + 26) x 2e6 + (6 + 44) x 1e6 = 116e6.
+  CHECK(pytorch_cp_merge_traffic(2e6, 1e6, 2).backward_bytes == doctest::Approx(116e6));
   CHECK_THROWS_AS(pytorch_cp_merge_traffic(1e6, 2e6, 1), std::invalid_argument);
 }
 
@@ -87,4 +92,43 @@ TEST_CASE("PyTorch's all-gather hides behind the first block where the gather of
   // The merges cost HBM time: more compute in each pass.
   CHECK(pytorch.forward - pytorch.cp_comm_forward > fused.forward - fused.cp_comm_forward);
   CHECK(pytorch.input_grad - pytorch.cp_comm_backward > fused.input_grad - fused.cp_comm_backward);
+}
+
+TEST_CASE("PyTorch's backward leaves its last dK/dV exposed, by either rotate method") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = small_cluster();
+  for (CpAlgorithm algorithm : {CpAlgorithm::kAllGather, CpAlgorithm::kRing}) {
+    CAPTURE(static_cast<int>(algorithm));
+    Plan p;
+    p.cp = 2;
+    p.dp = 4;
+    p.global_batch = 4;
+    p.cp_algorithm = algorithm;
+    p.cp_merge = CpMerge::kPyTorch;
+    const StageCost pytorch = stage_costs(m, p, c).stages[0];
+    // The last block's dK/dV (FP32: twice the K/V bytes) passed on with
+    // nothing after it to hide behind: more than nothing on every layer.
+    CHECK(pytorch.cp_comm_backward > core::Time::zero());
+    p.cp_merge = CpMerge::kFused;
+    const StageCost fused = stage_costs(m, p, c).stages[0];
+    if (algorithm == CpAlgorithm::kRing) CHECK(pytorch.cp_comm_backward > fused.cp_comm_backward);
+  }
+}
+
+TEST_CASE("PyTorch's all-gather keeps no gathered K and V for the backward") {
+  // small_gpt (8 layers, 1024 wide, no grouped heads), cp 2, nothing
+  // recomputed: Llama 3's all-gather keeps the other rank's K and V on every
+  // layer, 2 x 512 tokens x 1024 x 2 bytes = 2 MiB each, 16 MiB in all;
+  // PyTorch's gathers them again in the backward.
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = small_cluster();
+  Plan p;
+  p.cp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.cp_algorithm = CpAlgorithm::kAllGather;
+  const StageCost fused = stage_costs(m, p, c).stages[0];
+  p.cp_merge = CpMerge::kPyTorch;
+  const StageCost pytorch = stage_costs(m, p, c).stages[0];
+  CHECK(fused.activation_bytes - pytorch.activation_bytes == 8 * 2 * 512 * 1024 * 2);
 }

@@ -15,8 +15,8 @@ TEST_CASE("a tensor is gathered again when twice what follows it reaches the dis
   CHECK(regathered_share({10, 1, 40, 40}, 1, 100) == doctest::Approx(10.0 / 90.0));
   // Distance 50: 80 >= 50, the first 40 too: 50 of 90.
   CHECK(regathered_share({10, 1, 40, 40}, 1, 50) == doctest::Approx(50.0 / 90.0));
-  // Distance 0 (FSDP): nothing.
-  CHECK(regathered_share({10, 1, 40, 40}, 1, 0) == 0.0);
+  // Distance 0 (DeepSpeed releases everything): all of it.
+  CHECK(regathered_share({10, 1, 40, 40}, 1, 0) == 1.0);
   // Nothing sharded: nothing gathered.
   CHECK(regathered_share({1, 1}, 1, 1) == 0.0);
 }
@@ -25,7 +25,7 @@ TEST_CASE("GPT-3 175B under DeepSpeed's default distance: two thirds of each lay
   // h 12288, ffn 4h: QKV 3h^2 = 453 M, output h^2 = 151 M, up and down
   // 4h^2 = 604 M each; norms and biases (at most 4h = 49,152) persist under
   // 1e5. The down projection is kept; the up projection has the down's
-  // 604 M (plus its bias) after it, twice 1.21e9 >= 1e9: gathered again, and
+  // 604 M (plus its bias) after it, twice that, 1.21e9, >= 1e9: gathered again, and
   // so are the two before it: 8h^2 of 12h^2.
   TransformerSpec m;
   m.arch = Arch::kGpt;

@@ -672,8 +672,8 @@ def torchtitan_case(rec: dict) -> dict:
     if cp > 1:
         assumptions["parallel.cp_algorithm"] = (
             "all-gather: TorchTitan's context parallelism (PyTorch's experimental context_parallel) with its default "
-            "rotate method of the time, 'allgather': each rank's K and V all-gathered before attention (the table "
-            "names no method; uncertain)")
+            "rotate method of the time, 'allgather': each rank's K and V all-gathered once a layer, beside the first "
+            "block's attention (the table names no method; uncertain)")
         assumptions["parallel.cp_merge"] = (
             "pytorch: TorchTitan's context parallelism is PyTorch's context_parallel, which calls SDPA once per "
             "block of keys and merges the blocks, and accumulates their gradients, in eager FP32 ops "
