@@ -14,6 +14,20 @@ using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
 
+namespace {
+// small_gpt on one node of 8 GPUs, cp 2 x dp 4, by `algorithm` and `merge`:
+// stage 0's costs.
+StageCost costs_cp2(CpAlgorithm algorithm, CpMerge merge) {
+  Plan p;
+  p.cp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.cp_algorithm = algorithm;
+  p.cp_merge = merge;
+  return stage_costs(small_gpt(), p, small_cluster()).stages[0];
+}
+}  // namespace
+
 TEST_CASE("PyTorch's merges: bytes per output and K/V value, by blocks") {
   // cp 2, 1e6 output values, 2e6 K/V values.
   // Forward: casts 12 x 1e6; one later block: merge 38 x 1e6 + concatenation
@@ -78,16 +92,8 @@ TEST_CASE("a layer under PyTorch's context parallelism: one merge op after atten
 }
 
 TEST_CASE("PyTorch's all-gather hides behind the first block where the gather of Llama 3's cannot") {
-  const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = small_cluster();
-  Plan p;
-  p.cp = 2;
-  p.dp = 4;
-  p.global_batch = 4;
-  p.cp_algorithm = CpAlgorithm::kAllGather;
-  const StageCost fused = stage_costs(m, p, c).stages[0];
-  p.cp_merge = CpMerge::kPyTorch;
-  const StageCost pytorch = stage_costs(m, p, c).stages[0];
+  const StageCost fused = costs_cp2(CpAlgorithm::kAllGather, CpMerge::kFused);
+  const StageCost pytorch = costs_cp2(CpAlgorithm::kAllGather, CpMerge::kPyTorch);
   CHECK(pytorch.cp_comm_forward < fused.cp_comm_forward);
   // The merges cost HBM time: more compute in each pass.
   CHECK(pytorch.forward - pytorch.cp_comm_forward > fused.forward - fused.cp_comm_forward);
@@ -95,22 +101,13 @@ TEST_CASE("PyTorch's all-gather hides behind the first block where the gather of
 }
 
 TEST_CASE("PyTorch's backward leaves its last dK/dV exposed, by either rotate method") {
-  const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = small_cluster();
   for (CpAlgorithm algorithm : {CpAlgorithm::kAllGather, CpAlgorithm::kRing}) {
     CAPTURE(static_cast<int>(algorithm));
-    Plan p;
-    p.cp = 2;
-    p.dp = 4;
-    p.global_batch = 4;
-    p.cp_algorithm = algorithm;
-    p.cp_merge = CpMerge::kPyTorch;
-    const StageCost pytorch = stage_costs(m, p, c).stages[0];
+    const StageCost pytorch = costs_cp2(algorithm, CpMerge::kPyTorch);
     // The last block's dK/dV (FP32: twice the K/V bytes) passed on with
     // nothing after it to hide behind: more than nothing on every layer.
     CHECK(pytorch.cp_comm_backward > core::Time::zero());
-    p.cp_merge = CpMerge::kFused;
-    const StageCost fused = stage_costs(m, p, c).stages[0];
+    const StageCost fused = costs_cp2(algorithm, CpMerge::kFused);
     if (algorithm == CpAlgorithm::kRing) CHECK(pytorch.cp_comm_backward > fused.cp_comm_backward);
   }
 }
@@ -120,15 +117,7 @@ TEST_CASE("PyTorch's all-gather keeps no gathered K and V for the backward") {
   // recomputed: Llama 3's all-gather keeps the other rank's K and V on every
   // layer, 2 x 512 tokens x 1024 x 2 bytes = 2 MiB each, 16 MiB in all;
   // PyTorch's gathers them again in the backward.
-  const TransformerSpec m = small_gpt();
-  const hw::ClusterSpec c = small_cluster();
-  Plan p;
-  p.cp = 2;
-  p.dp = 4;
-  p.global_batch = 4;
-  p.cp_algorithm = CpAlgorithm::kAllGather;
-  const StageCost fused = stage_costs(m, p, c).stages[0];
-  p.cp_merge = CpMerge::kPyTorch;
-  const StageCost pytorch = stage_costs(m, p, c).stages[0];
+  const StageCost fused = costs_cp2(CpAlgorithm::kAllGather, CpMerge::kFused);
+  const StageCost pytorch = costs_cp2(CpAlgorithm::kAllGather, CpMerge::kPyTorch);
   CHECK(fused.activation_bytes - pytorch.activation_bytes == 8 * 2 * 512 * 1024 * 2);
 }
