@@ -160,10 +160,12 @@ std::unique_ptr<Simulation> Lowering::build() {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
-      // The loss's passing copies, from the action's first piece to its last.
-      if (c.loss_transient_bytes > 0 && a.op != Op::kWeightGrad) {
-        effect_of(*first_[q][k]).allocate_at_start += c.loss_transient_bytes;
-        effect_of(*last_[q][k]).release_at_end += c.loss_transient_bytes;
+      // The loss's passing copies, or what a layer's attention holds while it
+      // runs (never at once), from the action's first piece to its last.
+      const std::int64_t transient = std::max(c.loss_transient_bytes, c.attention_transient_bytes);
+      if (transient > 0 && a.op != Op::kWeightGrad) {
+        effect_of(*first_[q][k]).allocate_at_start += transient;
+        effect_of(*last_[q][k]).release_at_end += transient;
       }
       switch (a.op) {
         case Op::kForward: effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes; break;

@@ -42,6 +42,15 @@ CpMergeTraffic pytorch_cp_merge_traffic(double out_values, double kv_values, int
   return m;
 }
 
+double pytorch_cp_transient_bytes(double out_values, double kv_values, int cp, CpAlgorithm algorithm) {
+  if (cp < 2) return 0.0;
+  const double o = out_values, kv = kv_values;
+  const double keys = (algorithm == CpAlgorithm::kAllGather ? cp : 2.0) * 2.0 * kv;
+  const double forward = keys + 2.0 * kv + 18.0 * o;
+  const double backward = keys + 2.0 * kv + (4.0 * o + 4.0 * kv) + (2.0 * o + 2.0 * kv) + 8.0 * kv;
+  return std::max(forward, backward);
+}
+
 double pytorch_cp_exposed_seconds(CpAlgorithm algorithm, bool forward, int cp, const CpExchangeTimes& t) {
   if (cp < 2) return 0.0;
   const double block = t.attention_s / cp;

@@ -16,9 +16,9 @@
 //   all-gather issued before the first block; ring: a permute a block), each
 //   waited for when the next block starts; each dK/dV permute is waited for
 //   after the next block's SDPA backward, the last one at the end.
-//
-// Not modelled: the memory these hold while attention runs (the gathered K
-// and V, the FP32 output and gradient accumulators, the dK/dV in flight).
+// - while a layer's attention runs, the rank holds the keys and values it
+//   received, FP32 partial results and their temporaries beyond the layer's
+//   activations (pytorch_cp_transient_bytes).
 //
 // Read from torch/distributed/tensor/experimental/_attention.py of the PyTorch
 // 2.5/2.6 TorchTitan ran (_templated_ring_attention, its backward, _SDPAMerger,
@@ -45,6 +45,18 @@ struct CpMergeTraffic {
 // kv_values: the rank's K and V together, as attention receives them (copied
 // out to every query head where the layer does so); cp >= 2.
 CpMergeTraffic pytorch_cp_merge_traffic(double out_values, double kv_values, int cp);
+
+// The most a rank holds at once, beyond the layer's activations, while one
+// layer's attention runs (bytes; BF16 2 a value, FP32 4), the larger of:
+//   forward   the keys and values received (all-gather: every rank's, cp x
+//             2 kv; ring: the block in use and the next, 2 x 2 kv), their
+//             concatenation for the rotater (2 kv), and at a merge the FP32
+//             result, the block's BF16 output and its FP32 copy, out - block
+//             and its product with the gate (4 + 2 + 4 + 4 + 4 = 18 o);
+//   backward  the same keys and concatenation, FP32 dQ, dK, dV (4 o + 4 kv),
+//             a block's BF16 gradients (2 o + 2 kv), dK/dV concatenated to
+//             send and those received, in FP32 (4 kv + 4 kv).
+double pytorch_cp_transient_bytes(double out_values, double kv_values, int cp, CpAlgorithm algorithm);
 
 // Seconds of one pass of a layer that the exchange leaves exposed.
 struct CpExchangeTimes {

@@ -744,6 +744,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
     }
     c.activation_bytes = to_bytes(activations);
+    if (plan.cp > 1 && plan.cp_merge == CpMerge::kPyTorch && layers_per_stage > 0) {
+      const double q = model.q_dim();
+      const double kv = kv_copied(model, plan.kv_repeat) ? q : static_cast<double>(model.kv_heads) * model.head_dim();
+      c.attention_transient_bytes =
+          to_bytes(pytorch_cp_transient_bytes(b * s * q / t, 2.0 * b * s * kv / t, plan.cp, plan.cp_algorithm));
+    }
     // (W's inputs X that Transformer Engine keeps in FP8 take half their bytes, as above.)
     double w_operands = main_layers * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;
     if (dense_layers > 0) w_operands += dense_layers * weight_grad_operand_bytes(dense_layer);

@@ -85,6 +85,10 @@ struct StageCost {
   // The last stage's loss holds this much more while its forward runs, and
   // again while its backward does (see LossKernel). 0 on other stages.
   std::int64_t loss_transient_bytes = 0;
+  // PyTorch's context parallelism (Plan::cp_merge): what a layer's attention
+  // holds while it runs (cp_merge.hpp), through each F and backward of the
+  // stage. 0 otherwise.
+  std::int64_t attention_transient_bytes = 0;
   double params = 0.0;                 // parameters held per GPU
   double expert_params = 0.0;          // of those, routed experts' (reduced and sharded over Plan::expert_replicas())
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU

@@ -121,3 +121,21 @@ TEST_CASE("PyTorch's all-gather keeps no gathered K and V for the backward") {
   const StageCost pytorch = costs_cp2(CpAlgorithm::kAllGather, CpMerge::kPyTorch);
   CHECK(fused.activation_bytes - pytorch.activation_bytes == 8 * 2 * 512 * 1024 * 2);
 }
+
+TEST_CASE("what PyTorch's attention holds while it runs, beyond the activations") {
+  // o 1e6, kv 2e6, cp 4. All-gather: every rank's K and V, 4 x 2 x 2e6 =
+  // 16e6 bytes. Forward 16e6 + 4e6 (the concatenation) + 18e6 = 38e6;
+  // backward 16e6 + 4e6 + (4e6 + 8e6) + (2e6 + 4e6) + 16e6 = 54e6, the larger.
+  CHECK(pytorch_cp_transient_bytes(1e6, 2e6, 4, CpAlgorithm::kAllGather) == doctest::Approx(54e6));
+  // Ring: two blocks' K and V, 8e6: backward 46e6.
+  CHECK(pytorch_cp_transient_bytes(1e6, 2e6, 4, CpAlgorithm::kRing) == doctest::Approx(46e6));
+  // Outputs far larger than K and V: the forward's merge decides. o 10e6,
+  // kv 1e6, ring: forward 4e6 + 2e6 + 180e6 = 186e6, backward 4e6 + 2e6 +
+  // 44e6 + 22e6 + 8e6 = 80e6.
+  CHECK(pytorch_cp_transient_bytes(10e6, 1e6, 4, CpAlgorithm::kRing) == doctest::Approx(186e6));
+  // small_gpt at cp 2 (all-gather): o = 512 x 1024 = 524,288 values, kv
+  // twice that: backward 4,194,304 + 2,097,152 + 6,291,456 + 3,145,728 +
+  // 8,388,608 = 24,117,248 bytes, above the forward's 15,728,640.
+  CHECK(costs_cp2(CpAlgorithm::kAllGather, CpMerge::kPyTorch).attention_transient_bytes == 24'117'248);
+  CHECK(costs_cp2(CpAlgorithm::kAllGather, CpMerge::kFused).attention_transient_bytes == 0);
+}
