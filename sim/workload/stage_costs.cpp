@@ -726,8 +726,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // every layer that keeps its activations (no recompute, or the layers full
     // recompute leaves alone); checkpointed layers gather them again.
     // (PyTorch's frees them after the forward and gathers them again.)
+    // (K and V copied out to every query head first, kv_repeat, are gathered as copies.)
     if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && plan.cp_merge != CpMerge::kPyTorch) {
-      const double kv = static_cast<double>(model.kv_heads) * model.head_dim();
+      const double kv = kv_copied(model, plan.kv_repeat) ? model.q_dim() : static_cast<double>(model.kv_heads) * model.head_dim();
       const double own_kv = 2.0 * b * s * kv / t * kActivationBytes;
       const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage
                           : plan.recompute == Recompute::kFull ? layers_per_stage - redone

@@ -139,3 +139,29 @@ TEST_CASE("what PyTorch's attention holds while it runs, beyond the activations"
   CHECK(costs_cp2(CpAlgorithm::kAllGather, CpMerge::kPyTorch).attention_transient_bytes == 24'117'248);
   CHECK(costs_cp2(CpAlgorithm::kAllGather, CpMerge::kFused).attention_transient_bytes == 0);
 }
+
+TEST_CASE("Llama 3's all-gather keeps the copies of K and V that kv_repeat made, as it gathered them") {
+  // small_gpt as a Llama with 16 heads of 64 and 4 K/V heads, cp 2, nothing
+  // recomputed. Without copies a layer keeps the other rank's K and V,
+  // 2 x 512 tokens x 256 x 2 bytes; with K and V copied out to every query
+  // head first, 2 x 512 x 1024 x 2: 8 layers x 2 x 512 x 768 x 2 bytes more,
+  // beside what the copies add to the activations themselves, the same
+  // under PyTorch's merges, which keep no gathered K and V.
+  TransformerSpec m = small_gpt();
+  m.arch = Arch::kLlama;
+  m.kv_heads = 4;
+  const hw::ClusterSpec c = small_cluster();
+  auto activations = [&](CpMerge merge, bool kv_repeat) {
+    Plan p;
+    p.cp = 2;
+    p.dp = 4;
+    p.global_batch = 4;
+    p.cp_algorithm = CpAlgorithm::kAllGather;
+    p.cp_merge = merge;
+    p.kv_repeat = kv_repeat;
+    return static_cast<double>(stage_costs(m, p, c).stages[0].activation_bytes);
+  };
+  const double copies_fused = activations(CpMerge::kFused, true) - activations(CpMerge::kFused, false);
+  const double copies_pytorch = activations(CpMerge::kPyTorch, true) - activations(CpMerge::kPyTorch, false);
+  CHECK(copies_fused - copies_pytorch == doctest::Approx(8.0 * 2 * 512 * 768 * 2));
+}
