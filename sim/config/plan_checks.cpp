@@ -468,6 +468,34 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
              "parallel.sequence_parallel = true",
              {"parallel.sequence_parallel"});
   }
+  // ZeRO-3's knobs set on a plan of another stage (a sweep's fixed keys meet
+  // each plan's ZeRO stage here; a config's are refused as they are read).
+  if (p.zero_stage != 3) {
+    const workload::Plan d;
+    const std::pair<const char*, bool> knobs[] = {
+        {"parallel.fsdp_unit_layers", p.fsdp_unit_layers != d.fsdp_unit_layers},
+        {"parallel.fsdp_prefetch", p.fsdp_prefetch != d.fsdp_prefetch},
+        {"parallel.fsdp_prefetch_params", p.fsdp_prefetch_params != d.fsdp_prefetch_params},
+        {"parallel.fsdp_max_live_params", p.fsdp_max_live_params != d.fsdp_max_live_params},
+        {"parallel.fsdp_persistence_threshold", p.fsdp_persistence_threshold != d.fsdp_persistence_threshold},
+        {"parallel.fsdp_max_reuse_distance", p.fsdp_max_reuse_distance.has_value()},
+        {"parallel.fsdp_copy_out", p.fsdp_copy_out != d.fsdp_copy_out},
+        {"parallel.fsdp_grad_sync", p.grad_sync_after_last_backward != d.grad_sync_after_last_backward}};
+    for (const auto& [key, set] : knobs) {
+      if (set) {
+        ctx.fail(key, fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), got "
+                                  "zero_stage = {}",
+                                  p.zero_stage),
+                 {"parallel.zero_stage"});
+      }
+    }
+  }
+  if (p.fsdp_max_reuse_distance && p.recompute != workload::Recompute::kFull) {
+    ctx.fail("parallel.fsdp_max_reuse_distance",
+             "decides what a layer's recomputation gives back before its backward; expected parallel.recompute = "
+             "\"full\" (layers recomputed whole)",
+             {"parallel.recompute"});
+  }
   if (p.zero_stage == 3) {
     // Units of whole layers: every stage's layers divide into them.
     for (int st = 0; st < p.stages(); ++st) {

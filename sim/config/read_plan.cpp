@@ -140,13 +140,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   }
   if (s.has("fsdp_max_live_params")) p.fsdp_max_live_params = s.positive_number("fsdp_max_live_params", 1.0, 1e15);
   if (s.has("fsdp_max_reuse_distance")) {
-    p.fsdp_max_reuse_distance = s.non_negative_number("fsdp_max_reuse_distance", 1e15);
-    if (p.recompute != workload::Recompute::kFull) {
-      ctx.fail(s.path("fsdp_max_reuse_distance"),
-               "decides what a layer's recomputation gives back before its backward; expected parallel.recompute "
-               "= \"full\" (layers recomputed whole)",
-               {"parallel.recompute"});
-    }
+    p.fsdp_max_reuse_distance = s.non_negative_number("fsdp_max_reuse_distance", 1e15);  // recompute: plan_checks
   }
   if (s.has("fsdp_persistence_threshold")) {
     p.fsdp_persistence_threshold = s.non_negative_number("fsdp_persistence_threshold", 1e15);

@@ -353,8 +353,12 @@ void Lowering::lower_pipeline(int p) {
             }
           }
           // DeepSpeed's second gather of a recomputed unit (zero3_reuse.hpp):
-          // after the compute before this piece, the piece after it; on the
-          // communication stream (its gathers' is queued with the prefetches).
+          // after the compute before this piece and the unit's gather, the
+          // piece after it. On no
+          // stream's queue: the gathers' holds prefetches that wait for this
+          // backward's pieces, the collectives' may hold a reduction that
+          // waits for the other pipeline ranks (the tied embedding's), and
+          // DeepSpeed issues it when the recomputation gives the unit back.
           std::optional<core::TaskId> regather;
           if (by_unit && (a.op == Op::kBackward || a.op == Op::kInputGrad)) {
             const workload::ShardUnit& held_unit = c.shard_units[static_cast<std::size_t>(pieces[j].unit)];
@@ -364,8 +368,13 @@ void Lowering::lower_pipeline(int p) {
               again.units = static_cast<int>(c.shard_units.size());
               regather = collective_task(q, {kParamRegather, a.stage, regathers++, pipe.tensor, shard_key},
                                          hw::CollectiveKind::kAllGather, held_unit.regather_bytes, shard,
-                                         shard_participants, held_unit.regather, again);
+                                         shard_participants, held_unit.regather, again, CommStream::kUnordered);
               if (!compute_order_[q].empty()) edges_.emplace_back(compute_order_[q].back(), *regather);
+              // It follows the unit's gather for this backward (where the
+              // unit was not held from its forward): that gather, then the
+              // recomputation, gives back what this gathers again.
+              const Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
+              if (unit.gather) edges_.emplace_back(*unit.gather, *regather);
             }
           }
           const core::TaskId id = compute_task(q, d, part);

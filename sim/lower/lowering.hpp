@@ -165,10 +165,11 @@ class Lowering {
   }
   // A collective task of simulated GPU q, joining the shared instance `key`,
   // after the GPU's previous one on the same stream: its communication
-  // stream, or the stream its parameter gathers run on.
+  // stream, or the stream its parameter gathers run on; or on neither
+  // (kUnordered: ordered by its own edges alone).
   // The collective's group as the rank's lowering knows it (RankGroup): it
   // is registered with the runner when a new instance first needs it.
-  enum class CommStream { kCollectives, kGathers };
+  enum class CommStream { kCollectives, kGathers, kUnordered };
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, const RankGroup& group, int participants, core::Time analytic,
                                const TaskInfo& info, CommStream stream = CommStream::kCollectives);

@@ -30,6 +30,7 @@ core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, in
     return sim_->collectives->add(kind, bytes, *group.id, participants, fixed);
   });
   const core::TaskId id = add_task(t, info);
+  if (stream == CommStream::kUnordered) return id;
   std::optional<core::TaskId>& previous = (stream == CommStream::kGathers ? last_gather_ : last_collective_)[q];
   if (previous) edges_.emplace_back(*previous, id);
   previous = id;

@@ -21,9 +21,9 @@
 // small beside stage3_prefetch_bucket_size (5e7 by default).
 //
 // Each backward (B or I) of such a unit gathers that share again; the
-// lowering runs it as a collective between the unit's backward and the
-// compute before it, where nothing hides it, as DeepSpeed's backward waits
-// for it right after the recomputation.
+// lowering runs it as a collective after the unit's gather for that backward
+// and the compute before it, and the backward waits for it: nothing hides
+// it, as DeepSpeed's backward waits for it right after the recomputation.
 #pragma once
 
 #include <vector>

@@ -222,4 +222,14 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
   const Run kept_units_fsdp = with("", {"parallel.reshard_after_forward=false"});
   CHECK(gathers(kept_units.w) == gathers(kept_units_fsdp.w) + 24);
   CHECK(kept_units.w.sim->timeline.makespan > kept_units_fsdp.w.sim->timeline.makespan);
+  // Interleaved over two pipeline ranks, whose tied embedding's reduction
+  // spans both: each of a rank's 2 x 6 layer units gathers again in each of
+  // its 2 backwards (global batch 16 over dp 4 in micro-batches of 2), and
+  // the run completes.
+  const std::vector<std::string> interleaved = {"parallel.pp=2", "parallel.vp=2", "parallel.dp=4",
+                                                "parallel.schedule=interleaved-1f1b"};
+  const Run looped = with("parallel.fsdp_max_reuse_distance=1e6", interleaved);
+  const Run looped_fsdp = with("", interleaved);
+  CHECK(gathers(looped.w) == gathers(looped_fsdp.w) + 2 * 2 * 6 * 2);
+  CHECK(looped.w.sim->timeline.makespan > looped_fsdp.w.sim->timeline.makespan);
 }

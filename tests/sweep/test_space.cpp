@@ -261,3 +261,22 @@ TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a st
     CHECK(std::string(e.what()) == "dense.json: axes.ep[1]: no valid plan uses this value (ep > 1 needs a MoE model)");
   }
 }
+
+TEST_CASE("ZeRO-3's knobs as fixed keys: plans of stage 3 take them, a stage that cannot is named") {
+  // tp 2, pp 1, dp 4, full recompute: at ZeRO 3 the plan takes a live limit
+  // and a reuse distance; at ZeRO 1 no plan can, and the axis value is refused.
+  const std::string knobs = R"(, "parallel": {"fsdp_max_live_params": 1e9, "fsdp_max_reuse_distance": 1e9})";
+  const sweep::Space space =
+      sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1, "zero_stage": 3, "recompute": "full"})", knobs));
+  REQUIRE(space.plans.size() == 1);
+  CHECK(space.plans[0].plan.zero_stage == 3);
+  CHECK(space.plans[0].plan.fsdp_max_live_params == 1e9);
+  CHECK(space.plans[0].plan.fsdp_max_reuse_distance == 1e9);
+  try {
+    (void)sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1, "zero_stage": [1, 3], "recompute": "full"})", knobs));
+    FAIL("expected ZeRO 1 refused");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "small.json: axes.zero_stage[0]: no valid plan uses this value (config check: "
+                                   "parallel.fsdp_max_live_params)");
+  }
+}
