@@ -366,6 +366,7 @@ void Lowering::lower_pipeline(int p) {
               TaskInfo again{TaskKind::kParamAllGather, a, q, -1};
               again.unit = pieces[j].unit;
               again.units = static_cast<int>(c.shard_units.size());
+              again.regather = true;
               regather = collective_task(q, {kParamRegather, a.stage, regathers++, pipe.tensor, shard_key},
                                          hw::CollectiveKind::kAllGather, held_unit.regather_bytes, shard,
                                          shard_participants, held_unit.regather, again, CommStream::kUnordered);
@@ -380,7 +381,10 @@ void Lowering::lower_pipeline(int p) {
           const core::TaskId id = compute_task(q, d, part);
           if (regather) edges_.emplace_back(*regather, id);
           if (j == 0) {
-            const core::TaskId head = copy ? *copy : id;
+            // The action's entry: what the incoming data, the tensor peers'
+            // meeting and blocking sends hold back (wiring.cpp joins the
+            // data to first_).
+            const core::TaskId head = copy ? *copy : regather ? *regather : id;
             first_[q][k] = head;
             if (barrier) edges_.emplace_back(*barrier, head);
             for (core::TaskId send : unsent) edges_.emplace_back(send, head);

@@ -237,10 +237,15 @@ PipelineWork Lowering::work_per_pipeline() const {
         const double pieces = c.sharded() && needs_params ? units : last_backward ? buckets : 1;
         // FSDP2's copy-outs: at most one a unit an action that uses the parameters.
         const double copies = c.sharded() && needs_params && plan_.fsdp_copy_out ? units : 0.0;
+        // DeepSpeed's second gathers: one a recomputed unit a backward.
+        double regathers = 0.0;
+        if (c.sharded() && (a.op == Op::kBackward || a.op == Op::kInputGrad)) {
+          for (const workload::ShardUnit& u : c.shard_units) regathers += u.regather_bytes > 0.0 ? 1.0 : 0.0;
+        }
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
         const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
-        work.tasks += pieces + copies + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
-        work.flow_steps += scatters * ring + replicated * all_reduce;
+        work.tasks += pieces + copies + regathers + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
+        work.flow_steps += (scatters + regathers) * ring + replicated * all_reduce;
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients

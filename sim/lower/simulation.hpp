@@ -129,6 +129,9 @@ struct TaskInfo {
   // ZeRO-3 with Plan::fsdp_copy_out: a compute task that copies a unit's
   // gathered parameters out of the gather's buffer before the unit runs.
   bool copy_out = false;
+  // DeepSpeed's second gather of a recomputed unit's weights before its
+  // backward (a kParamAllGather on no stream's queue; workload/zero3_reuse.hpp).
+  bool regather = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a

@@ -156,7 +156,8 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
                           : fmt::format("grad reduce s{} (dp){}", a.stage, part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
-    case lower::TaskKind::kParamAllGather: return fmt::format("param all-gather s{}{} (dp)", a.stage, part);
+    case lower::TaskKind::kParamAllGather:
+      return fmt::format("param {} s{}{} (dp)", ti.regather ? "re-gather" : "all-gather", a.stage, part);
     case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
   }
   return "?";
@@ -198,16 +199,20 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   constexpr int kComputeThread = 0;
   constexpr int kCommThread = 1;
   std::vector<std::vector<int>> peers(ranks);  // per rank, in order of first send
-  bool gathers = false;
+  bool gathers = false, regathers = false;
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     if (ti.on_gather_stream() && shown(id)) gathers = true;
+    if (ti.regather && shown(id)) regathers = true;
     if (ti.kind != lower::TaskKind::kTransfer) continue;
     auto& p = peers[ti.rank];
     if (std::find(p.begin(), p.end(), ti.peer) == p.end()) p.push_back(ti.peer);
   }
+  // (DeepSpeed's second gathers after a recomputation, on no stream's queue:
+  // a thread of their own beside.)
   const int gather_thread = gathers ? 2 : -1;
-  const int first_send_thread = gathers ? 3 : 2;
+  const int regather_thread = regathers ? 2 + (gathers ? 1 : 0) : -1;
+  const int first_send_thread = 2 + (gathers ? 1 : 0) + (regathers ? 1 : 0);
   std::size_t most_peers = 0;
   for (const auto& p : peers) most_peers = std::max(most_peers, p.size());
   // Then, with a background job (burst's GPU multiplexing), its own thread;
@@ -231,6 +236,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kParamAllGather:
+        if (ti.regather) return tid_of(ti.rank, regather_thread);
         return ti.on_gather_stream() ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
       case lower::TaskKind::kEmbeddingAllReduce:
@@ -265,6 +271,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, sim.pipeline_rank(r)));
     thread(tid_of(r, kCommThread), fmt::format("GPU {} comm", gpu));
     if (gathers) thread(tid_of(r, gather_thread), fmt::format("GPU {} param gather", gpu));
+    if (regathers) thread(tid_of(r, regather_thread), fmt::format("GPU {} param re-gather", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
     if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));
     if (ep_thread >= 0) thread(tid_of(r, ep_thread), fmt::format("GPU {} expert dispatch/combine", gpu));

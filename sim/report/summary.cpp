@@ -124,7 +124,8 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
       if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
-      (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
+      // (A second gather after a recomputation runs on no stream: exposed time only.)
+      if (!ti.regather) (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
       if (full) dp_spans[ti.rank].push_back(span);
     }
     if (ti.on_gather_stream() && d > 0.0) {

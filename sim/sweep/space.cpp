@@ -448,7 +448,7 @@ Space enumerate(const Spec& spec) {
                                 const std::string what = e.what();
                                 const std::string after_file = what.substr(std::min(what.size(), spec.file.size() + 2));
                                 refuse(1, "config check: " + after_file.substr(0, after_file.find(':')),
-                                       {{"zero_stage", zi}});
+                                       {{"zero_stage", zi}, {"recompute", ri}});
                                 continue;
                               }
                             }

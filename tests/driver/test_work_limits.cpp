@@ -47,6 +47,9 @@ TEST_CASE("the work estimate foresees the tasks lowering makes") {
       {"parallel.schedule=zb-v", "parallel.vp=2"},
       {"parallel.schedule=2bp", "parallel.twobp_concat=true"},
       {"parallel.schedule=gpipe", "parallel.grad_bucket_mib=1"},
+      // DeepSpeed's second gathers, a recomputed unit a backward.
+      {"parallel.tp=1", "parallel.dp=2", "parallel.zero_stage=3", "parallel.recompute=full",
+       "parallel.fsdp_max_reuse_distance=1e6", "options.fidelity=full"},
   };
   for (const auto& overrides : cases) {
     CAPTURE(overrides.size() > 0 ? overrides.back() : std::string("defaults"));

@@ -233,6 +233,28 @@ TEST_CASE("collective slices say their kind, bytes per GPU, group size and dimen
   CHECK(gathers == 4);  // one per stage
 }
 
+TEST_CASE("DeepSpeed's second gathers in the trace: a thread of their own, named as such") {
+  // GPT 1.7B on pp 2, dp 4, ZeRO-3, every layer recomputed, a reuse
+  // distance that gives back all but each layer's last weight: each of a
+  // rank's 12 layer units gathers again in each of its 2 backwards, on a
+  // thread beside the gather stream, and no thread's slices overlap.
+  const Run d = run_example("gpt-1.7b-8xa100.json",
+                            {"parallel.tp=1", "parallel.pp=2", "parallel.dp=4", "parallel.microbatch_size=2",
+                             "parallel.global_batch=16", "parallel.zero_stage=3", "parallel.recompute=full",
+                             "parallel.fsdp_max_reuse_distance=1e6"});
+  check_threads(d.trace);
+  int regathers = 0;
+  for (const auto& [thread, list] : d.trace.slices) {
+    for (const Slice& s : list) {
+      if (!starts_with(s.name, "param re-gather")) continue;
+      ++regathers;
+      CHECK(ends_with(d.trace.threads.at(thread), " param re-gather"));
+      CHECK(s.args["collective"] == "all-gather");
+    }
+  }
+  CHECK(regathers == 2 * 12 * 2);
+}
+
 TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient scatter, named by unit") {
   // GPT 1.7B (24 layers) on pp 1, dp 8: the embedding, 24 layers and the
   // head are 26 units; one micro-batch, so one forward and one backward run.
