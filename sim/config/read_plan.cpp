@@ -111,9 +111,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.zero_stage = 1;
   }
   // ZeRO-3's units: only with zero_stage 3, where they mean something.
-  for (const char* key : {"fsdp_unit_layers", "fsdp_prefetch", "reshard_after_forward", "fsdp_shard_size",
-                          "fsdp_prefetch_params", "fsdp_persistence_threshold", "fsdp_max_live_params",
-                          "fsdp_max_reuse_distance", "fsdp_grad_sync", "fsdp_copy_out"}) {
+  for (const std::string& key : zero3_plan_keys()) {
     if (s.has(key) && p.zero_stage != 3) {
       ctx.fail(s.path(key), fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), "
                                         "got zero_stage = {}",

@@ -65,6 +65,14 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
+const std::vector<std::string>& zero3_plan_keys() {
+  static const std::vector<std::string> keys = {
+      "fsdp_unit_layers",     "fsdp_prefetch",   "reshard_after_forward",   "fsdp_shard_size",
+      "fsdp_prefetch_params", "fsdp_persistence_threshold", "fsdp_max_live_params", "fsdp_max_reuse_distance",
+      "fsdp_grad_sync",       "fsdp_copy_out"};
+  return keys;
+}
+
 const std::vector<std::string>* section_keys(std::string_view section) {
   const auto it = sections().find(section);
   return it == sections().end() ? nullptr : &it->second;

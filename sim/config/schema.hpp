@@ -16,6 +16,11 @@ namespace trainsim::config {
 const std::vector<std::string>* section_keys(std::string_view section);
 bool is_section(std::string_view path);
 
+// The parallel keys that mean something only under ZeRO stage 3 (ZeRO-3 /
+// FSDP unit by unit): a config refuses them under another stage; a sweep
+// reads them under stage 3 and checks each plan's own.
+const std::vector<std::string>& zero3_plan_keys();
+
 // The known name closest to `key`, if any is close enough: the nearest by
 // edit distance within about a third of the name's length, else the shortest
 // that `key` (3 characters or more) begins, for a name cut short

@@ -163,11 +163,7 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     // ZeRO-3's knobs are read under zero_stage 3; each plan's own stage (an
     // axis) meets them in its checks (space.cpp).
     bool zero3_knobs = false;
-    for (const char* knob : {"fsdp_unit_layers", "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params",
-                             "fsdp_persistence_threshold", "fsdp_max_reuse_distance", "fsdp_copy_out",
-                             "fsdp_grad_sync"}) {
-      zero3_knobs = zero3_knobs || config["parallel"].contains(knob);
-    }
+    for (const std::string& knob : config::zero3_plan_keys()) zero3_knobs = zero3_knobs || config["parallel"].contains(knob);
     if (zero3_knobs) config["parallel"]["zero_stage"] = 3;
     try {
       spec.settings.push_back(config::load_setting(config, file, base_dir));

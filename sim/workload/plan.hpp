@@ -259,9 +259,9 @@ struct Plan {
   // of the chunks), on the compute stream. Async TP's fused kernels take
   // their operands restrided instead and copy nothing.
   bool sp_batch_first = false;
-  LayerCode layer_code() const {
-    return {kv_repeat, separate_projections, sp_batch_first, cp > 1 && cp_merge == CpMerge::kPyTorch};
-  }
+  // Context parallelism run through PyTorch's context_parallel (cp_merge.hpp).
+  bool cp_pytorch_merge() const { return cp > 1 && cp_merge == CpMerge::kPyTorch; }
+  LayerCode layer_code() const { return {kv_repeat, separate_projections, sp_batch_first, cp_pytorch_merge()}; }
   // ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054) across the data-parallel
   // replicas: 0 replicates everything; 1 shards the optimizer state; 2 also the
   // gradients. Gradients are then reduce-scattered instead of all-reduced, and

@@ -513,7 +513,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     // PyTorch's context parallelism calls attention block by block whatever
     // brings the keys.
-    const bool cp_pytorch = plan.cp > 1 && plan.cp_merge == CpMerge::kPyTorch;
+    const bool cp_pytorch = plan.cp_pytorch_merge();
     const double attention_seq =
         plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing && !cp_pytorch ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
@@ -727,9 +727,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // recompute leaves alone); checkpointed layers gather them again.
     // (PyTorch's frees them after the forward and gathers them again.)
     // (K and V copied out to every query head first, kv_repeat, are gathered as copies.)
-    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && plan.cp_merge != CpMerge::kPyTorch) {
-      const double kv = kv_copied(model, plan.kv_repeat) ? model.q_dim() : static_cast<double>(model.kv_heads) * model.head_dim();
-      const double own_kv = 2.0 * b * s * kv / t * kActivationBytes;
+    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && !plan.cp_pytorch_merge()) {
+      const double own_kv = 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t * kActivationBytes;
       const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage
                           : plan.recompute == Recompute::kFull ? layers_per_stage - redone
                                                                : 0;
@@ -745,11 +744,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
     }
     c.activation_bytes = to_bytes(activations);
-    if (plan.cp > 1 && plan.cp_merge == CpMerge::kPyTorch && layers_per_stage > 0) {
-      const double q = model.q_dim();
-      const double kv = kv_copied(model, plan.kv_repeat) ? q : static_cast<double>(model.kv_heads) * model.head_dim();
+    if (plan.cp_pytorch_merge() && layers_per_stage > 0) {
       c.attention_transient_bytes =
-          to_bytes(pytorch_cp_transient_bytes(b * s * q / t, 2.0 * b * s * kv / t, plan.cp, plan.cp_algorithm));
+          to_bytes(pytorch_cp_transient_bytes(b * s * model.q_dim() / t, 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t,
+                                              plan.cp, plan.cp_algorithm));
     }
     // (W's inputs X that Transformer Engine keeps in FP8 take half their bytes, as above.)
     double w_operands = main_layers * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;

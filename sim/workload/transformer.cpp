@@ -187,6 +187,10 @@ bool kv_copied(const TransformerSpec& model, bool kv_repeat) {
   return kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
 }
 
+double attention_kv_width(const TransformerSpec& model, bool kv_repeat) {
+  return kv_copied(model, kv_repeat) ? model.q_dim() : static_cast<double>(model.kv_heads) * model.head_dim();
+}
+
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
                           Attention attention, Elementwise kernels, int cp, const MoeLayout& moe, const LayerCode& code) {
   const bool expanded = kv_copied(model, code.kv_repeat);
@@ -270,7 +274,8 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
         Op exchange;
         exchange.name = "context_parallel_exchange";
         exchange.kind = OpKind::kCpExchange;
-        exchange.cp_kv_bytes = 2.0 * tokens * (expanded ? q : kv) / t * kActivationBytes;
+        const double kv_width = attention_kv_width(model, code.kv_repeat);
+        exchange.cp_kv_bytes = 2.0 * tokens * kv_width / t * kActivationBytes;
         exchange.cp_qo_bytes = 2.0 * tokens * q / t * kActivationBytes;
         exchange.attention_op = static_cast<int>(ops.size()) + 1;
         exchange.attention_core = true;
@@ -295,7 +300,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
         // PyTorch's context parallelism merges the blocks' outputs, and
         // accumulates their gradients, in eager FP32 ops (cp_merge.hpp).
         const CpMergeTraffic traffic =
-            pytorch_cp_merge_traffic(tokens * q / t, 2.0 * tokens * (expanded ? q : kv) / t, cp);
+            pytorch_cp_merge_traffic(tokens * q / t, 2.0 * tokens * attention_kv_width(model, code.kv_repeat) / t, cp);
         Op merge;
         merge.name = "context_parallel_merge";
         merge.kind = OpKind::kElementwise;

@@ -284,6 +284,9 @@ void mark_sp_copies(std::vector<Op>& ops, const LayerCode& code);
 // Whether a layer of `model` copies grouped K and V out to every query head
 // (LayerCode::kv_repeat, and the model has grouped heads; MLA has none).
 bool kv_copied(const TransformerSpec& model, bool kv_repeat);
+// The width of K (and of V) a token as attention receives them: the query
+// width where they were copied out (kv_copied), else kv_heads x head_dim.
+double attention_kv_width(const TransformerSpec& model, bool kv_repeat);
 
 // `code`: how the framework writes the layer where it differs from
 // Megatron-LM (see LayerCode).

@@ -50,6 +50,22 @@ inline TransformerSpec small_gpt() {
   return m;
 }
 
+// GPT-3 175B (Brown et al. 2020): 96 layers of 12,288, 96 heads, 2,048
+// tokens, GPT-2's vocabulary padded to 51,200.
+inline TransformerSpec gpt3_175b() {
+  TransformerSpec m;
+  m.name = "GPT-3 175B";
+  m.arch = Arch::kGpt;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn = 4 * 12288;
+  m.seq = 2048;
+  m.vocab = 51200;
+  return m;
+}
+
 // The op of a layer called `name` (the test fails without one).
 inline const Op& op_named(const std::vector<Op>& ops, const std::string& name) {
   for (const Op& op : ops) {

@@ -5,23 +5,12 @@
 
 #include "workload/op_cost.hpp"
 #include "workload/transformer.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim::workload;
 
 namespace {
-TransformerSpec gpt3() {
-  TransformerSpec m;
-  m.name = "GPT-3 175B";
-  m.arch = Arch::kGpt;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn = 4 * 12288;
-  m.seq = 2048;
-  m.vocab = 51200;
-  return m;
-}
+TransformerSpec gpt3() { return testing::gpt3_175b(); }
 }  // namespace
 
 TEST_CASE("model FLOPs match Korthikanti et al. eq. 7") {

@@ -4,6 +4,7 @@
 
 #include "workload/transformer.hpp"
 #include "workload/zero3_reuse.hpp"
+#include "small_setups.hpp"
 
 using namespace trainsim::workload;
 
@@ -27,14 +28,5 @@ TEST_CASE("GPT-3 175B under DeepSpeed's default distance: two thirds of each lay
   // 1e5. The down projection is kept; the up projection has the down's
   // 604 M (plus its bias) after it, twice that, 1.21e9, >= 1e9: gathered again, and
   // so are the two before it: 8h^2 of 12h^2.
-  TransformerSpec m;
-  m.arch = Arch::kGpt;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn = 4 * 12288;
-  m.seq = 2048;
-  m.vocab = 50304;
-  CHECK(regathered_share(m.layer_tensors(1), 1e5, 1e9) == doctest::Approx(2.0 / 3.0));
+  CHECK(regathered_share(testing::gpt3_175b().layer_tensors(1), 1e5, 1e9) == doctest::Approx(2.0 / 3.0));
 }
