@@ -319,6 +319,14 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
     }
   }
   if (a.has("--recompute-modules")) p["recompute_modules"] = a.list("--recompute-modules");
+  // Fine-grained activation offloading: Megatron-Core offloads the listed
+  // modules' inputs only with the switch on.
+  if (a.flag("--fine-grained-activation-offloading")) {
+    if (!a.has("--offload-modules")) {
+      a.fail("--fine-grained-activation-offloading", "needs --offload-modules (the modules whose inputs go to the host)");
+    }
+    p["offload_modules"] = a.list("--offload-modules");
+  }
   if (a.flag("--use-distributed-optimizer")) p["distributed_optimizer"] = true;
   if (a.flag("--use-megatron-fsdp")) {
     p["zero_stage"] = 3;

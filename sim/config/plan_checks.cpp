@@ -427,6 +427,30 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                {"cluster.node"});
     }
   }
+  if (p.offload_modules != 0) {
+    // Fine-grained activation offloading: the MoE block's saved inputs, which
+    // must be kept (not recomputed) to be offloaded, over the node's host link.
+    if (!m.moe.enabled()) {
+      ctx.fail("parallel.offload_modules", "\"expert_fc1\" and \"moe_act\" are a MoE block's; expected a MoE model (model.moe)",
+               {"model.moe"});
+    }
+    if (p.recompute == workload::Recompute::kFull || p.recompute == workload::Recompute::kSelectiveOp ||
+        (p.recompute == workload::Recompute::kSelective && (p.recompute_modules & workload::kModuleMoe) != 0)) {
+      ctx.fail("parallel.offload_modules",
+               fmt::format("recompute \"{}\"{} keeps none of the MoE block's inputs for its backward, so none can be "
+                           "offloaded; expected parallel.recompute \"none\" or \"selective\" without \"moe\"",
+                           workload::recompute_name(p.recompute),
+                           p.recompute == workload::Recompute::kSelective ? " with module \"moe\"" : ""),
+               {"parallel.recompute", "parallel.recompute_modules"});
+    }
+    if (sc.cluster.node.pcie_gb_per_s <= 0.0) {
+      ctx.fail("parallel.offload_modules",
+               fmt::format("the node \"{}\" does not give its host link; set cluster.node.pcie_gb_per_s (see "
+                           "docs/hardware.md)",
+                           sc.cluster.node.name),
+               {"cluster.node"});
+    }
+  }
   if (p.recompute_layers > 0) {
     int most = 0;
     for (int st = 0; st < p.stages(); ++st) most = std::max(most, p.layers_of_stage(st, m.layers));

@@ -1,6 +1,7 @@
 // parallel: the plan (degrees, batch, schedule, recompute, ZeRO, precision,
 // stage layers).
 #include "config/sections.hpp"
+#include "workload/activation_offload.hpp"
 
 #include "schedule/csv.hpp"
 #include "schedule/registry.hpp"
@@ -68,6 +69,27 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
       }
       if ((p.recompute_modules & it->second) != 0) ctx.fail(where, fmt::format("\"{}\" is listed twice", it->first));
       p.recompute_modules |= it->second;
+    }
+  }
+  if (s.has("offload_modules")) {
+    // Megatron-Core's --offload-modules choices; the MoE block's two are modelled.
+    static const std::vector<std::pair<std::string, workload::OffloadModule>> names = {
+        {"expert_fc1", workload::kOffloadExpertFc1}, {"moe_act", workload::kOffloadMoeAct}};
+    static const std::vector<std::string> not_modelled = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
+    const std::string expected = "a non-empty list of \"expert_fc1\", \"moe_act\"";
+    const json& v = s.required("offload_modules", expected);
+    if (!v.is_array() || v.empty()) ctx.fail(s.path("offload_modules"), "expected " + expected + ", got " + show(v));
+    p.offload_modules = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string where = fmt::format("{}[{}]", s.path("offload_modules"), i);
+      const std::string name = v[i].is_string() ? v[i].get<std::string>() : std::string();
+      if (std::find(not_modelled.begin(), not_modelled.end(), name) != not_modelled.end()) {
+        ctx.fail(where, fmt::format("offloading \"{}\" is not modelled yet; expected \"expert_fc1\" or \"moe_act\"", name));
+      }
+      const auto it = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == name; });
+      if (!v[i].is_string() || it == names.end()) ctx.fail(where, "expected \"expert_fc1\" or \"moe_act\", got " + show(v[i]));
+      if ((p.offload_modules & it->second) != 0) ctx.fail(where, fmt::format("\"{}\" is listed twice", it->first));
+      p.offload_modules |= it->second;
     }
   }
   if (s.has("recompute_layers")) {

@@ -169,12 +169,21 @@ std::unique_ptr<Simulation> Lowering::build() {
         effect_of(*last_[q][k]).release_at_end += transient;
       }
       switch (a.op) {
-        case Op::kForward: effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes; break;
-        case Op::kBackward: effect_of(*last_[q][k]).release_at_end += c.activation_bytes; break;
+        case Op::kForward:
+          effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes;
+          // Offloaded activations leave after F and come back for the backward.
+          effect_of(*last_[q][k]).release_at_end += c.offloaded_activation_bytes;
+          break;
+        case Op::kBackward:
+          effect_of(*first_[q][k]).allocate_at_start += c.offloaded_activation_bytes;
+          effect_of(*last_[q][k]).release_at_end += c.activation_bytes;
+          break;
         case Op::kInputGrad:
-          // I makes the output gradients W will read and no longer needs the
-          // rest; the GEMM inputs W reads were kept since F and stay.
-          effect_of(*first_[q][k]).allocate_at_start += c.weight_grad_bytes - c.weight_grad_kept_bytes;
+          // The offloaded activations come back for I. I makes the output
+          // gradients W will read and no longer needs the rest; the GEMM
+          // inputs W reads were kept since F and stay.
+          effect_of(*first_[q][k]).allocate_at_start +=
+              c.offloaded_activation_bytes + c.weight_grad_bytes - c.weight_grad_kept_bytes;
           effect_of(*last_[q][k]).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
           break;
         case Op::kWeightGrad: {

@@ -59,6 +59,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.moe_dispatcher),
                 plan.moe_imbalance,
                 plan.recompute_modules,
+                plan.offload_modules,
                 plan.overlap.moe_a2a,
                 plan.etp,
                 plan.ep > 1 || plan.etp > 1 ? plan.dp : 0};

@@ -34,7 +34,7 @@ class BoundCache {
 
  private:
   using Key = std::tuple<int, int, int, int, int, int, bool, int, int, int, int, int, bool, int, int, int, int, int, int, int,
-                         double, unsigned, bool, int, int>;
+                         double, unsigned, unsigned, bool, int, int>;
   std::mutex mutex_;
   std::map<Key, std::vector<RankWork>> work_;
 };

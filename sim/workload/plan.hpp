@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "schedule/placement.hpp"
+#include "workload/activation_offload.hpp"
 #include "workload/fp8.hpp"
 #include "workload/transformer.hpp"
 
@@ -223,6 +224,10 @@ struct Plan {
   // alone by default, as Korthikanti et al. and Megatron-Core's default
   // --recompute-modules core_attn.
   unsigned recompute_modules = kModuleCoreAttn;
+  // Megatron-Core's fine-grained activation offloading: the OffloadModule
+  // bits (workload/activation_offload.hpp) whose saved inputs go to the host
+  // after the forward and come back before the backward; 0 for none.
+  unsigned offload_modules = 0;
   // Layers of a stage of `layers` that are recomputed.
   int recomputed_layers(int layers) const {
     if (recompute == Recompute::kNone) return 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hw/collective.hpp"
+#include "workload/activation_offload.hpp"
 #include "workload/cp_merge.hpp"
 #include "workload/duty_clock.hpp"
 #include "workload/mla.hpp"
@@ -588,6 +589,22 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     times.plus(embedding_times);
     times.plus(head_times);
     times.input_grad += main_redone * redo_one.seconds + dense_redone * redo_dense.seconds;
+    // Fine-grained activation offloading: each MoE layer's offloaded inputs
+    // cross the host link beside that layer's pass; a copy that outlasts the
+    // pass holds it back (the forward's to the host, the backward's back).
+    const double offloaded_per_layer =
+        moe && plan.offload_modules != 0
+            ? offloaded_bytes_per_moe_layer(plan.offload_modules,
+                                            b * s / (sp && plan.tp > 1 ? t : 1.0) * model.moe.top_k * moe_layout.load,
+                                            h * moe_layout.etp, model.moe.expert_ffn, 2.0 * kept_input_scale)
+            : 0.0;
+    if (offloaded_per_layer > 0.0) {
+      const double link = node.pcie_gb_per_s * 1e9;
+      const double f_exposed = exposed_copy_seconds(offloaded_per_layer, link, one.forward);
+      const double b_exposed = exposed_copy_seconds(offloaded_per_layer, link, one.input_grad + one.weight_grad);
+      times.forward += main_layers * f_exposed;
+      times.input_grad += main_layers * b_exposed;
+    }
     times.tp_backward += main_redone * redo_one.tp_comm_s + dense_redone * redo_dense.tp_comm_s;
     times.cp_backward += main_redone * redo_one.cp_comm_s + dense_redone * redo_dense.cp_comm_s;
     times.ep_backward += main_redone * redo_one.ep_comm_s;
@@ -744,6 +761,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
     }
     c.activation_bytes = to_bytes(activations);
+    c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);
     if (plan.cp_pytorch_merge() && layers_per_stage > 0) {
       c.attention_transient_bytes =
           to_bytes(pytorch_cp_transient_bytes(b * s * model.q_dim() / t, 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t,

@@ -70,6 +70,9 @@ struct StageCost {
   EpChunks ep_forward_chunks, ep_backward_chunks;
   int moe_layers = 0;  // of its layers, those with a MoE block (the chunks' sums run over them)
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
+  // Of activation_bytes, what Plan::offload_modules sends to the host after
+  // F and brings back for the backward (workload/activation_offload.hpp).
+  std::int64_t offloaded_activation_bytes = 0;
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
   // end gives back activation_bytes and takes these until W ends.

@@ -123,6 +123,13 @@ TEST_CASE("Megatron-LM's defaults and derived settings") {
   CHECK(m.config["parallel"]["moe_dispatcher"] == "deepep");
   CHECK(m.config["parallel"]["ep"] == 4);
   CHECK_NOTHROW(load_document(m.config, "args", "."));
+  // Fine-grained activation offloading of the experts' inputs.
+  args.insert(args.end(), {"--fine-grained-activation-offloading", "--offload-modules", "expert_fc1", "moe_act"});
+  m = config_from_megatron(args, {"dgx-h100", 1, ""}, "args");
+  CHECK(m.config["parallel"]["offload_modules"] == nlohmann::json::array({"expert_fc1", "moe_act"}));
+  CHECK(m.not_modelled.empty());
+  CHECK(load_document(m.config, "args", ".").plan.offload_modules ==
+        (workload::kOffloadExpertFc1 | workload::kOffloadMoeAct));
 }
 
 TEST_CASE("Megatron-LM arguments trainsim cannot map are errors naming the flag") {
@@ -148,6 +155,10 @@ TEST_CASE("Megatron-LM arguments trainsim cannot map are errors naming the flag"
   args.insert(args.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "2"});
   CHECK(error_of(args) == "args: --recompute-method: uniform with --recompute-num-layers 2: only uniform over 1 layer "
                           "(every layer redone) and block (the first n of a stage) are modelled");
+  args = small();
+  args.insert(args.end(), {"--fine-grained-activation-offloading"});
+  CHECK(error_of(args) == "args: --fine-grained-activation-offloading: needs --offload-modules (the modules whose "
+                          "inputs go to the host)");
   CHECK_THROWS_WITH_AS(megatron_args_from_script("echo hello\n", "s.sh"),
                        "s.sh: no line runs a pretrain_*.py script (expected e.g. torchrun ... pretrain_gpt.py ARGS)",
                        ConfigError);

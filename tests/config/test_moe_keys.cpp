@@ -167,3 +167,27 @@ TEST_CASE("what MoE plans cannot run yet says so") {
         "test.json: parallel.offload: offloading with a MoE model (model.moe) is not modelled yet (from --set "
         "parallel.offload=optimizer)");
 }
+
+TEST_CASE("parallel.offload_modules: Megatron-Core's MoE modules, read as bits; the others refused") {
+  CHECK(load_document(base(), "test.json", ".", {}).plan.offload_modules == 0u);
+  const Scenario s = load_document(base(), "test.json", ".", {R"(parallel.offload_modules=["moe_act","expert_fc1"])"});
+  CHECK(s.plan.offload_modules == (workload::kOffloadExpertFc1 | workload::kOffloadMoeAct));
+  CHECK(error_of({R"(parallel.offload_modules=["core_attn"])"}) ==
+        "test.json: parallel.offload_modules[0]: offloading \"core_attn\" is not modelled yet; expected \"expert_fc1\" "
+        "or \"moe_act\" (from --set parallel.offload_modules=[\"core_attn\"])");
+  CHECK(error_of({R"(parallel.offload_modules=["moe_act","moe_act"])"}) ==
+        "test.json: parallel.offload_modules[1]: \"moe_act\" is listed twice (from --set "
+        "parallel.offload_modules=[\"moe_act\",\"moe_act\"])");
+  CHECK(error_of({"parallel.offload_modules=[]"}) ==
+        "test.json: parallel.offload_modules: expected a non-empty list of \"expert_fc1\", \"moe_act\", got [] (from "
+        "--set parallel.offload_modules=[])");
+  // Full recompute keeps no input of the MoE block to offload.
+  CHECK(error_of({R"(parallel.offload_modules=["expert_fc1"])", "parallel.recompute=full"}) ==
+        "test.json: parallel.offload_modules: recompute \"full\" keeps none of the MoE block's inputs for its backward, "
+        "so none can be offloaded; expected parallel.recompute \"none\" or \"selective\" without \"moe\" (from --set "
+        "parallel.offload_modules=[\"expert_fc1\"])");
+  // A node preset without its host link figure.
+  CHECK(error_of({R"(parallel.offload_modules=["expert_fc1"])", "cluster.node=grand-teton-h100"}).find(
+            "parallel.offload_modules: the node \"grand-teton-h100\" does not give its host link; set "
+            "cluster.node.pcie_gb_per_s") != std::string::npos);
+}

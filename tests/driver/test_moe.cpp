@@ -89,3 +89,30 @@ TEST_CASE("1F1B A2A overlap: each backward beside the next forward hides both ex
   CHECK(sa.exposed.ep == doctest::Approx(e_f + e_b).epsilon(1e-9));
   CHECK(sa.iteration_time_s < sb.iteration_time_s);
 }
+
+TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
+  // The small MoE over two pipeline stages (dp 4, ep 4): 1F1B keeps two
+  // micro-batches in flight on stage 0. Each holds its activations A from
+  // its F until its backward ends; with offloading, O of them leave when F
+  // ends and come back when the backward starts. Stage 0's peak, at the
+  // second F's start, falls from 2A to (A - O) + A: by O exactly.
+  auto run = [](bool offload) {
+    json doc = json::parse(R"({
+      "cluster": {"node": "dgx-h100", "nodes": 1},
+      "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+                "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+      "parallel": {"pp": 2, "dp": 4, "ep": 4, "microbatch_size": 1, "global_batch": 32}
+    })");
+    if (offload) doc["parallel"]["offload_modules"] = json::array({"expert_fc1", "moe_act"});
+    const config::Scenario sc = config::load_document(doc, "test.json", ".", {});
+    const driver::WhatIf w = driver::simulate(sc);
+    return std::make_pair(w.costs.stages[0], driver::summarize(sc, w, "test.json").stages.at(0).peak_memory_bytes);
+  };
+  const auto [kept, kept_peak] = run(false);
+  const auto [off, off_peak] = run(true);
+  // 2 layers a stage, each offloading 4096 tokens x 2 copies x (2048 x 2 +
+  // 2 x 4096 x 2) bytes = 8192 x 20480 = 160 MiB: 320 MiB a micro-batch.
+  CHECK(off.offloaded_activation_bytes == 2LL * 8192 * 20480);
+  CHECK(off.activation_bytes == kept.activation_bytes);
+  CHECK(kept_peak - off_peak == off.offloaded_activation_bytes);
+}
