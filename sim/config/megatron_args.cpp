@@ -347,6 +347,7 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
       a.fail("--fp8-recipe", "expected delayed, tensorwise, blockwise or mxfp8, got " + recipe);
     }
     p["fp8_recipe"] = recipe;
+    p["fp8_library"] = "transformer-engine";  // Megatron-Core's linear layers are Transformer Engine's
     (void)a.text("--fp8-format");
     if (a.flag("--fp8-param-gather")) {
       if (p.value("zero_stage", 0) == 3) {

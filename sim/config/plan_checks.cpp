@@ -44,6 +44,15 @@ void check_fp8(const Scenario& sc, const Context& ctx) {
                          gpu.name),
              {"cluster.node.gpu"});
   }
+  if (!workload::fp8_library_has(p.fp8_runtime(), p.fp8_recipe)) {
+    ctx.fail("parallel.fp8_library",
+             fmt::format("{} has no \"{}\" recipe; expected {}", workload::fp8_library_name(p.fp8_runtime()),
+                         workload::fp8_recipe_name(p.fp8_recipe),
+                         p.fp8_runtime() == workload::Fp8Library::kTorchao
+                             ? "\"tensorwise\", \"rowwise\" or \"mxfp8\" (or fp8_library \"transformer-engine\")"
+                             : "\"delayed\", \"tensorwise\", \"blockwise\" or \"mxfp8\" (or fp8_library \"torchao\")"),
+             {"parallel.fp8_recipe"});
+  }
   if (p.fp8_param_gather) {
     if (p.zero_stage != 3) {
       ctx.fail("parallel.fp8_param_gather",

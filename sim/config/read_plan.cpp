@@ -199,6 +199,14 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                   {"blockwise", workload::Fp8Recipe::kBlockwise},
                                                   {"mxfp8", workload::Fp8Recipe::kMxfp8}});
   }
+  if (s.has("fp8_library")) {
+    if (p.precision != workload::Precision::kFp8) {
+      ctx.fail(s.path("fp8_library"), "applies only with parallel.precision = \"fp8\"", {"parallel.precision"});
+    }
+    p.fp8_library = s.choice<workload::Fp8Library>("fp8_library", workload::Fp8Library::kTorchao,
+                                                   {{"transformer-engine", workload::Fp8Library::kTransformerEngine},
+                                                    {"torchao", workload::Fp8Library::kTorchao}});
+  }
   p.fp8_param_gather = s.boolean_or("fp8_param_gather", false);
   // The gradients are the weights' 16-bit type unless said otherwise.
   const auto sixteen = p.precision == workload::Precision::kFp16 ? workload::GradDtype::kFp16 : workload::GradDtype::kBf16;

@@ -316,6 +316,7 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
     const std::string recipe = j.text(section + "recipe_name", "tensorwise");
     if (recipe != "tensorwise" && recipe != "rowwise") j.fail(section + "recipe_name", "\"" + recipe + "\" is not modelled; expected tensorwise or rowwise");
     p["fp8_recipe"] = recipe;
+    p["fp8_library"] = "torchao";  // TorchTitan's Float8Linear
     if (j.flag(section + "enable_fsdp_float8_all_gather", false) && p.value("zero_stage", 0) == 3) p["fp8_param_gather"] = true;
   }
   // torch.compile: the model's element-wise ops fused between the matmuls.

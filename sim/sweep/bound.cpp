@@ -55,6 +55,7 @@ double BoundCache::bound_s(int cluster, const config::Scenario& setting, const w
                 static_cast<int>(plan.cp_merge),
                 static_cast<int>(plan.precision),
                 static_cast<int>(plan.fp8_recipe),
+                static_cast<int>(plan.fp8_runtime()),
                 plan.ep,
                 static_cast<int>(plan.moe_dispatcher),
                 plan.moe_imbalance,

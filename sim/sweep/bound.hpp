@@ -33,7 +33,7 @@ class BoundCache {
   double bound_s(int cluster, const config::Scenario& setting, const workload::Plan& plan);
 
  private:
-  using Key = std::tuple<int, int, int, int, int, int, bool, int, int, int, int, int, bool, int, int, int, int, int, int, int,
+  using Key = std::tuple<int, int, int, int, int, int, bool, int, int, int, int, int, bool, int, int, int, int, int, int, int, int,
                          double, unsigned, unsigned, bool, int, int>;
   std::mutex mutex_;
   std::map<Key, std::vector<RankWork>> work_;

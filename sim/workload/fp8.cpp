@@ -15,9 +15,37 @@ const char* fp8_recipe_name(Fp8Recipe r) {
   return "?";
 }
 
-Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe) {
-  // BF16 is 2 bytes a value, FP8 1. The torchao recipes' counts are
-  // torchao's own roofline model of its cast kernels (torchao
+const char* fp8_library_name(Fp8Library l) {
+  return l == Fp8Library::kTransformerEngine ? "transformer-engine" : "torchao";
+}
+
+Fp8Library default_fp8_library(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::kTensorwise || recipe == Fp8Recipe::kRowwise ? Fp8Library::kTorchao
+                                                                            : Fp8Library::kTransformerEngine;
+}
+
+bool fp8_library_has(Fp8Library library, Fp8Recipe recipe) {
+  if (library == Fp8Library::kTransformerEngine) return recipe != Fp8Recipe::kRowwise;
+  return recipe == Fp8Recipe::kTensorwise || recipe == Fp8Recipe::kRowwise || recipe == Fp8Recipe::kMxfp8;
+}
+
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe, Fp8Library library) {
+  // BF16 is 2 bytes a value, FP8 1.
+  if (library == Fp8Library::kTransformerEngine) {
+    // The weight's FP8 copies are cast once an iteration and cached
+    // (Transformer Engine's is_first_microbatch); that one cast is left out.
+    if (recipe == Fp8Recipe::kTensorwise) {
+      // Current scaling: an amax pass (read 2), then one cast writing both
+      // layouts (2 + 1 + 1): 6 for X and dY.
+      return {6.0, 0.0, 0.0, 6.0, 2, 2};
+    }
+    // Delayed (the scale from the amax history), blockwise and MXFP8 (each
+    // block's scale found in the casting kernel): one cast reads BF16 once
+    // and writes both layouts (2 + 1 + 1), 4 for X and dY (MXFP8's E8M0
+    // scales, one byte per 32 values a layout, left out).
+    return {4.0, 0.0, 0.0, 4.0, 1, 1};
+  }
+  // torchao's counts are its own roofline model of its cast kernels (torchao
   // testing/training/roofline_utils.py, get_tensor_memory_traffic_ovhd_s,
   // commit 36027d8, unfused with the op before).
   switch (recipe) {
@@ -38,42 +66,42 @@ Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe) {
       return {6.0, 3.0, 3.0, 6.0, 3, 2};
     case Fp8Recipe::kDelayed:
     case Fp8Recipe::kBlockwise:
-      // The scale is known before the cast (delayed: from the amax history;
-      // blockwise: each tile's own, found in the same kernel), so one cast
-      // reads BF16 once and writes both layouts (2 + 1 + 1): 4 for X and dY.
-      // The weight's FP8 copies are cast once an iteration and cached
-      // (Transformer Engine's is_first_microbatch); that one cast is left out.
-      return {4.0, 0.0, 0.0, 4.0, 1, 1};
+      break;  // Transformer Engine's only (fp8_library_has)
   }
   return {};
 }
 
-bool fp8_gathers_fp8(Fp8Recipe recipe) { return recipe != Fp8Recipe::kRowwise; }
-
-bool fp8_rescales_backward_outputs(Fp8Recipe recipe) { return recipe == Fp8Recipe::kRowwise; }
-
-bool fp8_saves_fp8_inputs(Fp8Recipe recipe) { return recipe == Fp8Recipe::kDelayed || recipe == Fp8Recipe::kBlockwise; }
-
-double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe) {
-  // The FP8 weight and its transpose (Hopper's TN-only FP8 GEMMs).
-  return fp8_saves_fp8_inputs(recipe) ? 2.0 : 0.0;
+bool fp8_gathers_fp8(Fp8Recipe recipe, Fp8Library library) {
+  return library == Fp8Library::kTransformerEngine || recipe != Fp8Recipe::kRowwise;
 }
 
-std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp) {
-  const Fp8CastBytes c = fp8_cast_bytes(recipe);
+bool fp8_rescales_backward_outputs(Fp8Recipe recipe, Fp8Library library) {
+  return library == Fp8Library::kTorchao && recipe == Fp8Recipe::kRowwise;
+}
+
+bool fp8_saves_fp8_inputs(Fp8Library library) { return library == Fp8Library::kTransformerEngine; }
+
+double fp8_weight_cache_bytes_per_param(Fp8Library library) {
+  // The FP8 weight and its transpose (Hopper's TN-only FP8 GEMMs; MXFP8's
+  // two layouts on Blackwell).
+  return fp8_saves_fp8_inputs(library) ? 2.0 : 0.0;
+}
+
+std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, Fp8Library library, int tp) {
+  const Fp8CastBytes c = fp8_cast_bytes(recipe, library);
   // Under sequence parallelism a column-parallel GEMM's input arrives by an
   // all-gather of 1/tp shards; the FP8 tensor-parallel styles cast each shard
   // before the gather (torchao Float8ColwiseParallel, Transformer Engine's
   // FP8 all-gather), so the cast reads 1/tp of the input. Without them the
   // gather moves BF16 and the cast reads the whole gathered input.
-  const bool gathers_fp8 = fp8_gathers_fp8(recipe);
+  const bool gathers_fp8 = fp8_gathers_fp8(recipe, library);
   // A collective whose forward all-gather moves the cast FP8 shard.
   const auto gathers_cast_shard = [&](const Op& op) { return gathers_fp8 && op.sequence_parallel && op.column_gemm >= 0; };
   std::vector<double> input_share(ops.size(), 1.0);
   for (const Op& op : ops) {
     if (gathers_cast_shard(op)) input_share[static_cast<std::size_t>(op.column_gemm)] = 1.0 / tp;
   }
-  const bool rescales = fp8_rescales_backward_outputs(recipe);
+  const bool rescales = fp8_rescales_backward_outputs(recipe, library);
   std::vector<Op> out;
   out.reserve(2 * ops.size());
   std::vector<int> moved(ops.size());  // where each op lands in `out`

@@ -29,6 +29,24 @@ namespace trainsim::workload {
 enum class Fp8Recipe { kDelayed, kTensorwise, kRowwise, kBlockwise, kMxfp8 };
 const char* fp8_recipe_name(Fp8Recipe r);
 
+// The library that runs the recipe (parallel.fp8_library), which decides what
+// the casts move and what is kept:
+//   transformer-engine  Megatron-Core's and NeMo's linear layers: each
+//                       layer's saved input kept in FP8, an FP8 copy of each
+//                       weight (with its transpose) cast once an iteration;
+//                       recipes delayed, tensorwise (Float8CurrentScaling),
+//                       blockwise, mxfp8 (MXFP8BlockScaling);
+//   torchao             TorchTitan's Float8Linear / MX linear: BF16 inputs
+//                       saved, weights cast every micro-batch; recipes
+//                       tensorwise, rowwise, mxfp8.
+enum class Fp8Library { kTransformerEngine, kTorchao };
+const char* fp8_library_name(Fp8Library l);
+// The library a recipe runs in when none is named: the one that has it, and
+// Transformer Engine for the recipes both have but tensorwise, whose
+// published runs are TorchTitan's.
+Fp8Library default_fp8_library(Fp8Recipe recipe);
+bool fp8_library_has(Fp8Library library, Fp8Recipe recipe);
+
 // HBM bytes a value of each GEMM operand moves to become FP8, in every pass
 // that casts it, and where each part falls. Hopper's FP8 GEMMs take only
 // row-major x column-major (TN) operands, so an operand that a backward GEMM
@@ -41,7 +59,7 @@ struct Fp8CastBytes {
   int kernels_forward = 0;       // cast kernels a linear layer launches
   int kernels_backward = 0;
 };
-Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe);
+Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe, Fp8Library library);
 
 // Whether a column-parallel GEMM's input is cast before the
 // sequence-parallel all-gather, so the gather moves FP8. Transformer Engine
@@ -50,7 +68,7 @@ Fp8CastBytes fp8_cast_bytes(Fp8Recipe recipe);
 // each linear layer casting the whole gathered input
 // (torchtitan models/llama3/parallelize_llama.py, enable_float8_tensorwise_tp,
 // since commit 069bae2 of 2025-02-27).
-bool fp8_gathers_fp8(Fp8Recipe recipe);
+bool fp8_gathers_fp8(Fp8Recipe recipe, Fp8Library library);
 
 // Whether each backward GEMM's output is scaled in a kernel of its own.
 // torchao runs a rowwise-scaled GEMM without fast accumulation (its
@@ -58,15 +76,14 @@ bool fp8_gathers_fp8(Fp8Recipe recipe);
 // then multiplies the output by the row and column scales
 // (torchao float8/float8_ops.py, addmm_float8_unwrapped, commit 6243040);
 // under torch.compile that is one more kernel a GEMM (pytorch/ao#2184).
-bool fp8_rescales_backward_outputs(Fp8Recipe recipe);
+bool fp8_rescales_backward_outputs(Fp8Recipe recipe, Fp8Library library);
 
-// Transformer Engine's recipes (delayed, blockwise) save each linear layer's
-// input for backward in FP8 (one byte a value, in the layout the
-// weight-gradient GEMM reads) and keep an FP8 copy of every weight with its
-// transpose, cast once an iteration; torchao's (tensorwise, rowwise, mxfp8)
-// save BF16 inputs and cast weights every micro-batch.
-bool fp8_saves_fp8_inputs(Fp8Recipe recipe);
-double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe);
+// Transformer Engine saves each linear layer's input for backward in FP8
+// (one byte a value, in the layout the weight-gradient GEMM reads) and keeps
+// an FP8 copy of every weight with its transpose, cast once an iteration;
+// torchao saves BF16 inputs and casts weights every micro-batch.
+bool fp8_saves_fp8_inputs(Fp8Library library);
+double fp8_weight_cache_bytes_per_param(Fp8Library library);
 
 // The layer's ops (of one of `tp` tensor ranks) with their linear GEMMs
 // marked FP8 (Op::fp8) and, before each, an element-wise op holding its
@@ -76,6 +93,6 @@ double fp8_weight_cache_bytes_per_param(Fp8Recipe recipe);
 // all-gather), where fp8_gathers_fp8; the backward's collectives stay BF16.
 // Where fp8_rescales_backward_outputs, an element-wise op after each GEMM
 // holds its backward outputs' scaling.
-std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, int tp = 1);
+std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, Fp8Library library, int tp = 1);
 
 }  // namespace trainsim::workload

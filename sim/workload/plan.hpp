@@ -346,6 +346,10 @@ struct Plan {
   GradAccumulation grad_accumulation = GradAccumulation::kFused;
   Precision precision = Precision::kBf16;
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // read under Precision::kFp8 only
+  // The library running the recipe, when named (parallel.fp8_library);
+  // fp8_runtime() gives the one that counts.
+  std::optional<Fp8Library> fp8_library;
+  Fp8Library fp8_runtime() const { return fp8_library.value_or(default_fp8_library(fp8_recipe)); }
   // ZeRO-3 / FSDP gathers the linear layers' weights in FP8 (torchao's
   // enable_fsdp_float8_all_gather; Megatron-LM's --fp8-param-gather): one
   // byte a parameter instead of two.

@@ -395,11 +395,11 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
   auto layer_ops_of = [&](int microbatch) {
     std::vector<Op> ops =
         layer_ops(local, microbatch, plan.tp, sp, plan.attention, plan.elementwise, plan.cp, moe_layout, plan.layer_code());
-    return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.tp) : ops;
+    return fp8 ? with_fp8(ops, plan.fp8_recipe, plan.fp8_runtime(), plan.tp) : ops;
   };
   // Transformer Engine's recipes keep each linear layer's saved input in FP8:
   // half the bytes of the BF16 inputs layer_kept_gemm_input_bytes counts.
-  const double kept_input_scale = fp8 && fp8_saves_fp8_inputs(plan.fp8_recipe) ? 0.5 : 1.0;
+  const double kept_input_scale = fp8 && fp8_saves_fp8_inputs(plan.fp8_runtime()) ? 0.5 : 1.0;
   const std::vector<Op> layer = layer_ops_of(plan.microbatch_size);
   // A MoE model's dense layers (MoeSpec::dense_layers, layer_freq): `layer`
   // is its MoE layer, these its dense one; empty when every layer is MoE.
@@ -408,7 +408,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
   if (moe && model.moe.has_dense_layers()) {
     dense_layer = layer_ops(dense_model, plan.microbatch_size, plan.tp, sp, plan.attention, plan.elementwise, plan.cp,
                             {}, plan.layer_code());
-    if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.tp);
+    if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.fp8_runtime(), plan.tp);
   }
   std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
   std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
@@ -846,7 +846,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         model.expert_params_per_layer() / (plan.ep * plan.etp);
     if (fp8 && plan.zero_stage < 3) {
       c.model_state_bytes +=
-          to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_recipe) *
+          to_bytes(fp8_weight_cache_bytes_per_param(plan.fp8_runtime()) *
                    (main_layers * linear_per_layer + dense_layers * dense_model.linear_params_per_layer() / t));
     }
     // Offloading (Plan::offload) moves the shard's optimizer state, with the

@@ -89,3 +89,25 @@ TEST_CASE("a GPU's sustained_tensor_fraction is read from its preset and stays w
         "test.json: cluster.node.gpu.sustained_tensor_fraction: expected a number from 0.05 to 1, got 1.2 (from --set "
         "cluster.node.gpu.sustained_tensor_fraction=1.2)");
 }
+
+TEST_CASE("fp8_library: the recipe's library by default, a named one checked against its recipes") {
+  // tensorwise is torchao's unless named; delayed and blockwise only Transformer Engine's.
+  CHECK(load_document(h100(), "test.json", ".", {"parallel.precision=fp8"}).plan.fp8_runtime() ==
+        workload::Fp8Library::kTorchao);
+  CHECK(load_document(h100(), "test.json", ".", {"parallel.precision=fp8", "parallel.fp8_recipe=blockwise"})
+            .plan.fp8_runtime() == workload::Fp8Library::kTransformerEngine);
+  const Scenario te = load_document(h100(), "test.json", ".",
+                                    {"parallel.precision=fp8", "parallel.fp8_library=transformer-engine"});
+  CHECK(te.plan.fp8_recipe == workload::Fp8Recipe::kTensorwise);
+  CHECK(te.plan.fp8_runtime() == workload::Fp8Library::kTransformerEngine);
+  CHECK(error_of({"parallel.precision=fp8", "parallel.fp8_recipe=rowwise", "parallel.fp8_library=transformer-engine"}) ==
+        "test.json: parallel.fp8_library: transformer-engine has no \"rowwise\" recipe; expected \"delayed\", "
+        "\"tensorwise\", \"blockwise\" or \"mxfp8\" (or fp8_library \"torchao\") (from --set "
+        "parallel.fp8_library=transformer-engine)");
+  CHECK(error_of({"parallel.precision=fp8", "parallel.fp8_recipe=delayed", "parallel.fp8_library=torchao"}) ==
+        "test.json: parallel.fp8_library: torchao has no \"delayed\" recipe; expected \"tensorwise\", \"rowwise\" or "
+        "\"mxfp8\" (or fp8_library \"transformer-engine\") (from --set parallel.fp8_library=torchao)");
+  CHECK(error_of({"parallel.fp8_library=torchao"}) ==
+        "test.json: parallel.fp8_library: applies only with parallel.precision = \"fp8\" (from --set "
+        "parallel.fp8_library=torchao)");
+}

@@ -62,6 +62,7 @@ TEST_CASE("Megatron-LM's example launches import to the runs written by hand") {
   CHECK(l.config["model"]["arch"] == "llama");
   CHECK(l.config["model"]["kv_heads"] == 8);
   CHECK(l.config["parallel"]["fp8_recipe"] == "delayed");
+  CHECK(l.config["parallel"]["fp8_library"] == "transformer-engine");
   // --attention-backend fused on an H100: Transformer Engine's cuDNN attention.
   CHECK(l.config["parallel"]["attention"] == "cudnn");
   CHECK(!l.config["parallel"].contains("sequence_parallel"));

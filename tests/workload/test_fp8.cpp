@@ -38,26 +38,40 @@ Plan plan(Precision precision, Fp8Recipe recipe = Fp8Recipe::kTensorwise) {
 
 TEST_CASE("cast bytes a value: torchao's roofline counts, and one pass for scales known before the cast") {
   // tensorwise: X and dY 2 (amax) + 2 + 1 + 1 = 6; W 2 + 3 forward, 3 backward = 8.
-  const Fp8CastBytes t = fp8_cast_bytes(Fp8Recipe::kTensorwise);
+  const Fp8CastBytes t = fp8_cast_bytes(Fp8Recipe::kTensorwise, Fp8Library::kTorchao);
   CHECK(t.input_forward == 6.0);
   CHECK(t.grad_backward == 6.0);
   CHECK(t.weight_forward + t.weight_backward == 8.0);
   // rowwise: X and dY 5 + 3 = 8; W 3 + 4 + 3 = 10.
-  const Fp8CastBytes r = fp8_cast_bytes(Fp8Recipe::kRowwise);
+  const Fp8CastBytes r = fp8_cast_bytes(Fp8Recipe::kRowwise, Fp8Library::kTorchao);
   CHECK(r.input_forward == 8.0);
   CHECK(r.weight_forward + r.weight_backward == 10.0);
   // delayed: 2 + 1 + 1 = 4 for X and dY; the cached weight casts once an iteration (left out).
-  const Fp8CastBytes d = fp8_cast_bytes(Fp8Recipe::kDelayed);
+  const Fp8CastBytes d = fp8_cast_bytes(Fp8Recipe::kDelayed, Fp8Library::kTransformerEngine);
   CHECK(d.input_forward == 4.0);
   CHECK(d.weight_forward + d.weight_backward == 0.0);
-  CHECK(fp8_saves_fp8_inputs(Fp8Recipe::kDelayed));
-  CHECK_FALSE(fp8_saves_fp8_inputs(Fp8Recipe::kTensorwise));
+  CHECK(fp8_saves_fp8_inputs(Fp8Library::kTransformerEngine));
+  CHECK_FALSE(fp8_saves_fp8_inputs(Fp8Library::kTorchao));
+  // Transformer Engine's current scaling (tensorwise): an amax pass and one
+  // cast writing both layouts, 2 + 2 + 1 + 1 = 6 for X and dY; its weights
+  // cached like delayed's. Its MXFP8: the blocks' scales found in the cast,
+  // 2 + 1 + 1 = 4; torchao's MXFP8: each layout cast apart, 6.
+  const Fp8CastBytes te_tensorwise = fp8_cast_bytes(Fp8Recipe::kTensorwise, Fp8Library::kTransformerEngine);
+  CHECK(te_tensorwise.input_forward == 6.0);
+  CHECK(te_tensorwise.weight_forward + te_tensorwise.weight_backward == 0.0);
+  CHECK(fp8_cast_bytes(Fp8Recipe::kMxfp8, Fp8Library::kTransformerEngine).input_forward == 4.0);
+  CHECK(fp8_cast_bytes(Fp8Recipe::kMxfp8, Fp8Library::kTorchao).input_forward == 6.0);
+  // The libraries' recipes, and the one a recipe runs in when none is named.
+  CHECK_FALSE(fp8_library_has(Fp8Library::kTransformerEngine, Fp8Recipe::kRowwise));
+  CHECK_FALSE(fp8_library_has(Fp8Library::kTorchao, Fp8Recipe::kBlockwise));
+  CHECK(default_fp8_library(Fp8Recipe::kTensorwise) == Fp8Library::kTorchao);
+  CHECK(default_fp8_library(Fp8Recipe::kMxfp8) == Fp8Library::kTransformerEngine);
 }
 
 TEST_CASE("with_fp8 marks the linear GEMMs, casts before each, and keeps the collectives on their GEMMs") {
   const TransformerSpec m = small_gpt();
   const std::vector<Op> bf16 = layer_ops(m, 1, 2, true);
-  const std::vector<Op> fp8 = with_fp8(bf16, Fp8Recipe::kTensorwise);
+  const std::vector<Op> fp8 = with_fp8(bf16, Fp8Recipe::kTensorwise, Fp8Library::kTorchao);
   int linear = 0;
   for (const Op& op : bf16) linear += op.kind == OpKind::kGemm && op.flops_weight_grad > 0.0;
   CHECK(linear == 4);  // GPT: QKV, output projection, MLP up and down
@@ -87,11 +101,11 @@ TEST_CASE("rowwise gathers BF16, casts the whole gathered input and scales each 
   // X 1024 x 1024 (the gathered tokens) to 1536 columns a rank.
   const TransformerSpec m = small_gpt();
   const std::vector<Op> bf16 = layer_ops(m, 1, 2, true);
-  const std::vector<Op> tensorwise = with_fp8(bf16, Fp8Recipe::kTensorwise, 2);
-  const std::vector<Op> rowwise = with_fp8(bf16, Fp8Recipe::kRowwise, 2);
-  CHECK(fp8_gathers_fp8(Fp8Recipe::kTensorwise));
-  CHECK_FALSE(fp8_gathers_fp8(Fp8Recipe::kRowwise));
-  CHECK_FALSE(fp8_rescales_backward_outputs(Fp8Recipe::kTensorwise));
+  const std::vector<Op> tensorwise = with_fp8(bf16, Fp8Recipe::kTensorwise, Fp8Library::kTorchao, 2);
+  const std::vector<Op> rowwise = with_fp8(bf16, Fp8Recipe::kRowwise, Fp8Library::kTorchao, 2);
+  CHECK(fp8_gathers_fp8(Fp8Recipe::kTensorwise, Fp8Library::kTorchao));
+  CHECK_FALSE(fp8_gathers_fp8(Fp8Recipe::kRowwise, Fp8Library::kTorchao));
+  CHECK_FALSE(fp8_rescales_backward_outputs(Fp8Recipe::kTensorwise, Fp8Library::kTorchao));
   // Tensorwise: the cast reads the 1/2 shard before the gather: 6 x 1024 x 512
   // for X, 5 x 1024 x 1536 for W; the forward gather moves half its buffer.
   const Op& tw_cast = op_named(tensorwise, "qkv_proj_fp8_cast");

@@ -272,7 +272,7 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   MoeLayout layout;
   layout.ep = 4;
   const std::vector<Op> ops =
-      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kBlockwise);
+      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kBlockwise, Fp8Library::kTransformerEngine);
   CHECK_FALSE(op_named(ops, "moe_router").fp8);
   for (const Op& op : ops) CHECK(op.name != "moe_router_fp8_cast");
   CHECK(op_named(ops, "moe_experts_gate_up").fp8);
@@ -285,7 +285,7 @@ TEST_CASE("FP8 with experts: the experts' grouped GEMMs in FP8 behind casts of e
   // experts' 1024 x 4096 weights (an amax pass and a cast forward, 2 + 3
   // bytes a value, as torchao counts), beside 6 a value of the input.
   const std::vector<Op> tensorwise =
-      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise);
+      with_fp8(layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout), Fp8Recipe::kTensorwise, Fp8Library::kTorchao);
   CHECK(op_named(tensorwise, "moe_experts_gate_up_fp8_cast").bytes_forward == 6.0 * 2048 * 1024 + 5.0 * 2 * 1024 * 4096);
 }
 

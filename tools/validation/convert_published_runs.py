@@ -1147,10 +1147,6 @@ def moe_unmodelled(rec: dict) -> str | None:
     if unknown:
         return (f"offloading {', '.join(unknown)} is not modelled yet (the record's {par['offload']}): without it "
                 "the plan holds more activations than the GPU's memory")
-    if par.get("precision") == "mxfp8":
-        return ("MXFP8 as Transformer Engine runs it is not distinguished from torchao's yet: the simulator's mxfp8 "
-                "recipe saves BF16 inputs and casts the weights every micro-batch, as torchao does, where Transformer "
-                "Engine saves FP8 inputs and keeps an FP8 copy of the weights")
     return None
 
 
@@ -1263,7 +1259,8 @@ def moe_case(rec: dict) -> dict:
         "parallel.distributed_optimizer": "true: Megatron-Core's distributed optimizer (ZeRO-1), as the record runs",
         "parallel.grad_dtype": "fp32: Megatron-Core reduces gradients in FP32 unless told otherwise "
                                "(--accumulate-allreduce-grads-in-fp32 off, its main gradients FP32)",
-        "parallel.sequence_parallel": f"{str(par['tp'] > 1).lower()}: Megatron-Core requires it of MoE with tp > 1",
+        "parallel.sequence_parallel": ("true: Megatron-Core requires it of MoE with tp > 1" if par["tp"] > 1 else
+                                       "false: tp 1 has no tensor-parallel group to split the sequence over"),
         "parallel.recompute": "none: " + (par.get("recompute") or "the record states none"),
         "parallel.attention": (
             "flash: Transformer Engine runs cuDNN's fused attention on Blackwell too, but no cuDNN figure of a "
@@ -1311,10 +1308,19 @@ def moe_case(rec: dict) -> dict:
     if par["precision"].startswith("fp8 blockwise"):
         parallel["precision"] = "fp8"
         parallel["fp8_recipe"] = "blockwise"
+        parallel["fp8_library"] = "transformer-engine"
         assumptions["parallel.precision"] = (
             "fp8 with the blockwise recipe: the record's Transformer Engine --fp8-recipe blockwise (every linear "
             "GEMM, the experts' included, in FP8; the router in higher precision). Its --fp8-param-gather under the "
             "distributed optimizer and BF16 Adam moments are not modelled: the gather moves BF16, the moments are FP32")
+    elif par["precision"] == "mxfp8":
+        parallel["precision"] = "fp8"
+        parallel["fp8_recipe"] = "mxfp8"
+        parallel["fp8_library"] = "transformer-engine"
+        assumptions["parallel.precision"] = (
+            "fp8 with the mxfp8 recipe in Transformer Engine: the record's PR=mxfp8 (--fp8-recipe mxfp8: every "
+            "linear GEMM, the experts' included, in MXFP8 with FP8 inputs saved and cached FP8 weights; the router "
+            "in higher precision)")
     if offload_modules(par):
         parallel["offload_modules"] = offload_modules(par)
         assumptions["parallel.offload_modules"] = (
