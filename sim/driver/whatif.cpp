@@ -1,5 +1,6 @@
 #include "driver/whatif.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <spdlog/spdlog.h>
 
@@ -103,6 +104,38 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
 
 namespace {
 
+// Per simulated GPU, the most offloaded activations (Plan::offload_modules)
+// it holds on the host at once: a micro-batch's StageCost::
+// offloaded_activation_bytes from the end of its F until its backward starts
+// (B, or I), as the GPU's memory gives them up and takes them back.
+std::vector<double> offloaded_activation_peaks(const lower::Simulation& sim, const workload::StageCosts& costs) {
+  struct Change {
+    core::Time at;
+    double bytes;
+  };
+  std::vector<std::vector<Change>> changes(sim.gpu_of_rank.size());
+  for (core::TaskId t = 0; t < sim.graph.size(); ++t) {
+    const lower::TaskInfo& ti = sim.info[t];
+    if (ti.kind != lower::TaskKind::kCompute || ti.copy_out) continue;
+    const double bytes = static_cast<double>(costs.stages[ti.action.stage].offloaded_activation_bytes);
+    if (bytes <= 0.0) continue;
+    const auto q = static_cast<std::size_t>(ti.rank);
+    if (ti.action.op == schedule::Op::kForward && ti.part == ti.parts - 1) changes[q].push_back({sim.timeline.end[t], bytes});
+    const bool backward = ti.action.op == schedule::Op::kBackward || ti.action.op == schedule::Op::kInputGrad;
+    if (backward && ti.part == 0) changes[q].push_back({sim.timeline.start[t], -bytes});
+  }
+  std::vector<double> peaks(changes.size(), 0.0);
+  for (std::size_t q = 0; q < changes.size(); ++q) {
+    // At one instant, what arrives is counted before what leaves: the larger figure.
+    std::stable_sort(changes[q].begin(), changes[q].end(), [](const Change& a, const Change& b) {
+      return a.at < b.at || (a.at == b.at && a.bytes > b.bytes);
+    });
+    double held = 0.0;
+    for (const Change& c : changes[q]) peaks[q] = std::max(peaks[q], held += c.bytes);
+  }
+  return peaks;
+}
+
 // "FILE (GPU, DATE)" of the calibration profile the cluster carries, or empty.
 std::string calibration_label(const config::Scenario& sc) {
   const hw::CalibrationProfile* p = sc.cluster.node.gpu.calibration.get();
@@ -153,13 +186,21 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.attention = workload::attention_name(sc.plan.attention);
   info.zero_stage = sc.plan.zero_stage;
   info.sim_wall_s = w.wall_s;
-  if (sc.plan.offload != workload::Offload::kNone) {
+  if (sc.plan.offload != workload::Offload::kNone || sc.plan.offload_modules != 0) {
     // GPU g runs pipeline rank g / (dp x tp); a node holds GPUs n x G .. (n + 1) x G - 1.
+    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
     std::vector<double> per_rank(static_cast<std::size_t>(sc.plan.pp), 0.0);
     for (int s = 0; s < sc.plan.stages(); ++s) {
       per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
     }
-    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
+    // Offloaded activations: the most a pipeline rank's GPU holds on the host at once.
+    const std::vector<double> activations = offloaded_activation_peaks(*w.sim, w.costs);
+    std::vector<double> rank_activations(per_rank.size(), 0.0);
+    for (std::size_t q = 0; q < activations.size(); ++q) {
+      const auto rank = static_cast<std::size_t>(w.sim->gpu_of_rank[q] / per_rank_gpus);
+      rank_activations[rank] = std::max(rank_activations[rank], activations[q]);
+    }
+    for (std::size_t r = 0; r < per_rank.size(); ++r) per_rank[r] += rank_activations[r];
     for (long long n = 0; n < sc.cluster.nodes; ++n) {
       double bytes = 0.0;
       for (long long g = n * per_node; g < (n + 1) * per_node;) {

@@ -106,13 +106,21 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
     if (offload) doc["parallel"]["offload_modules"] = json::array({"expert_fc1", "moe_act"});
     const config::Scenario sc = config::load_document(doc, "test.json", ".", {});
     const driver::WhatIf w = driver::simulate(sc);
-    return std::make_pair(w.costs.stages[0], driver::summarize(sc, w, "test.json").stages.at(0).peak_memory_bytes);
+    return std::make_pair(w.costs.stages[0], driver::summarize(sc, w, "test.json"));
   };
-  const auto [kept, kept_peak] = run(false);
-  const auto [off, off_peak] = run(true);
+  const auto [kept, kept_summary] = run(false);
+  const auto [off, off_summary] = run(true);
+  const std::int64_t kept_peak = kept_summary.stages.at(0).peak_memory_bytes;
+  const std::int64_t off_peak = off_summary.stages.at(0).peak_memory_bytes;
   // 2 layers a stage, each offloading 4096 tokens x 2 copies x (2048 x 2 +
   // 2 x 4096 x 2) bytes = 8192 x 20480 = 160 MiB: 320 MiB a micro-batch.
   CHECK(off.offloaded_activation_bytes == 2LL * 8192 * 20480);
   CHECK(off.activation_bytes == kept.activation_bytes);
   CHECK(kept_peak - off_peak == off.offloaded_activation_bytes);
+  // On the host: stage 0 holds both warm-up micro-batches' O before the
+  // first backward; stage 1 runs each backward as its forward ends, O at
+  // most. The node's 8 GPUs are 4 of each stage (dp 4): 4 x 2 O + 4 x O.
+  CHECK(kept_summary.info.host_memory_per_node_bytes == 0.0);
+  CHECK(off_summary.info.host_memory_per_node_bytes ==
+        doctest::Approx(12.0 * static_cast<double>(off.offloaded_activation_bytes)));
 }
