@@ -104,25 +104,18 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
 
 namespace {
 
-// Per simulated GPU, the most offloaded activations (Plan::offload_modules)
-// it holds on the host at once: a micro-batch's StageCost::
-// offloaded_activation_bytes from the end of its F until its backward starts
-// (B, or I), as the GPU's memory gives them up and takes them back.
-std::vector<double> offloaded_activation_peaks(const lower::Simulation& sim, const workload::StageCosts& costs) {
+// Per simulated GPU, the most activations it holds offloaded on the host at
+// once (Plan::offload_modules): what each forward sends when it ends, until
+// its backward takes it back when it starts (Simulation::host_offloads).
+std::vector<double> offloaded_activation_peaks(const lower::Simulation& sim) {
   struct Change {
     core::Time at;
     double bytes;
   };
   std::vector<std::vector<Change>> changes(sim.gpu_of_rank.size());
-  for (core::TaskId t = 0; t < sim.graph.size(); ++t) {
-    const lower::TaskInfo& ti = sim.info[t];
-    if (ti.kind != lower::TaskKind::kCompute || ti.copy_out) continue;
-    const double bytes = static_cast<double>(costs.stages[ti.action.stage].offloaded_activation_bytes);
-    if (bytes <= 0.0) continue;
-    const auto q = static_cast<std::size_t>(ti.rank);
-    if (ti.action.op == schedule::Op::kForward && ti.part == ti.parts - 1) changes[q].push_back({sim.timeline.end[t], bytes});
-    const bool backward = ti.action.op == schedule::Op::kBackward || ti.action.op == schedule::Op::kInputGrad;
-    if (backward && ti.part == 0) changes[q].push_back({sim.timeline.start[t], -bytes});
+  for (const lower::Simulation::HostOffload& h : sim.host_offloads) {
+    const core::Time at = h.bytes > 0 ? sim.timeline.end[h.task] : sim.timeline.start[h.task];
+    changes[static_cast<std::size_t>(sim.info[h.task].rank)].push_back({at, static_cast<double>(h.bytes)});
   }
   std::vector<double> peaks(changes.size(), 0.0);
   for (std::size_t q = 0; q < changes.size(); ++q) {
@@ -194,7 +187,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
       per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
     }
     // Offloaded activations: the most a pipeline rank's GPU holds on the host at once.
-    const std::vector<double> activations = offloaded_activation_peaks(*w.sim, w.costs);
+    const std::vector<double> activations = offloaded_activation_peaks(*w.sim);
     std::vector<double> rank_activations(per_rank.size(), 0.0);
     for (std::size_t q = 0; q < activations.size(); ++q) {
       const auto rank = static_cast<std::size_t>(w.sim->gpu_of_rank[q] / per_rank_gpus);

@@ -168,6 +168,14 @@ struct Simulation {
   std::unique_ptr<hw::CollectiveRunner> collectives;
   std::unique_ptr<hw::CollectiveListener> interference;  // slows compute beside collectives
   hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
+  // Activations offloaded to the host (Plan::offload_modules): a task whose
+  // end sends bytes there (> 0: a forward's last piece) or whose start takes
+  // them back (< 0: a backward's first); for the host memory in reports.
+  struct HostOffload {
+    core::TaskId task = 0;
+    std::int64_t bytes = 0;
+  };
+  std::vector<HostOffload> host_offloads;
   std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster
   // Per simulated copy of the pipeline, the data-parallel replica and tensor
   // rank its GPUs hold (symmetric fidelity: one copy, {0, 0}, standing for

@@ -96,7 +96,7 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
   // its F until its backward ends; with offloading, O of them leave when F
   // ends and come back when the backward starts. Stage 0's peak, at the
   // second F's start, falls from 2A to (A - O) + A: by O exactly.
-  auto run = [](bool offload) {
+  auto run = [](bool offload, bool zero3 = false) {
     json doc = json::parse(R"({
       "cluster": {"node": "dgx-h100", "nodes": 1},
       "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
@@ -104,6 +104,7 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
       "parallel": {"pp": 2, "dp": 4, "ep": 4, "microbatch_size": 1, "global_batch": 32}
     })");
     if (offload) doc["parallel"]["offload_modules"] = json::array({"expert_fc1", "moe_act"});
+    if (zero3) doc["parallel"]["zero_stage"] = 3;
     const config::Scenario sc = config::load_document(doc, "test.json", ".", {});
     const driver::WhatIf w = driver::simulate(sc);
     return std::make_pair(w.costs.stages[0], driver::summarize(sc, w, "test.json"));
@@ -123,4 +124,9 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
   CHECK(kept_summary.info.host_memory_per_node_bytes == 0.0);
   CHECK(off_summary.info.host_memory_per_node_bytes ==
         doctest::Approx(12.0 * static_cast<double>(off.offloaded_activation_bytes)));
+  // ZeRO-3 cuts each pass into a piece a unit: still one departure a forward
+  // and one return a backward.
+  const auto [sharded, sharded_summary] = run(true, true);
+  CHECK(sharded_summary.info.host_memory_per_node_bytes ==
+        doctest::Approx(12.0 * static_cast<double>(sharded.offloaded_activation_bytes)));
 }
