@@ -452,11 +452,14 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                            p.recompute == workload::Recompute::kSelective ? " with module \"moe\"" : ""),
                {"parallel.recompute", "parallel.recompute_modules"});
     }
-    if (sc.cluster.node.pcie_gb_per_s <= 0.0) {
+    const hw::NodeSpec& node = sc.cluster.node;
+    std::vector<std::string> missing;
+    if (node.pcie_gb_per_s <= 0.0) missing.emplace_back("pcie_gb_per_s");
+    if (node.host_memory_gb <= 0.0) missing.emplace_back("host_memory_gb");
+    if (!missing.empty()) {
       ctx.fail("parallel.offload_modules",
-               fmt::format("the node \"{}\" does not give its host link; set cluster.node.pcie_gb_per_s (see "
-                           "docs/hardware.md)",
-                           sc.cluster.node.name),
+               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see docs/hardware.md)",
+                           node.name, join(missing, ", "), missing.front()),
                {"cluster.node"});
     }
   }

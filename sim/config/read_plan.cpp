@@ -75,7 +75,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     // Megatron-Core's --offload-modules choices; the MoE block's two are modelled.
     static const std::vector<std::pair<std::string, workload::OffloadModule>> names = {
         {"expert_fc1", workload::kOffloadExpertFc1}, {"moe_act", workload::kOffloadMoeAct}};
-    static const std::vector<std::string> not_modelled = {"attn_norm", "core_attn", "attn_proj", "mlp_norm"};
+    static const std::vector<std::string> not_modelled = {"attn_norm", "qkv_linear", "core_attn", "attn_proj",
+                                                          "mlp_norm"};
     const std::string expected = "a non-empty list of \"expert_fc1\", \"moe_act\"";
     const json& v = s.required("offload_modules", expected);
     if (!v.is_array() || v.empty()) ctx.fail(s.path("offload_modules"), "expected " + expected + ", got " + show(v));

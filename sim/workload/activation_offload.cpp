@@ -4,12 +4,15 @@
 
 namespace trainsim::workload {
 
-double offloaded_bytes_per_moe_layer(unsigned modules, double copies, double hidden, double expert_ffn,
-                                     double fc1_input_bytes) {
+double offloaded_bytes_per_moe_layer(unsigned modules, double copies, int local_experts, double hidden,
+                                     double expert_ffn, double fc1_input_bytes) {
   double bytes = 0.0;
-  // Each group is one tensor a layer; below Megatron-Core's size floor it stays.
+  // A tensor below Megatron-Core's size floor stays: the first GEMM's input
+  // is a tensor an expert, its output one tensor.
   const double fc1_input = copies * hidden;
-  if ((modules & kOffloadExpertFc1) != 0 && fc1_input >= kMinOffloadedElements) bytes += fc1_input * fc1_input_bytes;
+  if ((modules & kOffloadExpertFc1) != 0 && fc1_input / std::max(local_experts, 1) >= kMinOffloadedElements) {
+    bytes += fc1_input * fc1_input_bytes;
+  }
   const double act_input = copies * 2.0 * expert_ffn;
   if ((modules & kOffloadMoeAct) != 0 && act_input >= kMinOffloadedElements) bytes += act_input * 2.0;
   return bytes;

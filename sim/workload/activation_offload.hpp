@@ -28,14 +28,17 @@ enum OffloadModule : unsigned {
 inline constexpr double kMinOffloadedElements = 1024.0 * 1024.0;
 
 // What one MoE layer offloads per micro-batch on one GPU, in bytes, for
-// `copies` routed token copies the GPU's experts receive (tokens x top_k x
-// the busiest rank's load), `hidden` the model width times the expert tensor
-// parallel size (a copy stands for etp rows), `expert_ffn` one expert's MLP
-// width, `fc1_input_bytes` the bytes a value of the first GEMM's saved input
-// takes (2, or 1 where an FP8 recipe keeps it in FP8). The first GEMM's output
-// is gate and up, 2 x expert_ffn values a copy, in BF16.
-double offloaded_bytes_per_moe_layer(unsigned modules, double copies, double hidden, double expert_ffn,
-                                     double fc1_input_bytes);
+// `copies` routed token copies the GPU's `local_experts` receive (tokens x
+// top_k x the busiest rank's load), `hidden` the model width times the
+// expert tensor parallel size (a copy stands for etp rows), `expert_ffn` one
+// expert's MLP width, `fc1_input_bytes` the bytes a value of the first GEMM's
+// saved input takes (2, or 1 where an FP8 recipe keeps it in FP8). The first
+// GEMM saves its input an expert at a time (Transformer Engine's grouped
+// linear layer splits it by expert), so the size floor applies to one
+// expert's share; its output, gate and up, 2 x expert_ffn values a copy in
+// BF16, is one tensor.
+double offloaded_bytes_per_moe_layer(unsigned modules, double copies, int local_experts, double hidden,
+                                     double expert_ffn, double fc1_input_bytes);
 
 // The time a pass is held back per layer when that layer's copy of `bytes`
 // over a host link of `link_bytes_per_s` outlasts the layer's own pass of

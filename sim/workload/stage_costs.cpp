@@ -592,18 +592,20 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // Fine-grained activation offloading: each MoE layer's offloaded inputs
     // cross the host link beside that layer's pass; a copy that outlasts the
     // pass holds it back (the forward's to the host, the backward's back).
+    // (A recomputed layer's backward window includes its recomputation.)
     const double offloaded_per_layer =
         moe && plan.offload_modules != 0
             ? offloaded_bytes_per_moe_layer(plan.offload_modules,
                                             b * s / (sp && plan.tp > 1 ? t : 1.0) * model.moe.top_k * moe_layout.load,
-                                            h * moe_layout.etp, model.moe.expert_ffn, 2.0 * kept_input_scale)
+                                            model.moe.experts / plan.ep, h * moe_layout.etp, model.moe.expert_ffn,
+                                            2.0 * kept_input_scale)
             : 0.0;
     if (offloaded_per_layer > 0.0) {
       const double link = node.pcie_gb_per_s * 1e9;
-      const double f_exposed = exposed_copy_seconds(offloaded_per_layer, link, one.forward);
-      const double b_exposed = exposed_copy_seconds(offloaded_per_layer, link, one.input_grad + one.weight_grad);
-      times.forward += main_layers * f_exposed;
-      times.input_grad += main_layers * b_exposed;
+      const double backward = one.input_grad + one.weight_grad;
+      times.forward += main_layers * exposed_copy_seconds(offloaded_per_layer, link, one.forward);
+      times.input_grad += main_redone * exposed_copy_seconds(offloaded_per_layer, link, backward + redo_one.seconds) +
+                          (main_layers - main_redone) * exposed_copy_seconds(offloaded_per_layer, link, backward);
     }
     times.tp_backward += main_redone * redo_one.tp_comm_s + dense_redone * redo_dense.tp_comm_s;
     times.cp_backward += main_redone * redo_one.cp_comm_s + dense_redone * redo_dense.cp_comm_s;
@@ -762,6 +764,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     c.activation_bytes = to_bytes(activations);
     c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);
+    // Only what a layer keeps can go to the host (config/plan_checks.cpp refuses recompute policies that keep none).
+    if (c.offloaded_activation_bytes > c.activation_bytes) {
+      throw std::logic_error("stage_costs: more activations offloaded than kept (Plan::offload_modules)");
+    }
     if (plan.cp_pytorch_merge() && layers_per_stage > 0) {
       c.attention_transient_bytes =
           to_bytes(pytorch_cp_transient_bytes(b * s * model.q_dim() / t, 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t,

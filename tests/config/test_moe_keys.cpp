@@ -186,8 +186,21 @@ TEST_CASE("parallel.offload_modules: Megatron-Core's MoE modules, read as bits; 
         "test.json: parallel.offload_modules: recompute \"full\" keeps none of the MoE block's inputs for its backward, "
         "so none can be offloaded; expected parallel.recompute \"none\" or \"selective\" without \"moe\" (from --set "
         "parallel.offload_modules=[\"expert_fc1\"])");
-  // A node preset without its host link figure.
+  // Recomputing the MoE block whole keeps nothing of it to offload.
+  CHECK(error_of({R"(parallel.offload_modules=["moe_act"])", "parallel.recompute=selective",
+                  R"(parallel.recompute_modules=["moe"])"}) ==
+        "test.json: parallel.offload_modules: recompute \"selective\" with module \"moe\" keeps none of the MoE "
+        "block's inputs for its backward, so none can be offloaded; expected parallel.recompute \"none\" or "
+        "\"selective\" without \"moe\" (from --set parallel.offload_modules=[\"moe_act\"])");
+  // A dense model has no MoE block.
+  json dense = base();
+  dense["model"] = "llama3.1-8b";
+  dense["parallel"].erase("ep");
+  CHECK(testing::load_error(dense, {R"(parallel.offload_modules=["expert_fc1"])"}) ==
+        "test.json: parallel.offload_modules: \"expert_fc1\" and \"moe_act\" are a MoE block's; expected a MoE "
+        "model (model.moe) (from --set parallel.offload_modules=[\"expert_fc1\"])");
+  // A node preset without its host's figures.
   CHECK(error_of({R"(parallel.offload_modules=["expert_fc1"])", "cluster.node=grand-teton-h100"}).find(
-            "parallel.offload_modules: the node \"grand-teton-h100\" does not give its host link; set "
-            "cluster.node.pcie_gb_per_s") != std::string::npos);
+            "parallel.offload_modules: the node \"grand-teton-h100\" does not give its host's pcie_gb_per_s, "
+            "host_memory_gb; set cluster.node.pcie_gb_per_s") != std::string::npos);
 }

@@ -1143,6 +1143,8 @@ MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", 
 # that needs one is left out, with the reason (SKIPPED_MOE).
 def moe_unmodelled(rec: dict) -> str | None:
     par = rec["parallel"]
+    if par.get("offload") and not offload_modules(par):
+        return f"offloading other than Megatron-Core's fine-grained one (the record's {par['offload']}) is not modelled"
     unknown = [m for m in offload_modules(par) if m not in ("expert_fc1", "moe_act")]
     if unknown:
         return (f"offloading {', '.join(unknown)} is not modelled yet (the record's {par['offload']}): without it "
