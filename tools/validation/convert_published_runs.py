@@ -1137,12 +1137,38 @@ def orderings(cases: dict[str, dict], speedups: dict[str, float]) -> list[dict]:
 # Megatron-Core MoE (NVIDIA/Megatron-LM's MoE README; yanring/Megatron-MoE-ModelZoo)
 # ---------------------------------------------------------------------------
 
-MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", "Qwen3-235B-A22B": "qwen3-235b-a22b"}
+MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", "Qwen3-235B-A22B": "qwen3-235b-a22b",
+              "Qwen3-30B-A3B": "qwen3-30b-a3b", "DeepSeek-V3": "deepseek-v3", "GPT-OSS-120B": "gpt-oss-120b"}
+
+
+def moe_preset_mismatch(rec: dict) -> str | None:
+    """Why the record's model is not one of the MoE presets as they stand, or None."""
+    m = rec["model"]
+    if m.get("name") not in MOE_MODELS:
+        return f"no model preset for {m.get('name')!r} (known: {', '.join(MOE_MODELS)})"
+    preset = MOE_MODELS[m["name"]]
+    p = load_preset(preset)
+    for key in ("layers", "hidden", "heads", "kv_heads", "vocab"):
+        if m.get(key) is not None and p.get(key) is not None and m[key] != p[key]:
+            return f"the record's {key} {m[key]} is not the {preset} preset's {p[key]}"
+    for key in ("experts", "top_k", "expert_ffn"):
+        if (m.get("moe") or {}).get(key) is not None and m["moe"][key] != p["moe"][key]:
+            return f"the record's moe.{key} {m['moe'][key]} is not the {preset} preset's {p['moe'][key]}"
+    return None
 
 # What the MoE records run that the simulator does not model yet; a record
 # that needs one is left out, with the reason (SKIPPED_MOE).
 def moe_unmodelled(rec: dict) -> str | None:
     par = rec["parallel"]
+    why = moe_preset_mismatch(rec)
+    if why:
+        return why
+    stages = par["pp"] * (par.get("vp") or 1)
+    layers = rec["model"]["layers"]
+    modelzoo_qwen3 = "Megatron-MoE-ModelZoo" in rec["source"] and MOE_MODELS[rec["model"]["name"]].startswith("qwen3")
+    if stages > 1 and (layers + 2 if modelzoo_qwen3 else layers) % stages != 0:
+        return (f"{layers} layers do not split evenly over pp x vp = {stages} stages and the record gives no "
+                "pipeline layout")
     if par.get("offload") and not offload_modules(par):
         return f"offloading other than Megatron-Core's fine-grained one (the record's {par['offload']}) is not modelled"
     unknown = [m for m in offload_modules(par) if m not in ("expert_fc1", "moe_act")]
