@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "driver/layer_whatif.hpp"
+#include "driver/plan_cache.hpp"
 #include "hw/calibration_profile.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
@@ -25,7 +26,9 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   const auto start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   WhatIf w;
-  w.costs = workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm);
+  auto cost_them = [&] { return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm); };
+  w.costs = controls.cache != nullptr && !controls.costs_key.empty() ? *controls.cache->costs(controls.costs_key, cost_them)
+                                                                     : cost_them();
   for (std::size_t s = 0; s < w.costs.stages.size(); ++s) {
     const auto& c = w.costs.stages[s];
     spdlog::debug("stage {}: F {:.3f} ms, I {:.3f} ms, W {:.3f} ms, activations {:.3f} GiB/micro-batch", s,
@@ -66,16 +69,32 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
     }
     w.shape.times.push_back(t);
   }
-  try {
-    w.program = schedule::with_communication(sched->program(w.shape), w.shape);
-    // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
-    if (plan.zero_stage == 3 && plan.replicas() > 1) {
-      w.program = schedule::with_sharding(w.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
+  const bool sharded = plan.zero_stage == 3 && plan.replicas() > 1;
+  auto lay_out = [&] {
+    CheckedProgram out;
+    try {
+      out.program = schedule::with_communication(sched->program(w.shape), w.shape);
+      // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
+      if (sharded) {
+        out.program = schedule::with_sharding(out.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw schedule::ProgramError(e.what());  // the plugin refused the shape
     }
-  } catch (const std::invalid_argument& e) {
-    throw schedule::ProgramError(e.what());  // the plugin refused the shape
-  }
-  const std::vector<schedule::Dependency> deps = schedule::check(w.program, w.shape);
+    out.deps = schedule::check(out.program, w.shape);
+    return out;
+  };
+  // A schedule that places work by the stages' times gets a program of its own each plan.
+  const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr && !sched->reads_stage_times();
+  const std::shared_ptr<const CheckedProgram> checked =
+      shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
+                                        plan.microbatches(), sharded, plan.reshard_after_forward,
+                                        plan.grad_sync_after_last_backward},
+                                       lay_out)
+             : std::make_shared<const CheckedProgram>(lay_out());
+  // The program lives as long as the entry does (aliasing: no copy).
+  w.program = std::shared_ptr<const schedule::Program>(checked, &checked->program);
+  const std::vector<schedule::Dependency>& deps = checked->deps;
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
@@ -93,7 +112,7 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
-  w.sim = lower::lower(w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
+  w.sim = lower::lower(*w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   lower::run(*w.sim, nullptr, controls.progress);

@@ -17,10 +17,12 @@ namespace trainsim::driver {
 
 struct LayerRun;  // driver/layer_whatif.hpp
 
+class PlanCache;  // driver/plan_cache.hpp
+
 struct WhatIf {
   workload::StageCosts costs;
   schedule::Shape shape;
-  schedule::Program program;  // with communication
+  std::shared_ptr<const schedule::Program> program;  // with communication
   std::unique_ptr<lower::Simulation> sim;
   double wall_s = 0.0;  // wall-clock time the costing, checks and simulation took
   std::shared_ptr<const LayerRun> layers;  // a layer-table model's plan (else empty)
@@ -36,6 +38,13 @@ struct Controls {
   std::function<void(std::size_t, std::size_t)> lowering_progress;
   // While it runs: (tasks finished, tasks in all), every 1,024 events.
   std::function<void(std::size_t, std::size_t)> progress;
+  // A sweep's shared work (driver/plan_cache.hpp), or null: the checked
+  // program of a schedule that does not read the stages' times, and, under
+  // `costs_key` when not empty, the stage costs (the caller's key must name
+  // everything the costs depend on: the cluster setting and the plan but its
+  // schedule, whose placement it names instead).
+  PlanCache* cache = nullptr;
+  std::string costs_key;
 };
 
 // Throws schedule::ProgramError when the schedule cannot run the plan,

@@ -20,6 +20,9 @@ class Schedule {
   // Where its stages run; the driver builds the Shape (and the plan places
   // the stages' costs) accordingly.
   virtual Placement placement() const { return Placement::kLooped; }
+  // Whether program() reads Shape::times (the stages' durations): then two
+  // plans of one shape may get different programs.
+  virtual bool reads_stage_times() const { return false; }
 };
 
 }  // namespace trainsim::schedule

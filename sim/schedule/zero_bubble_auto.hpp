@@ -22,6 +22,7 @@ class ZeroBubbleAuto final : public Schedule {
  public:
   ZeroBubbleAuto(std::string name, int limit_per_rank_count) : name_(std::move(name)), factor_(limit_per_rank_count) {}
   std::string_view name() const override { return name_; }
+  bool reads_stage_times() const override { return true; }
   std::string_view description() const override {
     return factor_ == 1 ? "zero-bubble ZB-1p: placed by the paper's heuristic from the stages' F/I/W times, 1F1B's memory"
                         : "zero-bubble ZB-2p: placed by the paper's heuristic from the stages' F/I/W times, twice 1F1B's memory";

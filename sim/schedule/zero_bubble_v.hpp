@@ -37,6 +37,7 @@ namespace trainsim::schedule {
 class ZeroBubbleV final : public Schedule {
  public:
   std::string_view name() const override { return "zb-v"; }
+  bool reads_stage_times() const override { return true; }
   std::string_view description() const override {
     return "zero-bubble ZB-V: two chunks per rank in a V (parallel.vp = 2), I/W split placed by time; 1F1B's memory";
   }

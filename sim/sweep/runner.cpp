@@ -9,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include "driver/plan_cache.hpp"
 #include "driver/whatif.hpp"
 #include "schedule/check.hpp"
 #include "sweep/bound.hpp"
@@ -48,13 +49,25 @@ void keep_freed_memory() {
 #endif
 }
 
-Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits) {
+// The plan's stage costs under a name that leaves its schedule out but for
+// the schedule's placement: plans of one cluster setting that differ only in
+// a schedule of the same placement cost the same (workload::stage_costs reads
+// the schedule only through Plan::placement()).
+std::string costs_key(const Candidate& c) {
+  workload::Plan p = c.plan;
+  p.schedule = "placement:" + std::string(schedule::placement_name(c.plan.placement()));
+  return std::to_string(c.cluster) + " " + plan_key("", p);
+}
+
+Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits, driver::PlanCache* cache) {
   Result r = blank(spec, c);
   config::Scenario sc = spec.settings[c.cluster];
   sc.plan = c.plan;
   try {
     driver::Controls controls;
     controls.limits = limits;
+    controls.cache = cache;
+    if (cache != nullptr) controls.costs_key = costs_key(c);
     const driver::WhatIf w = driver::simulate(sc, controls);
     const report::Summary s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);  // all a sweep keeps
     r.status = s.oom ? Status::kOom : Status::kOk;
@@ -115,6 +128,7 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
   lower::WorkLimits limits = lower::machine_limits();
   limits.bytes /= std::max(options.jobs, 1);
   const std::size_t batch = prune ? std::max<std::size_t>(options.batch, 1) : std::max<std::size_t>(plans.size(), 1);
+  driver::PlanCache cache;  // the plans' shared programs and stage costs
   std::vector<double> best;  // fitting iteration times so far, for the K-th best
   for (std::size_t start = 0; start < order.size() && !stopped(); start += batch) {
     const std::size_t end = std::min(order.size(), start + batch);
@@ -137,7 +151,7 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
       const std::size_t i = order[start + k];
       if (out.results[i].status == Status::kPruned || stopped()) return;
       const double bound = out.results[i].bound_s;
-      out.results[i] = run_one(spec, plans[i], limits);
+      out.results[i] = run_one(spec, plans[i], limits, &cache);
       out.results[i].bound_s = bound;
       ++done;
     });

@@ -19,6 +19,10 @@
 #include "sweep/result.hpp"
 #include "sweep/space.hpp"
 
+namespace trainsim::driver {
+class PlanCache;  // driver/plan_cache.hpp
+}
+
 namespace trainsim::sweep {
 
 struct RunOptions {
@@ -49,7 +53,9 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
 void keep_freed_memory();
 
 // One plan, as the runner runs it (exposed for tests), refused past `limits`
-// (lower::WorkTooLarge, reported as a failed plan).
-Result run_one(const Spec& spec, const Candidate& candidate, const lower::WorkLimits& limits = lower::machine_limits());
+// (lower::WorkTooLarge, reported as a failed plan); with `cache`, sharing
+// programs and stage costs with the other plans of the sweep.
+Result run_one(const Spec& spec, const Candidate& candidate, const lower::WorkLimits& limits = lower::machine_limits(),
+               driver::PlanCache* cache = nullptr);
 
 }  // namespace trainsim::sweep

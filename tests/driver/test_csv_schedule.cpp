@@ -65,7 +65,7 @@ TEST_CASE("every registered schedule, exported to CSV and run from it, gives the
       const config::Scenario from_csv =
           config::load_document(doc(c.pp, c.vp, c.m, "csv:" + file), "csv.json", dir.string());
       const driver::WhatIf replayed = driver::simulate(from_csv);
-      CHECK(replayed.program.ranks == direct.program.ranks);
+      CHECK(replayed.program->ranks == direct.program->ranks);
       const report::Summary a = driver::summarize(plugin, direct, "plugin.json");
       const report::Summary b = driver::summarize(from_csv, replayed, "csv.json");
       CHECK(b.iteration_time_s == a.iteration_time_s);
