@@ -252,7 +252,8 @@ void read_network_nics(const json& doc, hw::NodeSpec& node, const Context& ctx) 
 // NVLink switch domain, so their GPUs reach each other over NVLink. The
 // simulator's node is the unit inside which traffic stays on NVLink, so the
 // k nodes become one: k times the GPUs, NICs and host memory (the host share
-// of a GPU, host memory over GPUs, is unchanged). Summaries then count domains.
+// of a GPU, host memory over GPUs, is unchanged). Traces and link names then
+// count domains; the summary's host memory is per node as given (driver/whatif.cpp).
 void fold_nvlink_domains(const json& doc, hw::ClusterSpec& cluster, const Context& ctx) {
   const Section n(doc, "cluster.node", ctx);
   if (!n.has("nvlink_domain_nodes")) return;

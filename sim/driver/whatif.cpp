@@ -200,7 +200,11 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.sim_wall_s = w.wall_s;
   if (sc.plan.offload != workload::Offload::kNone || sc.plan.offload_modules != 0) {
     // GPU g runs pipeline rank g / (dp x tp); a node holds GPUs n x G .. (n + 1) x G - 1.
-    const long long per_node = sc.cluster.node.gpus_per_node, per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
+    // Per node as built, not per NVLink domain the loader folded nodes into
+    // (config/read_cluster.cpp): a domain of k nodes holds k hosts.
+    const long long fold = std::max(1, sc.cluster.node.nodes_per_nvlink_domain);
+    const long long per_node = sc.cluster.node.gpus_per_node / fold,
+                    per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
     std::vector<double> per_rank(static_cast<std::size_t>(sc.plan.pp), 0.0);
     for (int s = 0; s < sc.plan.stages(); ++s) {
       per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
@@ -213,7 +217,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
       rank_activations[rank] = std::max(rank_activations[rank], activations[q]);
     }
     for (std::size_t r = 0; r < per_rank.size(); ++r) per_rank[r] += rank_activations[r];
-    for (long long n = 0; n < sc.cluster.nodes; ++n) {
+    for (long long n = 0; n < sc.cluster.nodes * fold; ++n) {
       double bytes = 0.0;
       for (long long g = n * per_node; g < (n + 1) * per_node;) {
         const long long rank = g / per_rank_gpus, end = std::min((rank + 1) * per_rank_gpus, (n + 1) * per_node);
@@ -222,7 +226,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
       }
       info.host_memory_per_node_bytes = std::max(info.host_memory_per_node_bytes, bytes);
     }
-    info.host_memory_capacity_bytes = sc.cluster.node.host_memory_gb * 1e9;
+    info.host_memory_capacity_bytes = sc.cluster.node.host_memory_gb * 1e9 / static_cast<double>(fold);
   }
   return report::summarize(*w.sim, info, detail);
 }
