@@ -130,3 +130,30 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
   CHECK(sharded_summary.info.host_memory_per_node_bytes ==
         doctest::Approx(12.0 * static_cast<double>(sharded.offloaded_activation_bytes)));
 }
+
+TEST_CASE("host memory is counted per node as given, also where nodes share an NVLink domain") {
+  // The small MoE over two DGX H100s (pp 2, dp 8, ep 4): stage 0 on node 0,
+  // stage 1 on node 1. Node 0's 8 GPUs hold two micro-batches' O each at
+  // the warm-up's end, node 1's one: the busiest node holds 16 O, against
+  // one node's DRAM, whether or not the two nodes form one NVLink domain
+  // (which the loader folds into one node of 16 GPUs).
+  auto run = [](int domain) {
+    json doc = json::parse(R"({
+      "cluster": {"node": "dgx-h100", "nodes": 2},
+      "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+                "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+      "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32,
+                   "offload_modules": ["expert_fc1", "moe_act"]}
+    })");
+    const config::Scenario sc = config::load_document(
+        doc, "test.json", ".", {"cluster.node.nvlink_domain_nodes=" + std::to_string(domain)});
+    const driver::WhatIf w = driver::simulate(sc);
+    return std::make_pair(w.costs.stages[0].offloaded_activation_bytes, driver::summarize(sc, w, "test.json").info);
+  };
+  const auto [o, apart] = run(1);
+  const auto [o2, folded] = run(2);
+  CHECK(o2 == o);
+  CHECK(apart.host_memory_per_node_bytes == doctest::Approx(16.0 * static_cast<double>(o)));
+  CHECK(folded.host_memory_per_node_bytes == doctest::Approx(16.0 * static_cast<double>(o)));
+  CHECK(folded.host_memory_capacity_bytes == apart.host_memory_capacity_bytes);
+}
