@@ -295,10 +295,31 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   if (reduce != "float32" && reduce != "bfloat16") j.fail("training.mixed_precision_reduce", "expected float32 or bfloat16");
   p["grad_dtype"] = reduce == "float32" ? "fp32" : "bf16";
   const std::vector<std::string> converters = j.strings("model.converters");
-  const bool float8 = std::find(converters.begin(), converters.end(), "float8") != converters.end() ||
-                      j.flag("float8.enable_float8_linear", false);
+  auto converts = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+      if (std::find(converters.begin(), converters.end(), name) != converters.end()) return true;
+    }
+    return false;
+  };
+  const bool float8 = converts({"float8", "quantize.linear.float8"}) || j.flag("float8.enable_float8_linear", false);
+  const bool mx = converts({"mx", "quantize.linear.mx"});
   for (const std::string& c : converters) {
-    if (c != "float8") warn("model.converters", "\"" + c + "\" is not modelled (the linear layers stay BF16)");
+    if (c != "float8" && c != "quantize.linear.float8" && c != "mx" && c != "quantize.linear.mx") {
+      warn("model.converters", "\"" + c + "\" is not modelled (the layers it converts stay BF16)");
+    }
+  }
+  if (float8 && mx) j.fail("model.converters", "float8 and mx both convert the linear layers; expected one of them");
+  if (mx) {
+    // torchao's MX linear layers (Blackwell): the mxfp8 recipes, whatever kernel casts them.
+    p["precision"] = "fp8";
+    const std::string section = j.has("quantize.linear.mx.recipe_name") || !table.contains("mx") ? "quantize.linear.mx." : "mx.";
+    const std::string recipe = j.text(section + "recipe_name", "mxfp8_cublas");
+    if (recipe.rfind("mxfp8", 0) != 0) {
+      j.fail(section + "recipe_name", "\"" + recipe + "\" is not modelled; expected an mxfp8 recipe (mxfp8, mxfp8_cublas, ...)");
+    }
+    p["fp8_recipe"] = "mxfp8";
+    p["fp8_library"] = "torchao";
+    for (const char* key : {"mxfp8_dim1_cast_kernel_choice", "filter_fqns"}) (void)j.has(section + key);
   }
   if (!float8) {
     // Settings of a converter that is off: read, nothing to do.

@@ -97,6 +97,18 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
   t = import_text(kLlama8b + "[parallelism]\ncontext_parallel_degree = 2\ncontext_parallel_rotate_method = \"alltoall\"\n");
   CHECK(t.config["parallel"]["cp_algorithm"] == "ring");
   CHECK(load_document(t.config, "job.toml", ".").plan.cp_merge == workload::CpMerge::kPyTorch);
+  // torchao's MX linear layers on Blackwell: the mxfp8 recipe as torchao runs it.
+  const std::string mx = "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n"
+                         "[training]\nlocal_batch_size = 2\nseq_len = 8192\n";
+  t = import_text(mx + "[quantize.linear.mx]\nrecipe_name = \"mxfp8_cublas\"\n", {"dgx-b200", 1, ""});
+  CHECK(t.config["parallel"]["precision"] == "fp8");
+  CHECK(t.config["parallel"]["fp8_recipe"] == "mxfp8");
+  CHECK(t.config["parallel"]["fp8_library"] == "torchao");
+  CHECK(t.not_modelled.empty());
+  CHECK(load_document(t.config, "job.toml", ".").plan.fp8_runtime() == workload::Fp8Library::kTorchao);
+  CHECK(error_of(mx + "[quantize.linear.mx]\nrecipe_name = \"mxfp4\"\n", {"dgx-b200", 1, ""}) ==
+        "job.toml: quantize.linear.mx.recipe_name: \"mxfp4\" is not modelled; expected an mxfp8 recipe (mxfp8, "
+        "mxfp8_cublas, ...)");
 }
 
 TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and the key") {
