@@ -197,6 +197,15 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.sequence_parallel = sc.plan.sequence_parallel;
   info.attention = workload::attention_name(sc.plan.attention);
   info.zero_stage = sc.plan.zero_stage;
+  info.precision = sc.plan.precision == workload::Precision::kFp8    ? "fp8"
+                   : sc.plan.precision == workload::Precision::kFp16 ? "fp16"
+                                                                     : "bf16";
+  if (sc.plan.precision == workload::Precision::kFp8) {
+    info.fp8_recipe = workload::fp8_recipe_name(sc.plan.fp8_recipe);
+    info.fp8_library = workload::fp8_library_name(sc.plan.fp8_runtime());
+  }
+  if ((sc.plan.offload_modules & workload::kOffloadExpertFc1) != 0) info.offload_modules.emplace_back("expert_fc1");
+  if ((sc.plan.offload_modules & workload::kOffloadMoeAct) != 0) info.offload_modules.emplace_back("moe_act");
   info.sim_wall_s = w.wall_s;
   if (sc.plan.offload != workload::Offload::kNone || sc.plan.offload_modules != 0) {
     // GPU g runs pipeline rank g / (dp x tp); a node holds GPUs n x G .. (n + 1) x G - 1.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace trainsim::report {
 
@@ -207,7 +208,13 @@ nlohmann::json to_json(const Summary& s) {
                {"recompute", s.info.recompute},
                {"zero_stage", s.info.zero_stage},
                {"sequence_parallel", s.info.sequence_parallel},
-               {"attention", s.info.attention}};
+               {"attention", s.info.attention},
+               {"precision", s.info.precision}};
+  if (s.info.precision == "fp8") {
+    j["plan"]["fp8_recipe"] = s.info.fp8_recipe;
+    j["plan"]["fp8_library"] = s.info.fp8_library;
+  }
+  if (!s.info.offload_modules.empty()) j["plan"]["offload_modules"] = s.info.offload_modules;
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
   j["samples_per_s"] = s.samples_per_s;
@@ -282,7 +289,13 @@ std::string to_text(const Summary& s) {
   if (s.burst) {
     line("plan", fmt::format("{}, global batch {}", s.burst->mode, s.info.global_batch));
   } else {
-    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}",
+    std::string extras;
+    if (s.info.precision == "fp8") extras += fmt::format(", FP8 ({}, {})", s.info.fp8_recipe, s.info.fp8_library);
+    if (s.info.precision == "fp16") extras += ", FP16";
+    if (!s.info.offload_modules.empty()) {
+      extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
+    }
+    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}{}",
                              s.info.tp,
                              s.info.cp > 1 ? fmt::format(" cp={} ({})", s.info.cp, s.info.cp_algorithm) : "",
                              s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
@@ -290,7 +303,7 @@ std::string to_text(const Summary& s) {
                              s.info.microbatch_size, s.info.microbatches,
                              s.info.global_batch, s.info.schedule,
                              s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
-                             s.info.sequence_parallel ? ", sequence parallel" : ""));
+                             s.info.sequence_parallel ? ", sequence parallel" : "", extras));
   }
   if (!s.info.calibration.empty()) line("calibration", s.info.calibration);
   // A CNN's iteration takes milliseconds: seconds to four places would hide it.
