@@ -16,6 +16,22 @@
 namespace trainsim::config::detail {
 
 namespace {
+// The node's host figures (name as the config spells it, value) that `key`
+// needs, or a one-line error naming those the node does not give.
+void require_host_figures(const hw::NodeSpec& node, const std::string& key,
+                          const std::vector<std::pair<std::string, double>>& figures, const Context& ctx) {
+  std::vector<std::string> missing;
+  for (const auto& [name, value] : figures) {
+    if (value <= 0.0) missing.push_back(name);
+  }
+  if (!missing.empty()) {
+    ctx.fail(key,
+             fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see docs/hardware.md)",
+                         node.name, join(missing, ", "), missing.front()),
+             {"cluster.node"});
+  }
+}
+
 // FP8 needs FP8 tensor cores and a recipe the GPU and the plan can run.
 void check_fp8(const Scenario& sc, const Context& ctx) {
   const auto& p = sc.plan;
@@ -424,17 +440,11 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                {"parallel.zero_stage"});
     }
     const hw::NodeSpec& node = sc.cluster.node;
-    std::vector<std::string> missing;
-    if (node.host_memory_gb <= 0.0) missing.emplace_back("host_memory_gb");
-    if (node.host_memory_tb_per_s <= 0.0) missing.emplace_back("host_memory_tb_per_s");
-    if (node.pcie_gb_per_s <= 0.0) missing.emplace_back("pcie_gb_per_s");
-    if (!missing.empty()) {
-      ctx.fail("parallel.offload",
-               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see "
-                           "docs/hardware.md)",
-                           node.name, join(missing, ", "), missing.front()),
-               {"cluster.node"});
-    }
+    require_host_figures(node, "parallel.offload",
+                         {{"host_memory_gb", node.host_memory_gb},
+                          {"host_memory_tb_per_s", node.host_memory_tb_per_s},
+                          {"pcie_gb_per_s", node.pcie_gb_per_s}},
+                         ctx);
   }
   if (p.offload_modules != 0) {
     // Fine-grained activation offloading: the MoE block's saved inputs, which
@@ -453,15 +463,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                {"parallel.recompute", "parallel.recompute_modules"});
     }
     const hw::NodeSpec& node = sc.cluster.node;
-    std::vector<std::string> missing;
-    if (node.pcie_gb_per_s <= 0.0) missing.emplace_back("pcie_gb_per_s");
-    if (node.host_memory_gb <= 0.0) missing.emplace_back("host_memory_gb");
-    if (!missing.empty()) {
-      ctx.fail("parallel.offload_modules",
-               fmt::format("the node \"{}\" does not give its host's {}; set cluster.node.{} (see docs/hardware.md)",
-                           node.name, join(missing, ", "), missing.front()),
-               {"cluster.node"});
-    }
+    require_host_figures(node, "parallel.offload_modules",
+                         {{"pcie_gb_per_s", node.pcie_gb_per_s}, {"host_memory_gb", node.host_memory_gb}}, ctx);
   }
   if (p.recompute_layers > 0) {
     int most = 0;

@@ -50,6 +50,18 @@ inline TransformerSpec small_gpt() {
   return m;
 }
 
+// small_gpt as a Mixtral-like MoE model: Llama layers whose MLP is 8 SwiGLU
+// experts of width 2048, top 2 (no dense MLP).
+inline TransformerSpec small_moe() {
+  TransformerSpec m = small_gpt();
+  m.arch = Arch::kLlama;
+  m.ffn = 0;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn = 2048;
+  return m;
+}
+
 // GPT-3 175B (Brown et al. 2020): 96 layers of 12,288, 96 heads, 2,048
 // tokens, GPT-2's vocabulary padded to 51,200.
 inline TransformerSpec gpt3_175b() {

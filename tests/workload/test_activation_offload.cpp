@@ -11,20 +11,11 @@ using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
+using trainsim::workload::testing::small_moe;
 
 namespace {
-// small_gpt as a MoE model: 8 SwiGLU experts of 2048, top 2, every expert on
-// every GPU (ep 1), so a GPU's experts receive 1024 tokens x 2 = 2048 copies.
-TransformerSpec small_moe() {
-  TransformerSpec m = small_gpt();
-  m.arch = Arch::kLlama;
-  m.ffn = 0;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn = 2048;
-  return m;
-}
-
+// small_moe (small_setups.hpp) with every expert on every GPU (ep 1): a
+// GPU's experts receive 1024 tokens x top 2 = 2048 copies a layer.
 Plan plan(unsigned offload) {
   Plan p;
   p.dp = 8;

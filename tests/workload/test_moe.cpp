@@ -15,26 +15,9 @@ using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::op_named;
 using trainsim::workload::testing::small_cluster;
+using trainsim::workload::testing::small_moe;
 
 namespace {
-// A Mixtral-like model at small_gpt's size: 8 layers, hidden 1024, 16 heads,
-// 1024 tokens; every layer 8 SwiGLU experts of width 2048, top 2.
-TransformerSpec small_moe() {
-  TransformerSpec m;
-  m.arch = Arch::kLlama;
-  m.layers = 8;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.seq = 1024;
-  m.vocab = 32000;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn = 2048;
-  return m;
-}
-
-
 // small_moe on one 8-GPU node, data-parallel over all of them, ep experts ranks.
 Plan plan(int ep) {
   Plan p;

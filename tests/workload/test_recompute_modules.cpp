@@ -9,6 +9,7 @@ using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
+using trainsim::workload::testing::small_moe;
 
 namespace {
 Plan selective(unsigned modules) {
@@ -18,17 +19,6 @@ Plan selective(unsigned modules) {
   p.recompute = Recompute::kSelective;
   p.recompute_modules = modules;
   return p;
-}
-
-// small_gpt as a MoE model: 8 SwiGLU experts of 2048, top 2 (see test_moe.cpp).
-TransformerSpec small_moe() {
-  TransformerSpec m = small_gpt();
-  m.arch = Arch::kLlama;
-  m.ffn = 0;
-  m.moe.experts = 8;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn = 2048;
-  return m;
 }
 }  // namespace
 

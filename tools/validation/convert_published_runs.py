@@ -1141,6 +1141,20 @@ MOE_MODELS = {"Mixtral-8x7B": "mixtral-8x7b", "Mixtral-8x22B": "mixtral-8x22b", 
               "Qwen3-30B-A3B": "qwen3-30b-a3b", "DeepSeek-V3": "deepseek-v3", "GPT-OSS-120B": "gpt-oss-120b"}
 
 
+# A MoE record's FP8 precision: the recipe Megatron-Core runs through
+# Transformer Engine, and why.
+MOE_FP8_RECIPES = {
+    "fp8 blockwise": ("blockwise", (
+        "fp8 with the blockwise recipe: the record's Transformer Engine --fp8-recipe blockwise (every linear "
+        "GEMM, the experts' included, in FP8; the router in higher precision). Its --fp8-param-gather under the "
+        "distributed optimizer and BF16 Adam moments are not modelled: the gather moves BF16, the moments are FP32")),
+    "mxfp8": ("mxfp8", (
+        "fp8 with the mxfp8 recipe in Transformer Engine: the record's PR=mxfp8 (--fp8-recipe mxfp8: every "
+        "linear GEMM, the experts' included, in MXFP8 with FP8 inputs saved and cached FP8 weights; the router "
+        "in higher precision)")),
+}
+
+
 def moe_preset_mismatch(rec: dict) -> str | None:
     """Why the record's model is not one of the MoE presets as they stand, or None."""
     m = rec["model"]
@@ -1333,22 +1347,11 @@ def moe_case(rec: dict) -> dict:
             "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split, so 94 layers and "
             "those two split evenly (runtime.conf's 96 'layers'; yanring/Megatron-MoE-ModelZoo "
             "model_configs/benchmarking/Qwen3-235B-A22B.yaml, commit e865051)")
-    if par["precision"].startswith("fp8 blockwise"):
+    recipe = MOE_FP8_RECIPES.get("fp8 blockwise" if par["precision"].startswith("fp8 blockwise") else par["precision"])
+    if recipe:
         parallel["precision"] = "fp8"
-        parallel["fp8_recipe"] = "blockwise"
-        parallel["fp8_library"] = "transformer-engine"
-        assumptions["parallel.precision"] = (
-            "fp8 with the blockwise recipe: the record's Transformer Engine --fp8-recipe blockwise (every linear "
-            "GEMM, the experts' included, in FP8; the router in higher precision). Its --fp8-param-gather under the "
-            "distributed optimizer and BF16 Adam moments are not modelled: the gather moves BF16, the moments are FP32")
-    elif par["precision"] == "mxfp8":
-        parallel["precision"] = "fp8"
-        parallel["fp8_recipe"] = "mxfp8"
-        parallel["fp8_library"] = "transformer-engine"
-        assumptions["parallel.precision"] = (
-            "fp8 with the mxfp8 recipe in Transformer Engine: the record's PR=mxfp8 (--fp8-recipe mxfp8: every "
-            "linear GEMM, the experts' included, in MXFP8 with FP8 inputs saved and cached FP8 weights; the router "
-            "in higher precision)")
+        parallel["fp8_recipe"], parallel["fp8_library"] = recipe[0], "transformer-engine"
+        assumptions["parallel.precision"] = recipe[1]
     if offload_modules(par):
         parallel["offload_modules"] = offload_modules(par)
         assumptions["parallel.offload_modules"] = (
