@@ -249,36 +249,54 @@ void read_network_nics(const json& doc, hw::NodeSpec& node, const Context& ctx) 
 }
 
 // cluster.node.nvlink_domain_nodes = k: every k consecutive nodes share one
-// NVLink switch domain, so their GPUs reach each other over NVLink. The
+// NVLink switch domain, so their GPUs reach each other over NVLink; a job may
+// take fewer of each domain's nodes (cluster.nvlink_domain_nodes, as Slurm's
+// --segment places a job on 16 of a GB200 NVL72 rack's 18 trays). The
 // simulator's node is the unit inside which traffic stays on NVLink, so the
 // k nodes become one: k times the GPUs, NICs and host memory (the host share
 // of a GPU, host memory over GPUs, is unchanged). Traces and link names then
 // count domains; the summary's host memory is per node as given (driver/whatif.cpp).
 void fold_nvlink_domains(const json& doc, hw::ClusterSpec& cluster, const Context& ctx) {
+  const Section c(doc, "cluster", ctx);
   const Section n(doc, "cluster.node", ctx);
-  if (!n.has("nvlink_domain_nodes")) return;
-  const int k = n.positive_int("nvlink_domain_nodes", 1024);
+  const int physical = n.has("nvlink_domain_nodes") ? n.positive_int("nvlink_domain_nodes", 1024) : 1;
+  int k = physical;
+  if (c.has("nvlink_domain_nodes")) {
+    k = c.positive_int("nvlink_domain_nodes", 1024);
+    if (k > physical) {
+      ctx.fail(c.path("nvlink_domain_nodes"),
+               fmt::format("{} nodes a domain, but the node's NVLink domain holds {} (cluster.node.nvlink_domain_nodes); "
+                           "expected at most {}",
+                           k, physical, physical),
+               {"cluster.node.nvlink_domain_nodes"});
+    }
+  }
   if (k == 1) return;
   hw::NodeSpec& node = cluster.node;
+  const bool job_given = c.has("nvlink_domain_nodes");
+  const std::string k_key = job_given ? "cluster.nvlink_domain_nodes" : "cluster.node.nvlink_domain_nodes";
   if (cluster.nodes % k != 0) {
     ctx.fail("cluster.nodes",
-             fmt::format("{} nodes do not make whole NVLink domains of {} nodes (cluster.node.nvlink_domain_nodes); "
-                         "expected a multiple of {}",
-                         cluster.nodes, k, k),
-             {"cluster.node.nvlink_domain_nodes"});
+             job_given ? fmt::format("{} nodes do not make whole NVLink domains of {} nodes ({}); expected a multiple "
+                                     "of {}",
+                                     cluster.nodes, k, k_key, k)
+                       : fmt::format("{} nodes do not make whole NVLink domains of {} nodes ({}); expected a multiple "
+                                     "of {}, or cluster.nvlink_domain_nodes: the nodes the job takes of each domain "
+                                     "(a divisor of cluster.nodes, at most {})",
+                                     cluster.nodes, k, k_key, k, k),
+             {k_key});
   }
   if (cluster.network.kind == hw::NetworkKind::kCustom) {
-    ctx.fail("cluster.node.nvlink_domain_nodes",
+    ctx.fail(k_key,
              "an NVLink domain over several nodes is not supported with a custom network (its vertex names count "
              "nodes); expected nvlink_domain_nodes 1, or a built-in network kind",
              {"cluster.network.kind"});
   }
   if (cluster.network.kind != hw::NetworkKind::kFlat && cluster.network.nodes_per_leaf % k != 0) {
     ctx.fail("cluster.network.nodes_per_leaf",
-             fmt::format("{} nodes per leaf split the NVLink domains of {} nodes (cluster.node.nvlink_domain_nodes); "
-                         "expected a multiple of {}",
-                         cluster.network.nodes_per_leaf, k, k),
-             {"cluster.node.nvlink_domain_nodes"});
+             fmt::format("{} nodes per leaf split the NVLink domains of {} nodes ({}); expected a multiple of {}",
+                         cluster.network.nodes_per_leaf, k, k_key, k),
+             {k_key});
   }
   if (cluster.network.kind != hw::NetworkKind::kFlat) cluster.network.nodes_per_leaf /= k;
   node.gpus_per_node *= k;

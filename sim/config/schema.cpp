@@ -16,7 +16,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
                                                  "seq", "vocab", "input_bytes_per_sample", "source"};
   static const std::map<std::string, std::vector<std::string>, std::less<>> s = {
       {"", {"description", "cluster", "model", "parallel", "options"}},
-      {"cluster", {"node", "nodes", "network", "calibration"}},
+      {"cluster", {"node", "nodes", "nvlink_domain_nodes", "network", "calibration"}},
       {"cluster.network",
        {"name", "kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "nic_gbit_per_s", "nic_bus_gb_per_s",
         "switches", "links", "sources"}},

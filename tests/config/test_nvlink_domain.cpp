@@ -77,12 +77,44 @@ TEST_CASE("a tensor group across two trays of a domain runs on NVLink, as inside
 TEST_CASE("NVLink domains: nodes that do not fill them, leaves that split them, custom networks") {
   CHECK(testing::load_error(nvl72(), {"cluster.nodes=20"}) ==
         "test.json: cluster.nodes: 20 nodes do not make whole NVLink domains of 18 nodes "
-        "(cluster.node.nvlink_domain_nodes); expected a multiple of 18 (from --set cluster.nodes=20)");
+        "(cluster.node.nvlink_domain_nodes); expected a multiple of 18, or cluster.nvlink_domain_nodes: the nodes the "
+        "job takes of each domain (a divisor of cluster.nodes, at most 18) (from --set cluster.nodes=20)");
   CHECK(testing::load_error(nvl72(), {"cluster.network.nodes_per_leaf=32"}) ==
         "test.json: cluster.network.nodes_per_leaf: 32 nodes per leaf split the NVLink domains of 18 nodes "
         "(cluster.node.nvlink_domain_nodes); expected a multiple of 18 (from --set cluster.network.nodes_per_leaf=32)");
   CHECK(testing::load_error(nvl72(), {"cluster.node.nvlink_domain_nodes=0"}).find(
             "cluster.node.nvlink_domain_nodes") != std::string::npos);
+}
+
+TEST_CASE("a job on part of each NVLink domain: 16 of a rack's 18 trays (a Slurm segment)") {
+  // 64 GPUs on 16 trays of one rack: cluster.nvlink_domain_nodes = 16 folds
+  // them into one domain of 16 x 4 = 64 GPUs, 64 NICs, 16 x 960 GB of host memory.
+  const Scenario s = load(nvl72(), {"cluster.nodes=16", "cluster.nvlink_domain_nodes=16", "parallel.dp=8",
+                                    "parallel.global_batch=64"});
+  CHECK(s.cluster.nodes == 1);
+  CHECK(s.cluster.node.gpus_per_node == 64);
+  CHECK(s.cluster.node.nics_per_node == 64);
+  CHECK(s.cluster.node.nodes_per_nvlink_domain == 16);
+  CHECK(s.cluster.node.host_memory_gb == doctest::Approx(15360.0));
+  // 256 GPUs as 4 racks of 16 trays: 64 trays / 16 = 4 domains; the rail
+  // preset's 144 nodes a group hold 144 / 16 = 9 of them.
+  const Scenario racks = load(nvl72(), {"cluster.nodes=64", "cluster.nvlink_domain_nodes=16", "parallel.dp=32",
+                                        "parallel.global_batch=256"});
+  CHECK(racks.cluster.nodes == 4);
+  CHECK(racks.cluster.network.nodes_per_leaf == 9);
+  // A segment is at most the rack; on a node without domains it can only be 1.
+  CHECK(testing::load_error(nvl72(), {"cluster.nvlink_domain_nodes=20"}) ==
+        "test.json: cluster.nvlink_domain_nodes: 20 nodes a domain, but the node's NVLink domain holds 18 "
+        "(cluster.node.nvlink_domain_nodes); expected at most 18 (from --set cluster.nvlink_domain_nodes=20)");
+  json dgx = nvl72();
+  dgx["cluster"] = json::parse(R"({"node": "dgx-h100", "nodes": 18, "nvlink_domain_nodes": 2})");
+  CHECK(testing::load_error(dgx) ==
+        "test.json: cluster.nvlink_domain_nodes: 2 nodes a domain, but the node's NVLink domain holds 1 "
+        "(cluster.node.nvlink_domain_nodes); expected at most 1");
+  // A segment must divide the job's nodes, and the message names the segment's key.
+  CHECK(testing::load_error(nvl72(), {"cluster.nodes=36", "cluster.nvlink_domain_nodes=16"}) ==
+        "test.json: cluster.nodes: 36 nodes do not make whole NVLink domains of 16 nodes (cluster.nvlink_domain_nodes); "
+        "expected a multiple of 16 (from --set cluster.nodes=36)");
 }
 
 TEST_CASE("a network preset's NICs replace the node's; one figure without the other is refused") {
