@@ -67,7 +67,12 @@ int import_hf_command(const ImportHfArgs& args) {
     const nlohmann::json hf = config::parse_json(config::read_text(args.file, "Hugging Face config"), args.file);
     config::HfModel mapped = config::model_from_hf(hf, args.file);
     for (const std::string& w : mapped.warnings) spdlog::warn("{}", w);
-    if (args.seq > 0) mapped.model["seq"] = args.seq;
+    if (args.seq > 0) {
+      mapped.model["seq"] = args.seq;
+    } else {
+      spdlog::warn("no --seq: the model has no \"seq\" (a Hugging Face config does not give the training sequence "
+                   "length); add it to the object, or import again with --seq N");
+    }
     std::cout << mapped.model.dump(2) << '\n';
     return kOk;
   } catch (const config::ConfigError& e) {

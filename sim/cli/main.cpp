@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or --help) and returns its own code per kind
+    // of error (105, 106, 109, ...); every usage error exits 1, --help 0.
+    return app.exit(e) == 0 ? 0 : 1;
   }
 
   auto logger = spdlog::stderr_color_mt("trainsim");

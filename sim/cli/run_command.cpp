@@ -63,6 +63,15 @@ int check_outputs(const RunArgs& args, const config::Scenario& sc) {
         return kOutputError;
       }
     }
+    // With --json, a second document after the summary's would make standard
+    // output invalid JSON; the text summary may be followed (README).
+    if (args.json && report::is_standard_output(path)) {
+      fmt::print(stderr,
+                 "error: {} {}: standard output, where --json writes the summary (two JSON documents would not parse "
+                 "as one); expected a file of its own\n",
+                 flag, path);
+      return kOutputError;
+    }
     if (const std::string why = report::output_problem(path); !why.empty()) {
       fmt::print(stderr, "error: {} {}: cannot write to this path: {}\n", flag, path, why);
       return kOutputError;

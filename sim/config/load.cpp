@@ -176,6 +176,15 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
                        const std::vector<std::string>& overrides, bool check) {
   Context ctx{file, base_dir, {}, {}, {}};
   if (!doc.is_object()) ctx.fail("", "expected a JSON object with sections cluster, model, parallel, options");
+  // The other commands' files, given to `run` by mistake: say which command reads them.
+  if (doc.contains("axes") && !doc.contains("parallel")) {
+    ctx.fail("axes", "this is a sweep file (axes over parallel plans, no parallel section); expected a config with "
+                     "cluster, model, parallel and options, or run this file with `trainsim sweep`");
+  }
+  if (doc.contains("cases") && !doc.contains("parallel")) {
+    ctx.fail("cases", "this is a validation case file (cases, no parallel section); expected a config with cluster, "
+                      "model, parallel and options, or run this file with `trainsim validate`");
+  }
   expand_all(doc, ctx);
   for (const std::string& o : overrides) apply_override(doc, o, ctx);
   {

@@ -212,4 +212,13 @@ bool same_file(const std::string& a, const std::string& b) {
   return pa == pb;
 }
 
+bool is_standard_output(const std::string& path) {
+  struct stat out {};
+  struct stat target {};
+  if (::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &target) != 0) return false;
+  if (out.st_dev != target.st_dev || out.st_ino != target.st_ino) return false;
+  struct stat null {};
+  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev && null.st_ino == out.st_ino);
+}
+
 }  // namespace trainsim::report

@@ -24,4 +24,9 @@ std::string output_problem(const std::string& path);
 // not, existing or not).
 bool same_file(const std::string& a, const std::string& b);
 
+// Whether `path` is the file standard output writes to (/dev/stdout, the pipe
+// or file it was redirected to), where a second document would interleave
+// with the summary. /dev/null is never: discarding both is fine.
+bool is_standard_output(const std::string& path);
+
 }  // namespace trainsim::report

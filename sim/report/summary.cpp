@@ -368,11 +368,16 @@ std::string to_text(const Summary& s) {
                        100.0 * st.bubble_fraction, gib(st.peak_memory_bytes), gib(st.model_state_bytes),
                        st.oom ? "  OOM" : "");
   }
-  line("simulated", fmt::format("{} events, {} tasks, {} fidelity, {} {} in {:.2f} ms wall", s.events, s.tasks,
-                                s.fidelity, s.simulated_gpus,
-                                s.simulated_gpus == s.info.gpus ? "GPUs (every one)," :
-                                fmt::format("GPUs standing for all {},", s.info.gpus),
-                                s.info.sim_wall_s * 1e3));
+  const char* gpus = s.simulated_gpus == 1 ? "GPU" : "GPUs";
+  // Milliseconds below a second, seconds above (a full-fidelity run of
+  // thousands of GPUs takes minutes).
+  const std::string wall = s.info.sim_wall_s < 1.0 ? fmt::format("{:.2f} ms", s.info.sim_wall_s * 1e3)
+                                                   : fmt::format("{:.2f} s", s.info.sim_wall_s);
+  line("simulated", fmt::format("{} events, {} tasks, {} fidelity, {} {} in {} wall", s.events, s.tasks, s.fidelity,
+                                s.simulated_gpus,
+                                s.simulated_gpus == s.info.gpus ? fmt::format("{} (every one),", gpus)
+                                                                : fmt::format("{} standing for all {},", gpus, s.info.gpus),
+                                wall));
   return out;
 }
 

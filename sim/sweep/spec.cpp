@@ -107,8 +107,19 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     if (!doc["description"].is_string()) fail(file, "description", "expected a string, got " + show(doc["description"]));
     spec.description = doc["description"].get<std::string>();
   }
+  // A run config given to `sweep` by mistake: its batch sits in parallel, and it has no axes.
+  if (!doc.contains("axes") && !doc.contains("global_batch") && doc.contains("parallel")) {
+    fail(file, "axes", "is missing: this looks like a run config (a parallel section, no axes); expected a sweep "
+                       "file with model, cluster, global_batch and axes, or run this file with `trainsim run`");
+  }
   for (const char* key : {"model", "cluster", "global_batch"}) {
-    if (!doc.contains(key)) fail(file, key, "is missing");
+    if (!doc.contains(key)) {
+      fail(file, key,
+           std::string("is missing; expected ") +
+               (std::string_view(key) == "global_batch" ? "the global batch in samples, an integer >= 1, at the top level"
+                : std::string_view(key) == "model"      ? "a model preset name, object or file"
+                                                        : "a cluster object (node, nodes, network) or a list of them"));
+    }
   }
   // The bound of the config's parallel.global_batch.
   if (const std::string why = config::positive_int_problem(doc["global_batch"], 1'000'000'000); !why.empty()) {
