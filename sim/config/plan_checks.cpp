@@ -318,10 +318,15 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     std::vector<std::string> keys = {"parallel.tp", "parallel.pp", "parallel.dp", "cluster.nodes",
                                      "cluster.node.gpus_per_node"};
     if (with_cp) keys.insert(keys.begin() + 1, "parallel.cp");
+    // Where the other factors divide the GPUs, name the dp that fills them.
+    const auto others = core::checked_product({p.tp, p.cp, p.pp});
+    const std::string hint = others && *others > 0 && gpus % *others == 0
+                                 ? fmt::format("; expected parallel.dp = {} for these GPUs", gpus / *others)
+                                 : "";
     ctx.fail("parallel", fmt::format("{} = {}, but the cluster has {} GPUs (cluster.nodes = {} x "
-                                     "cluster.node.gpus_per_node = {})",
+                                     "cluster.node.gpus_per_node = {}){}",
                                      factors, core::product_text({p.tp, p.cp, p.pp, p.dp}), gpus, sc.cluster.nodes,
-                                     sc.cluster.node.gpus_per_node),
+                                     sc.cluster.node.gpus_per_node, hint),
              keys);
   }
   // Context parallelism splits every sequence into cp parts (the ring into

@@ -79,6 +79,7 @@ std::unique_ptr<Simulation> lower_burst(const workload::LayerTable& table, const
   auto sim = std::make_unique<Simulation>();
   sim->estimate = work;
   sim->pipelines = 1;
+  sim->flow_collectives = flows;
   sim->pipeline_ranks = G;
   for (int g = 0; g < G; ++g) sim->gpu_of_rank.push_back(g);
   for (const workload::Layer& l : table.layers) sim->stage_names.push_back(l.name);

@@ -110,6 +110,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
   sim_->network.record_rates(options_.record_link_rates);
   sim_->blocking_sends = options_.blocking_sends;
+  sim_->flow_collectives = options_.collectives == CollectiveModel::kFlow;
 
   // Stragglers and faults: every GPU must be simulated for them to matter.
   if (symmetric() && (!options_.gpu_speed.empty() || !options_.link_faults.empty())) {

@@ -89,6 +89,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
   const double t = sim.timeline.makespan.to_seconds();
   s.iteration_time_s = t;
   s.events = sim.timeline.events;
+  s.flow_collectives = sim.flow_collectives;
   s.simulated_gpus = static_cast<int>(sim.gpu_of_rank.size());
   s.fidelity = sim.pipelines == 1 && !sim.fell_back_to_full ? "symmetric"
                : sim.fell_back_to_full                      ? "full (" + sim.fell_back_because + ")"
@@ -348,7 +349,10 @@ std::string to_text(const Summary& s) {
       const LinkUse& u = s.busiest_links[i];
       list += fmt::format("{}{} {:.1f}%", i ? ", " : "", u.name, 100.0 * u.utilisation);
     }
-    line("busiest links", list);
+    // Analytic collectives take NCCL's modelled time without moving bytes
+    // on links: say so, as the figures then count point-to-point traffic only.
+    line("busiest links", s.flow_collectives ? list : list + " (point-to-point traffic; collectives on links with "
+                                                                "options.collectives \"flow\")");
   }
   line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
   line("peak memory per GPU", fmt::format("{:.2f} GiB + {:.2f} GiB CUDA context, of {:.2f} GiB{}", gib(s.peak_memory_bytes),

@@ -125,6 +125,7 @@ struct Summary {
   bool oom = false;
   std::vector<LinkClassUse> link_classes;  // nvlink, nic, uplink
   std::vector<LinkUse> busiest_links;      // the five busiest, busiest first
+  bool flow_collectives = false;           // collectives' bytes counted on the links (else point-to-point only)
   std::uint64_t events = 0;
   std::size_t tasks = 0;
   int simulated_gpus = 0;

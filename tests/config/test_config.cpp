@@ -109,7 +109,7 @@ TEST_CASE("tp x pp x dp must equal the cluster's GPU count") {
   d["parallel"]["dp"] = 2;
   CHECK(error_of(d) ==
         "test.json: parallel: tp x pp x dp = 2 x 4 x 2 = 16, but the cluster has 8 GPUs (cluster.nodes = 1 x "
-        "cluster.node.gpus_per_node = 8)");
+        "cluster.node.gpus_per_node = 8); expected parallel.dp = 1 for these GPUs");
 }
 
 TEST_CASE("layers must divide across pipeline stages") {
@@ -175,7 +175,7 @@ TEST_CASE("a check across keys names the --set of any key it reads, before a pre
   // 2 x 4 x 2 = 16 GPUs on a node of 8: the check sits at parallel.
   CHECK(error_of(base(), {"parallel.dp=2"}) ==
         "test.json: parallel: tp x pp x dp = 2 x 4 x 2 = 16, but the cluster has 8 GPUs (cluster.nodes = 1 x "
-        "cluster.node.gpus_per_node = 8) (from --set parallel.dp=2)");
+        "cluster.node.gpus_per_node = 8); expected parallel.dp = 1 for these GPUs (from --set parallel.dp=2)");
   // Without a --set, the preset is named as before.
   json d = base();
   d["model"] = {{"layers", 24}, {"hidden", 2304}, {"heads", 25}, {"ffn", 9216}, {"seq", 2048}, {"vocab", 51200}};

@@ -31,7 +31,7 @@ TEST_CASE("cp joins the GPU count; the ring is the default algorithm") {
   CHECK(s.plan.gpus() == 8);
   CHECK(error_of({"parallel.dp=8"}) ==
         "test.json: parallel: tp x cp x pp x dp = 1 x 2 x 1 x 8 = 16, but the cluster has 8 GPUs (cluster.nodes = 1 "
-        "x cluster.node.gpus_per_node = 8) (from --set parallel.dp=8)");
+        "x cluster.node.gpus_per_node = 8); expected parallel.dp = 4 for these GPUs (from --set parallel.dp=8)");
   CHECK(load_document(base(), "test.json", ".", {"parallel.cp_algorithm=all-gather"}).plan.cp_algorithm ==
         workload::CpAlgorithm::kAllGather);
 }
