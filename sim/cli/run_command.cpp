@@ -21,7 +21,8 @@ void add_run_command(CLI::App& app, RunArgs& args) {
       ->required();
   run->add_option("--set", args.overrides,
                   "Override a config key for this run, e.g. --set parallel.schedule=gpipe --set parallel.pp=4 "
-                  "(value as JSON, or a bare word for a string); repeatable");
+                  "(value as JSON, or a bare word for a string; a file it names, e.g. --set model=m.json, is read "
+                  "from the config file's folder, as in the file); repeatable");
   run->add_option("--trace", args.trace,
                   "Write the timeline as Chrome Trace Event JSON to this file (open in ui.perfetto.dev)")
       ->check([](const std::string& path) { return path.empty() ? std::string("needs a file name") : std::string(); });

@@ -47,6 +47,14 @@ void expand(json& doc, const std::string& path, const std::string& kind, Context
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
     std::filesystem::path file(name);
     if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
+    // A missing file is the config's error: name the config and the key.
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec) && !std::filesystem::is_symlink(std::filesystem::symlink_status(file, ec))) {
+      ctx.fail(path, fmt::format("no such {} file: {}{}", kind, excerpt(file.string()),
+                                 std::filesystem::path(name).is_relative()
+                                     ? " (a relative path is read from the config file's folder)"
+                                     : ""));
+    }
     *v = parse_json(read_text(file.string(), kind + " file named at " + path), file.string());
     ctx.preset_of[path] = "file " + file.string();
     ctx.files_read.push_back(file.string());
