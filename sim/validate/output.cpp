@@ -75,11 +75,40 @@ std::string show_value(double v) {
   return fmt::format("{:.3g}", v);
 }
 
+namespace {
+
+// `text` in lines of at most `width` characters (a longer word stays whole),
+// each after `indent`: a case file's description runs to thousands.
+std::string wrapped(std::string_view text, std::size_t width, std::string_view indent) {
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t space = text.find(' ', start);
+    const std::string_view word = text.substr(start, space == std::string_view::npos ? text.npos : space - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += std::string(indent) + line + "\n";
+      line.clear();
+    }
+    if (!word.empty()) line += (line.empty() ? "" : " ") + std::string(word);
+    if (space == std::string_view::npos) break;
+    start = space + 1;
+  }
+  if (!line.empty()) out += std::string(indent) + line + "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string to_text(const Result& r, bool verbose) {
   std::string out;
   out += fmt::format("trainsim validate: {} — {} case{}, {} measurement{}\n", r.file->path, r.cases.size(),
                      r.cases.size() == 1 ? "" : "s", r.rows.size(), r.rows.size() == 1 ? "" : "s");
-  if (!r.file->description.empty()) out += "  " + r.file->description + "\n";
+  // The description's first sentence: the rest (sources, rules) stays in the file and in --json.
+  if (!r.file->description.empty()) {
+    const std::string& d = r.file->description;
+    const std::size_t end = d.find(". ");
+    out += wrapped(end == std::string::npos ? d : d.substr(0, end + 1) + " (more in the file's description)", 98, "  ");
+  }
   out += "\n";
 
   // The table: one row per measurement.
