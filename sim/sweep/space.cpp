@@ -380,6 +380,11 @@ Space enumerate(const Spec& spec) {
                               refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei}, {"dp", di}});
                               continue;
                             }
+                            // The same plan as sequence parallelism off (run turns it off).
+                            if (tp == 1 && plan.sequence_parallel) {
+                              refuse(1, "sequence_parallel needs tp > 1", {{"sequence_parallel", qi}, {"tp", ti}});
+                              continue;
+                            }
                             if (model.moe.enabled() && tp > 1 && !plan.sequence_parallel) {
                               refuse(1, "a MoE model with tp > 1 needs sequence parallelism",
                                      {{"sequence_parallel", qi}, {"tp", ti}});

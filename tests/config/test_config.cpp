@@ -360,6 +360,10 @@ TEST_CASE("recompute and sequence parallelism are read, and bad values named") {
   const Scenario s = load_document(base(), "test.json", ".", {"parallel.recompute=selective", "parallel.sequence_parallel=true"});
   CHECK(s.plan.recompute == trainsim::workload::Recompute::kSelective);
   CHECK(s.plan.sequence_parallel);
+  // With one tensor rank there is nothing to split: it runs without (with a warning), as Megatron-LM does.
+  const Scenario one = load_document(base(), "test.json", ".",
+                                     {"parallel.tp=1", "parallel.dp=2", "parallel.sequence_parallel=true"});
+  CHECK_FALSE(one.plan.sequence_parallel);
   CHECK(error_of(base(), {"parallel.recompute=some"}) ==
         "test.json: parallel.recompute: expected \"none\", \"selective\", \"full\" or \"selective-op\", got \"some\" "
         "(from --set "

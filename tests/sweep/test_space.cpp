@@ -152,6 +152,16 @@ TEST_CASE("tp_comm_overlap: only with tp > 1 and sequence parallelism") {
   CHECK(overlapped == 2);
 }
 
+TEST_CASE("sequence parallelism at tp 1 is no plan of its own") {
+  // tp 1 or 2, pp 1, sequence parallelism off or on: tp 1 with it on is the
+  // plan with it off (run turns it off), so 3 plans and 1 refused.
+  const sweep::Space space =
+      sweep::enumerate(small_spec(R"({"tp": [1, 2], "pp": 1, "sequence_parallel": [false, true]})"));
+  CHECK(space.plans.size() == 3);
+  CHECK(space.invalid.at("sequence_parallel needs tp > 1") == 1);
+  for (const auto& c : space.plans) CHECK((c.plan.tp > 1 || !c.plan.sequence_parallel));
+}
+
 TEST_CASE("the cp axis: dp derived from tp x cp x pp, cp named in the plan") {
   // tp 2, pp 1 on 8 GPUs; cp "auto" tries 1, 2, 4, 8 (powers of two up to a
   // node's GPUs): cp 1 leaves dp 4, cp 2 dp 2, cp 4 dp 1; cp 8 needs 16 GPUs.
