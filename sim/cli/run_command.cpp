@@ -17,7 +17,9 @@ namespace trainsim::cli {
 
 void add_run_command(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand("run", "Simulate one training iteration of a config and print a summary");
-  run->add_option("config", args.config, "Config file (JSON): sections cluster, model, parallel, options")
+  run->add_option("config", args.config,
+                  "Config file (JSON): sections cluster, model, parallel, options; - reads it from standard input "
+                  "(its relative paths then from the current folder)")
       ->required();
   run->add_option("--set", args.overrides,
                   "Override a config key for this run, e.g. --set parallel.schedule=gpipe --set parallel.pp=4 "
@@ -45,7 +47,8 @@ namespace {
 // --trace and --svg: neither may replace the config, a file it reads, or the
 // other output; each must be writable before the simulation starts.
 int check_outputs(const RunArgs& args, const config::Scenario& sc) {
-  std::vector<std::pair<std::string, std::string>> inputs = {{"config file", args.config}};
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (args.config != "-") inputs.emplace_back("config file", args.config);
   for (const std::string& file : sc.input_files) inputs.emplace_back("input " + file + " (read by the config)", file);
   const std::pair<std::string, std::string> outputs[] = {{"--trace", args.trace}, {"--svg", args.svg}};
   for (std::size_t i = 0; i < std::size(outputs); ++i) {
@@ -125,7 +128,7 @@ int run_command(const RunArgs& args) {
     fmt::print(stderr, "error: {}: cannot simulate this plan: {}\n", sc.file, e.what());
     return kSimulationError;
   }
-  const report::Summary summary = driver::summarize(sc, whatif, args.config);
+  const report::Summary summary = driver::summarize(sc, whatif, args.config == "-" ? "standard input" : args.config);
   const lower::Simulation* sim = whatif.sim.get();
 
   if (args.json) {

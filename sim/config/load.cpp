@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 
 #include "config/hf_config.hpp"
 #include "config/presets.hpp"
@@ -274,6 +275,18 @@ void check_plan(const Scenario& sc) {
 }
 
 Scenario load_file(const std::string& path, const std::vector<std::string>& overrides) {
+  // "-": the config on standard input (trainsim import ... | trainsim run -),
+  // its relative paths read from the current folder.
+  if (path == "-") {
+    constexpr std::size_t kMaxBytes = 64u << 20;  // as read_text's limit on a file
+    std::string text;
+    char chunk[1 << 16];
+    while (std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0) {
+      text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
+      if (text.size() > kMaxBytes) throw ConfigError("standard input: cannot read config: larger than 64 MiB");
+    }
+    return load_document(parse_json(text, "standard input"), "standard input", ".", overrides);
+  }
   const std::string text = read_text(path, "config file");
   const std::string base = std::filesystem::path(path).parent_path().string();
   return load_document(parse_json(text, path), path, base, overrides);
