@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cli/run_command.hpp"
+#include "config/schema.hpp"
 #include "core/checked.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
@@ -42,8 +43,14 @@ int export_command(const ExportArgs& args) {
   const schedule::Schedule* sched = schedule::find_schedule(args.name);
   if (sched == nullptr) {
     std::string names;
-    for (const auto& s : schedule::all_schedules()) names += (names.empty() ? "" : ", ") + std::string(s->name());
-    fmt::print(stderr, "error: no schedule named \"{}\"; known: {} (see `trainsim schedules`)\n", args.name, names);
+    std::vector<std::string> known;
+    for (const auto& s : schedule::all_schedules()) {
+      names += (names.empty() ? "" : ", ") + std::string(s->name());
+      known.emplace_back(s->name());
+    }
+    const auto near = config::closest(args.name, known);
+    fmt::print(stderr, "error: no schedule named \"{}\"{}; known: {} (see `trainsim schedules`)\n", args.name,
+               near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", names);
     return kBadConfig;
   }
   const auto work = core::checked_product({args.pp, args.vp, args.microbatches});

@@ -5,14 +5,17 @@
 
 #include "config/error.hpp"
 #include "config/presets.hpp"
+#include "config/schema.hpp"
 
 namespace trainsim::config {
 
 long long gpus_of(const ImportCluster& cluster, const std::string& where) {
   const auto node = find_preset("node", cluster.node);
   if (!node) {
-    throw ConfigError(fmt::format("{}: --cluster: unknown node preset \"{}\"; known presets: {}", where, cluster.node,
-                                  fmt::join(preset_names("node"), ", ")));
+    const auto known = preset_names("node");
+    const auto near = closest(cluster.node, known);
+    throw ConfigError(fmt::format("{}: --cluster: unknown node preset \"{}\"{}; known presets: {}", where, cluster.node,
+                                  near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", fmt::join(known, ", ")));
   }
   return static_cast<long long>(cluster.nodes) * nlohmann::json::parse(*node).value("gpus_per_node", 0);
 }

@@ -210,6 +210,14 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
     sc.model = read_model(doc, ctx);
   }
   sc.plan = read_plan(doc, ctx);
+  // Nothing to split over one tensor rank: a run goes without it, saying so,
+  // as Megatron-LM does ("Disabled sequence parallel because tensor model
+  // parallel size is 1", megatron/training/arguments.py). A sweep's setting
+  // (check false) keeps it: the sweep refuses such plans itself.
+  if (check && sc.plan.sequence_parallel && sc.plan.tp == 1) {
+    spdlog::warn("{}: parallel.sequence_parallel: true does nothing with tp = 1; run without it", file);
+    sc.plan.sequence_parallel = false;
+  }
   sc.burst = read_burst(doc, ctx);
   if (sc.plan.schedule != "burst" && doc["parallel"].contains("burst")) {
     ctx.fail("parallel.burst", "applies only with parallel.schedule = \"burst\"");

@@ -1,7 +1,5 @@
 // parallel: the plan (degrees, batch, schedule, recompute, ZeRO, precision,
 // stage layers).
-#include <spdlog/spdlog.h>
-
 #include "config/sections.hpp"
 #include "workload/activation_offload.hpp"
 
@@ -103,13 +101,6 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
     p.recompute_layers = s.positive_int("recompute_layers", kMaxModelDim);
   }
   p.sequence_parallel = s.boolean_or("sequence_parallel", false);
-  // Nothing to split over one tensor rank: run without it, saying so, as
-  // Megatron-LM does ("Disabled sequence parallel because tensor model
-  // parallel size is 1", megatron/training/arguments.py).
-  if (p.sequence_parallel && p.tp == 1) {
-    spdlog::warn("{}: parallel.sequence_parallel: true does nothing with tp = 1; run without it", ctx.file);
-    p.sequence_parallel = false;
-  }
   p.attention = s.choice<workload::Attention>("attention", workload::Attention::kFlash,
                                                {{"flash", workload::Attention::kFlash},
                                                 {"flash-v1", workload::Attention::kFlashV1},

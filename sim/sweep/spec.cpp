@@ -234,14 +234,24 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
                                      return v.get<int>();
                                    });
   std::string names;
-  for (const auto& s : schedule::all_schedules()) names += (names.empty() ? "" : ", ") + std::string(s->name());
+  std::vector<std::string> known;
+  for (const auto& s : schedule::all_schedules()) {
+    names += (names.empty() ? "" : ", ") + std::string(s->name());
+    known.emplace_back(s->name());
+  }
   spec.schedule = read_axis<std::string>(axes, "schedule", file, {"1f1b"},
                                          {"a schedule name (" + names + ")", "schedule names"},
-                                         [](const json& v, std::string&) -> std::optional<std::string> {
+                                         [&](const json& v, std::string& why) -> std::optional<std::string> {
                                            if (!v.is_string()) return std::nullopt;
                                            const std::string name = v.get<std::string>();
-                                           if (schedule::find_schedule(name) == nullptr) return std::nullopt;
-                                           return name;
+                                           if (schedule::find_schedule(name) != nullptr) return name;
+                                           // A near miss gets its suggestion; other strings the list.
+                                           if (const auto near = config::closest(name, known)) {
+                                             why = fmt::format("no schedule named {} (did you mean \"{}\"?); "
+                                                               "expected one of {}",
+                                                               show(v), *near, names);
+                                           }
+                                           return std::nullopt;
                                          });
   spec.sequence_parallel = read_axis<bool>(axes, "sequence_parallel", file, {false}, {"a boolean (true or false)", "booleans"},
                                            [](const json& v, std::string&) -> std::optional<bool> {

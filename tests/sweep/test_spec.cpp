@@ -33,7 +33,7 @@ TEST_CASE("a sweep file's mistakes name the JSON path") {
   CHECK(error(R"({"tp": "x"})") ==
         "small.json: axes.tp: expected \"auto\", a positive integer or a list of positive integers, got \"x\"");
   CHECK(error(R"({"tpp": 2})").rfind("small.json: axes.tpp: unknown key (did you mean \"tp\"?); known keys here: tp, pp", 0) == 0);
-  CHECK(error(R"({"schedule": ["1f1b", "1f1c"]})").rfind("small.json: axes.schedule[1]: expected a schedule name (gpipe, 1f1b", 0) == 0);
+  CHECK(error(R"({"schedule": ["1f1b", "1f1c"]})").rfind("small.json: axes.schedule[1]: no schedule named \"1f1c\" (did you mean \"1f1b\"?); expected one of gpipe, 1f1b", 0) == 0);
   CHECK(error(R"({"zero_stage": [0, 0]})") == "small.json: axes.zero_stage[1]: listed twice: 0");
   CHECK(error(R"({"zero_stage": [0, 4]})") == "small.json: axes.zero_stage[1]: expected a ZeRO stage (0, 1, 2 or 3), got 4");
   CHECK(error(R"({"recompute": []})") == "small.json: axes.recompute: expected \"auto\" or a non-empty list of recompute modes, got []");
