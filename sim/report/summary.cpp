@@ -296,12 +296,12 @@ std::string to_text(const Summary& s) {
     if (!s.info.offload_modules.empty()) {
       extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
     }
-    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, micro-batch {} x {} per pipeline, global batch {}, {}{}{}{}",
+    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, {} micro-batches of {} per pipeline, global batch {}, {}{}{}{}",
                              s.info.tp,
                              s.info.cp > 1 ? fmt::format(" cp={} ({})", s.info.cp, s.info.cp_algorithm) : "",
                              s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
                              s.info.moe ? fmt::format(" ep={}", s.info.ep) : "",
-                             s.info.microbatch_size, s.info.microbatches,
+                             s.info.microbatches, s.info.microbatch_size,
                              s.info.global_batch, s.info.schedule,
                              s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
                              s.info.sequence_parallel ? ", sequence parallel" : "", extras));
@@ -313,7 +313,7 @@ std::string to_text(const Summary& s) {
   line("throughput", s.burst ? fmt::format("{:.2f} samples/s", s.samples_per_s)
                              : fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
   if (s.burst) out += to_text(*s.burst);
-  line("model TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f}% of {:.1f} peak)", s.model_tflops_per_gpu,
+  line("model TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f}% of the {:.1f} TFLOP/s peak)", s.model_tflops_per_gpu,
                                             100.0 * s.mfu, s.info.peak_tflops));
   if (s.hardware_tflops_per_gpu > s.model_tflops_per_gpu * (1 + 1e-9)) {
     line("with recomputation", fmt::format("{:.1f} hardware TFLOP/s per GPU (HFU {:.1f}%)", s.hardware_tflops_per_gpu,
@@ -351,8 +351,7 @@ std::string to_text(const Summary& s) {
     }
     // Analytic collectives take NCCL's modelled time without moving bytes
     // on links: say so, as the figures then count point-to-point traffic only.
-    line("busiest links", s.flow_collectives ? list : list + " (point-to-point traffic; collectives on links with "
-                                                                "options.collectives \"flow\")");
+    line("busiest links", s.flow_collectives ? list : list + " (point-to-point only: analytic collectives)");
   }
   line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
   line("peak memory per GPU", fmt::format("{:.2f} GiB + {:.2f} GiB CUDA context, of {:.2f} GiB{}", gib(s.peak_memory_bytes),
