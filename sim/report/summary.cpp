@@ -330,7 +330,11 @@ std::string to_text(const Summary& s) {
   }
   line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {
-    line("gradient reduction", fmt::format("{:.4f} s on the busiest rank's communication stream", s.grad_all_reduce_s));
+    // A layer table's iteration is milliseconds: its times in ms, as its iteration's.
+    line("gradient reduction", s.burst ? fmt::format("{:.4f} ms on the busiest rank's communication stream",
+                                                     s.grad_all_reduce_s * 1e3)
+                                       : fmt::format("{:.4f} s on the busiest rank's communication stream",
+                                                     s.grad_all_reduce_s));
   }
   if (s.param_all_gather_s > 0.0) {
     line("parameter all-gather",
@@ -339,10 +343,17 @@ std::string to_text(const Summary& s) {
                      : s.info.zero_stage == 3 ? "parameter-gather stream (ZeRO-3)"
                                               : "parameter-gather stream (under the next forward)"));
   }
+  // A layer table has no tensor groups; its "pp" is the activations moving
+  // between layers that run on different GPU counts.
+  if (s.burst) {
+    line("exposed communication", fmt::format("between layers {:.4f} ms, dp {:.4f} ms (most on any rank)",
+                                              s.exposed.pp * 1e3, s.exposed.dp * 1e3));
+  } else {
   line("exposed communication",
        fmt::format("tp {:.4f} s, {}{}pp {:.4f} s, dp {:.4f} s (most on any rank)", s.exposed.tp,
                    s.info.cp > 1 ? fmt::format("cp {:.4f} s, ", s.exposed.cp) : "",
                    s.info.moe ? fmt::format("ep {:.4f} s, ", s.exposed.ep) : "", s.exposed.pp, s.exposed.dp));
+  }
   if (!s.busiest_links.empty()) {
     std::string list;
     for (std::size_t i = 0; i < s.busiest_links.size() && i < 3; ++i) {
