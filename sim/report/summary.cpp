@@ -286,7 +286,8 @@ std::string to_text(const Summary& s) {
   auto line = [&](std::string_view key, const std::string& value) {
     out += fmt::format("  {:<24}{}\n", key, value);
   };
-  out += fmt::format("trainsim: {} — {} on {} GPUs\n", s.info.config, s.info.model, s.info.gpus);
+  out += fmt::format("trainsim: {} — {} on {} GPU{}\n", s.info.config, s.info.model.empty() ? "a model" : s.info.model,
+                     s.info.gpus, s.info.gpus == 1 ? "" : "s");
   if (s.burst) {
     line("plan", fmt::format("{}, global batch {}", s.burst->mode, s.info.global_batch));
   } else {
