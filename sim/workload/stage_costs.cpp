@@ -1,5 +1,7 @@
 #include "workload/stage_costs.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -895,7 +897,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
                              ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes)))
                              : 1;
     if (buckets > 1'000'000) {
-      throw std::overflow_error(std::to_string(buckets) + " gradient buckets on one stage; raise parallel.grad_bucket_mib");
+      throw std::overflow_error(fmt::format("{} gradient buckets on one stage ({:.3g} GB of gradients a GPU: is the model "
+                                            "that large?); raise parallel.grad_bucket_mib, or split the model over "
+                                            "more GPUs",
+                                            buckets, grad_bytes / 1e9));
     }
     const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
     c.grad_bytes = grad_bytes;
