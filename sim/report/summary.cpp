@@ -325,9 +325,10 @@ std::string to_text(const Summary& s) {
                                   s.info.layer_forward_s * 1e3, s.info.layer_backward_s * 1e3));
   }
   if (s.info.tensor_clock_fraction < 1.0) {
-    line("tensor-core clock", fmt::format("{:.3f} of the short-run figures (tensor work {:.0f}% of the compute; "
-                                          "{:.3f} back to back)",
-                                          s.info.tensor_clock_fraction, 100.0 * s.info.tensor_duty, s.info.burn_fraction));
+    // A power-limited GPU's clock under minutes of GEMMs (hardware.md).
+    line("sustained clock", fmt::format("tensor work at {:.3f} of its short-run rate (it is {:.0f}% of the compute; "
+                                        "GEMMs back to back hold {:.3f})",
+                                        s.info.tensor_clock_fraction, 100.0 * s.info.tensor_duty, s.info.burn_fraction));
   }
   line("bubble fraction", fmt::format("{:.1f}% (mean over GPUs)", 100.0 * s.bubble_fraction));
   if (s.grad_all_reduce_s > 0.0) {
