@@ -309,8 +309,11 @@ std::string to_text(const Summary& s) {
   }
   if (!s.info.calibration.empty()) line("calibration", s.info.calibration);
   // A CNN's iteration takes milliseconds: seconds to four places would hide it.
-  line("iteration time", s.burst ? fmt::format("{:.4f} ms", s.iteration_time_s * 1e3)
-                                 : fmt::format("{:.4f} s", s.iteration_time_s));
+  // Past an hour the seconds alone are hard to read: hours beside them.
+  line("iteration time", s.burst                       ? fmt::format("{:.4f} ms", s.iteration_time_s * 1e3)
+                         : s.iteration_time_s >= 3600.0 ? fmt::format("{:.4f} s ({:.1f} h)", s.iteration_time_s,
+                                                                      s.iteration_time_s / 3600.0)
+                                                        : fmt::format("{:.4f} s", s.iteration_time_s));
   line("throughput", s.burst ? fmt::format("{:.2f} samples/s", s.samples_per_s)
                              : fmt::format("{:.0f} tokens/s, {:.2f} samples/s", s.tokens_per_s, s.samples_per_s));
   if (s.burst) out += to_text(*s.burst);
