@@ -69,6 +69,11 @@ int check_outputs(const RunArgs& args, const config::Scenario& sc) {
     }
     // With --json, a second document after the summary's would make standard
     // output invalid JSON; the text summary may be followed (README).
+    if (args.config == "-" && report::is_standard_input(path)) {
+      fmt::print(stderr, "error: {} {}: the file the config was piped in from, which it would overwrite\n", flag,
+                 path);
+      return kOutputError;
+    }
     if (args.json && report::is_standard_output(path)) {
       fmt::print(stderr,
                  "error: {} {}: standard output, where --json writes the summary (two JSON documents would not parse "

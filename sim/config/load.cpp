@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "config/hf_config.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
@@ -19,6 +21,11 @@
 namespace trainsim::config {
 
 using namespace detail;
+
+namespace {
+// How a config read from standard input (`trainsim run -`) is named in messages.
+constexpr const char* kStandardInput = "standard input";
+}  // namespace
 
 std::string positive_int_problem(const json& v, long long max) {
   const bool whole = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
@@ -48,13 +55,15 @@ void expand(json& doc, const std::string& path, const std::string& kind, Context
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
     std::filesystem::path file(name);
     if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
-    // A missing file is the config's error: name the config and the key.
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec) && !std::filesystem::is_symlink(std::filesystem::symlink_status(file, ec))) {
+    // A missing file is the config's error: name the config and the key
+    // (other failures, a dangling link or no permission, read_text names).
+    std::error_code ec, link_ec;
+    if (std::filesystem::status(file, ec).type() == std::filesystem::file_type::not_found &&
+        !std::filesystem::is_symlink(std::filesystem::symlink_status(file, link_ec))) {
+      const char* from = ctx.file == kStandardInput ? " (a relative path is read from the current folder)"
+                                                    : " (a relative path is read from the config file's folder)";
       ctx.fail(path, fmt::format("no such {} file: {}{}", kind, excerpt(file.string()),
-                                 std::filesystem::path(name).is_relative()
-                                     ? " (a relative path is read from the config file's folder)"
-                                     : ""));
+                                 std::filesystem::path(name).is_relative() ? from : ""));
     }
     *v = parse_json(read_text(file.string(), kind + " file named at " + path), file.string());
     ctx.preset_of[path] = "file " + file.string();
@@ -186,9 +195,9 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   Context ctx{file, base_dir, {}, {}, {}};
   if (!doc.is_object()) ctx.fail("", "expected a JSON object with sections cluster, model, parallel, options");
   // The other commands' files, given to `run` by mistake: say which command reads them.
-  if (doc.contains("axes") && !doc.contains("parallel")) {
-    ctx.fail("axes", "this is a sweep file (axes over parallel plans, no parallel section); expected a config with "
-                     "cluster, model, parallel and options, or run this file with `trainsim sweep`");
+  if (doc.contains("axes")) {
+    ctx.fail("axes", "this is a sweep file (axes over parallel plans); expected a config with cluster, model, "
+                     "parallel and options, or run this file with `trainsim sweep`");
   }
   if (doc.contains("cases") && !doc.contains("parallel")) {
     ctx.fail("cases", "this is a validation case file (cases, no parallel section); expected a config with cluster, "
@@ -215,7 +224,7 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   // parallel size is 1", megatron/training/arguments.py). A sweep's setting
   // (check false) keeps it: the sweep refuses such plans itself.
   if (check && sc.plan.sequence_parallel && sc.plan.tp == 1) {
-    spdlog::warn("{}: parallel.sequence_parallel: true does nothing with tp = 1; run without it", file);
+    spdlog::warn("{}: parallel.sequence_parallel: true does nothing with tp = 1; running without it", file);
     sc.plan.sequence_parallel = false;
   }
   sc.burst = read_burst(doc, ctx);
@@ -286,14 +295,23 @@ Scenario load_file(const std::string& path, const std::vector<std::string>& over
   // "-": the config on standard input (trainsim import ... | trainsim run -),
   // its relative paths read from the current folder.
   if (path == "-") {
+    const std::string from = kStandardInput;
+    if (::isatty(STDIN_FILENO)) {
+      throw ConfigError(from + ": a terminal, not a config; pipe one in (trainsim import ... | trainsim run -) or "
+                               "give its path");
+    }
     constexpr std::size_t kMaxBytes = 64u << 20;  // as read_text's limit on a file
     std::string text;
     char chunk[1 << 16];
     while (std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0) {
       text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
-      if (text.size() > kMaxBytes) throw ConfigError("standard input: cannot read config: larger than 64 MiB");
+      if (text.size() > kMaxBytes) throw ConfigError(from + ": cannot read config: larger than 64 MiB");
     }
-    return load_document(parse_json(text, "standard input"), "standard input", ".", overrides);
+    if (std::cin.bad()) throw ConfigError(from + ": cannot read config: the read failed (closed, or a folder?)");
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      throw ConfigError(from + ": empty; expected a config (JSON) piped in, e.g. trainsim import ... | trainsim run -");
+    }
+    return load_document(parse_json(text, from), from, ".", overrides);
   }
   const std::string text = read_text(path, "config file");
   const std::string base = std::filesystem::path(path).parent_path().string();

@@ -292,13 +292,16 @@ void fold_nvlink_domains(const json& doc, hw::ClusterSpec& cluster, const Contex
              "nodes); expected nvlink_domain_nodes 1, or a built-in network kind",
              {"cluster.network.kind"});
   }
-  if (cluster.network.kind != hw::NetworkKind::kFlat && cluster.network.nodes_per_leaf % k != 0) {
+  // A leaf's nodes are the fabric's, whole racks however many of each a job
+  // takes: it holds nodes_per_leaf / physical domains.
+  if (cluster.network.kind != hw::NetworkKind::kFlat && cluster.network.nodes_per_leaf % physical != 0) {
     ctx.fail("cluster.network.nodes_per_leaf",
-             fmt::format("{} nodes per leaf split the NVLink domains of {} nodes ({}); expected a multiple of {}",
-                         cluster.network.nodes_per_leaf, k, k_key, k),
-             {k_key});
+             fmt::format("{} nodes per leaf split the NVLink domains of {} nodes (cluster.node.nvlink_domain_nodes); "
+                         "expected a multiple of {}",
+                         cluster.network.nodes_per_leaf, physical, physical),
+             {"cluster.node.nvlink_domain_nodes"});
   }
-  if (cluster.network.kind != hw::NetworkKind::kFlat) cluster.network.nodes_per_leaf /= k;
+  if (cluster.network.kind != hw::NetworkKind::kFlat) cluster.network.nodes_per_leaf /= physical;
   node.gpus_per_node *= k;
   node.nics_per_node *= k;
   node.host_memory_gb *= k;

@@ -212,13 +212,26 @@ bool same_file(const std::string& a, const std::string& b) {
   return pa == pb;
 }
 
-bool is_standard_output(const std::string& path) {
-  struct stat out {};
+namespace {
+
+// Whether descriptor `fd` and `path` name one file.
+bool same_as_descriptor(int fd, const std::string& path) {
+  struct stat open_file {};
   struct stat target {};
-  if (::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &target) != 0) return false;
-  if (out.st_dev != target.st_dev || out.st_ino != target.st_ino) return false;
-  struct stat null {};
-  return !(::stat("/dev/null", &null) == 0 && null.st_dev == out.st_dev && null.st_ino == out.st_ino);
+  if (::fstat(fd, &open_file) != 0 || ::stat(path.c_str(), &target) != 0) return false;
+  return open_file.st_dev == target.st_dev && open_file.st_ino == target.st_ino;
 }
+
+}  // namespace
+
+bool is_standard_output(const std::string& path) {
+  if (::isatty(STDOUT_FILENO) || !same_as_descriptor(STDOUT_FILENO, path)) return false;
+  struct stat null {};
+  struct stat out {};
+  return !(::stat("/dev/null", &null) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && null.st_dev == out.st_dev &&
+           null.st_ino == out.st_ino);
+}
+
+bool is_standard_input(const std::string& path) { return same_as_descriptor(STDIN_FILENO, path); }
 
 }  // namespace trainsim::report

@@ -26,7 +26,11 @@ bool same_file(const std::string& a, const std::string& b);
 
 // Whether `path` is the file standard output writes to (/dev/stdout, the pipe
 // or file it was redirected to), where a second document would interleave
-// with the summary. /dev/null is never: discarding both is fine.
+// with the summary. /dev/null and a terminal never are: nothing parses them.
 bool is_standard_output(const std::string& path);
+
+// Whether `path` is the file standard input reads from (a config piped in
+// with `run -` from a file an output would then replace).
+bool is_standard_input(const std::string& path);
 
 }  // namespace trainsim::report

@@ -297,12 +297,12 @@ std::string to_text(const Summary& s) {
     if (!s.info.offload_modules.empty()) {
       extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
     }
-    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, {} micro-batches of {} per pipeline, global batch {}, {}{}{}{}",
+    line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, {} micro-batch{} of {} per pipeline, global batch {}, {}{}{}{}",
                              s.info.tp,
                              s.info.cp > 1 ? fmt::format(" cp={} ({})", s.info.cp, s.info.cp_algorithm) : "",
                              s.info.pp, s.info.vp > 1 ? fmt::format(" vp={}", s.info.vp) : "", s.info.dp,
                              s.info.moe ? fmt::format(" ep={}", s.info.ep) : "",
-                             s.info.microbatches, s.info.microbatch_size,
+                             s.info.microbatches, s.info.microbatches == 1 ? "" : "es", s.info.microbatch_size,
                              s.info.global_batch, s.info.schedule,
                              s.info.recompute == "none" ? "" : ", " + s.info.recompute + " recompute",
                              s.info.sequence_parallel ? ", sequence parallel" : "", extras));
@@ -367,7 +367,10 @@ std::string to_text(const Summary& s) {
     }
     // Analytic collectives take NCCL's modelled time without moving bytes
     // on links: say so, as the figures then count point-to-point traffic only.
-    line("busiest links", s.flow_collectives ? list : list + " (point-to-point only: analytic collectives)");
+    // Tensor-parallel collectives stay analytic inside a stage's costs in either mode.
+    line("busiest links", !s.flow_collectives ? list + " (point-to-point only: analytic collectives)"
+                          : s.info.tp > 1     ? list + " (tensor-parallel collectives not on links)"
+                                              : list);
   }
   line("slowest GPU", fmt::format("GPU {} (the most compute time)", s.slowest_gpu));
   line("peak memory per GPU", fmt::format("{:.2f} GiB + {:.2f} GiB CUDA context, of {:.2f} GiB{}", gib(s.peak_memory_bytes),

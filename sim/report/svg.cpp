@@ -256,8 +256,8 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
                                         summary.iteration_time_s * 1e3);
   std::string plan = fmt::format("tp={} pp={} dp={}", info.tp, info.pp, info.dp);
   if (info.vp > 1) plan += fmt::format(" vp={}", info.vp);
-  plan += fmt::format(", {} micro-batches of {} per pipeline, bubble {:.1f}%", info.microbatches,
-                      info.microbatch_size, summary.bubble_fraction * 100.0);
+  plan += fmt::format(", {} micro-batch{} of {} per pipeline, bubble {:.1f}%", info.microbatches,
+                      info.microbatches == 1 ? "" : "es", info.microbatch_size, summary.bubble_fraction * 100.0);
   if (sim.pipelines > 1) plan += fmt::format("; the first of {} simulated pipelines", sim.pipelines);
   out += fmt::format("<title>{}</title>\n", escaped(title));
   out += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", num(kLeft),

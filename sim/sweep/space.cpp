@@ -380,10 +380,15 @@ Space enumerate(const Spec& spec) {
                               refuse(1, "ep does not divide tp x cp x dp", {{"ep", ei}, {"dp", di}});
                               continue;
                             }
-                            // The same plan as sequence parallelism off (run turns it off).
+                            // Sequence parallelism over one tensor rank is the plan
+                            // without it (run turns it off): refused where the axis
+                            // has that plan too, else run as it.
                             if (tp == 1 && plan.sequence_parallel) {
-                              refuse(1, "sequence_parallel needs tp > 1", {{"sequence_parallel", qi}, {"tp", ti}});
-                              continue;
+                              if (std::find(sps.begin(), sps.end(), false) != sps.end()) {
+                                refuse(1, "sequence_parallel needs tp > 1", {{"sequence_parallel", qi}, {"tp", ti}});
+                                continue;
+                              }
+                              plan.sequence_parallel = false;
                             }
                             if (model.moe.enabled() && tp > 1 && !plan.sequence_parallel) {
                               refuse(1, "a MoE model with tp > 1 needs sequence parallelism",

@@ -108,8 +108,9 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
     spec.description = doc["description"].get<std::string>();
   }
   // A run config given to `sweep` by mistake: its batch sits in parallel, and it has no axes.
-  if (!doc.contains("axes") && !doc.contains("global_batch") && doc.contains("parallel")) {
-    fail(file, "axes", "is missing: this looks like a run config (a parallel section, no axes); expected a sweep "
+  if (!doc.contains("axes") && !doc.contains("global_batch") && doc.contains("parallel") && doc["parallel"].is_object() &&
+      doc["parallel"].contains("global_batch")) {
+    fail(file, "axes", "is missing: this looks like a run config (parallel.global_batch, no axes); expected a sweep "
                        "file with model, cluster, global_batch and axes, or run this file with `trainsim run`");
   }
   for (const char* key : {"model", "cluster", "global_batch"}) {

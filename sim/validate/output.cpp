@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace trainsim::validate {
@@ -106,8 +107,13 @@ std::string to_text(const Result& r, bool verbose) {
   // The description's first sentence: the rest (sources, rules) stays in the file and in --json.
   if (!r.file->description.empty()) {
     const std::string& d = r.file->description;
-    const std::size_t end = d.find(". ");
-    out += wrapped(end == std::string::npos ? d : d.substr(0, end + 1) + " (more in the file's description)", 98, "  ");
+    // A sentence ends at ". " before a capital ("e.g. the" goes on).
+    std::size_t end = d.find(". ");
+    while (end != std::string::npos && !(end + 2 < d.size() && std::isupper(static_cast<unsigned char>(d[end + 2])))) {
+      end = d.find(". ", end + 1);
+    }
+    const bool more = end != std::string::npos && d.find_first_not_of(' ', end + 1) != std::string::npos;
+    out += wrapped(more ? d.substr(0, end + 1) + " (more in the file's description)" : d, 98, "  ");
   }
   out += "\n";
 

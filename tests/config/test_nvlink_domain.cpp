@@ -97,11 +97,16 @@ TEST_CASE("a job on part of each NVLink domain: 16 of a rack's 18 trays (a Slurm
   CHECK(s.cluster.node.nodes_per_nvlink_domain == 16);
   CHECK(s.cluster.node.host_memory_gb == doctest::Approx(15360.0));
   // 256 GPUs as 4 racks of 16 trays: 64 trays / 16 = 4 domains; the rail
-  // preset's 144 nodes a group hold 144 / 16 = 9 of them.
+  // preset's 144 nodes a group are 8 whole racks of 18, so 8 domains a leaf
+  // whatever share of each rack the job takes.
   const Scenario racks = load(nvl72(), {"cluster.nodes=64", "cluster.nvlink_domain_nodes=16", "parallel.dp=32",
                                         "parallel.global_batch=256"});
   CHECK(racks.cluster.nodes == 4);
-  CHECK(racks.cluster.network.nodes_per_leaf == 9);
+  CHECK(racks.cluster.network.nodes_per_leaf == 8);
+  // A share that does not divide the leaf (17 of 18 trays) still leaves the racks whole.
+  CHECK(load(nvl72(), {"cluster.nodes=68", "cluster.nvlink_domain_nodes=17", "parallel.dp=34",
+                       "parallel.global_batch=272"})
+            .cluster.network.nodes_per_leaf == 8);
   // A segment is at most the rack; on a node without domains it can only be 1.
   CHECK(testing::load_error(nvl72(), {"cluster.nvlink_domain_nodes=20"}) ==
         "test.json: cluster.nvlink_domain_nodes: 20 nodes a domain, but the node's NVLink domain holds 18 "

@@ -160,6 +160,13 @@ TEST_CASE("sequence parallelism at tp 1 is no plan of its own") {
   CHECK(space.plans.size() == 3);
   CHECK(space.invalid.at("sequence_parallel needs tp > 1") == 1);
   for (const auto& c : space.plans) CHECK((c.plan.tp > 1 || !c.plan.sequence_parallel));
+  // With the axis true alone (a MoE sweep's), tp 1 runs without it rather than
+  // going missing: 2 plans, none refused.
+  const sweep::Space only_on =
+      sweep::enumerate(small_spec(R"({"tp": [1, 2], "pp": 1, "sequence_parallel": true})"));
+  REQUIRE(only_on.plans.size() == 2);
+  CHECK(only_on.invalid.count("sequence_parallel needs tp > 1") == 0);
+  for (const auto& c : only_on.plans) CHECK(c.plan.sequence_parallel == (c.plan.tp > 1));
 }
 
 TEST_CASE("the cp axis: dp derived from tp x cp x pp, cp named in the plan") {

@@ -843,8 +843,10 @@ def fms_case(rec: dict, same_model: list[dict]) -> dict:
         # scripts and configurations" on both clusters, so a model has one p;
         # its two clusters' ratios disagree beyond their two-digit rounding
         # (70B: 0.74 / 0.55 on A100s, 0.47 / 0.38 on H100s), so p is their mean.
+        # Each reading is a fraction of the blocks, so it is held to [0, 1]
+        # before the mean (the A100's 70B reads 1.04).
         ratios = [(r["measured"]["hfu"], r["measured"]["mfu"]) for r in same_model]
-        each = [3.0 * (h / f - 1.0) for h, f in ratios]
+        each = [min(1.0, max(0.0, 3.0 * (h / f - 1.0))) for h, f in ratios]
         p = sum(each) / len(each)
         n = max(0, min(layers, round(p * layers)))
         parallel["recompute"] = "full" if n > 0 else "none"
@@ -855,9 +857,9 @@ def fms_case(rec: dict, same_model: list[dict]) -> dict:
             f"full on {n} of {layers} blocks: fms-fsdp checkpoints every k-th block and does not publish k; "
             f"HFU counts the recomputed forward and MFU does not, so a fraction p of blocks recomputed whole gives "
             f"HFU / MFU = 1 + p / 3. The README ran the exact same scripts and configurations on its A100 and H100 "
-            f"clusters, so one p serves both: the mean of the two clusters' ({quoted}, p = "
-            + ", ".join(f"{x:.2f}" for x in each) + f"), p = {p:.2f}: {n} blocks (one rule for every row of this "
-            "source, from its own published figures)")
+            f"clusters, so one p serves both: the mean of the two clusters' readings ({quoted}, p = "
+            + ", ".join(f"{x:.2f}" for x in each) + f", each held to [0, 1]), p = {p:.2f}: {n} blocks (one rule "
+            "for every row of this source, from the source's published figures for the model)")
     return {
         "id": rec["id"], "group": "fms-fsdp Llama 2", "source": rec["source"],
         "config": {
@@ -1614,8 +1616,11 @@ def build(runs: dict) -> dict:
         elif rid.startswith("torchtitan_"):
             cases.append(torchtitan_case(rec))
         elif rid.startswith("fsdp_fms_"):
+            # The model's rows on either cluster that recompute and publish both figures.
             same_model = [r for r in runs["records"]
-                          if r["id"].startswith("fsdp_fms_") and r["model"]["name"] == rec["model"]["name"]]
+                          if r["id"].startswith("fsdp_fms_") and r["model"]["name"] == rec["model"]["name"]
+                          and not r["parallel"]["recompute"].startswith("none")
+                          and "hfu" in r["measured"] and "mfu" in r["measured"]]
             cases.append(fms_case(rec, same_model))
         elif rid.startswith("fsdp_llmfoundry_"):
             cases.append(llmfoundry_case(rec))
