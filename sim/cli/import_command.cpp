@@ -39,6 +39,10 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
       ->required();
   megatron->add_option("--nodes", megatron_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
   megatron->add_option("--network", megatron_args.network, "Network preset (default: the node's own)");
+  megatron->add_option("--nvlink-domain-nodes", megatron_args.nvlink_domain_nodes,
+                       "Nodes the job takes of each NVLink domain, as cluster.nvlink_domain_nodes (e.g. 16 trays of "
+                       "a GB200 NVL72 rack; default: the node's whole domain)")
+      ->check(CLI::Range(1, 1024));
   megatron->add_option("--script", megatron_args.script,
                        "A launch script: the arguments it passes to pretrain_*.py (its variables and arrays expanded); "
                        "arguments after -- are added to them");
@@ -54,6 +58,10 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
   torchtitan->add_option("--cluster", torchtitan_args.node, "Node preset the run is on, e.g. dgx-h100")->required();
   torchtitan->add_option("--nodes", torchtitan_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
   torchtitan->add_option("--network", torchtitan_args.network, "Network preset (default: the node's own)");
+  torchtitan->add_option("--nvlink-domain-nodes", torchtitan_args.nvlink_domain_nodes,
+                         "Nodes the job takes of each NVLink domain, as cluster.nvlink_domain_nodes (e.g. 16 trays "
+                         "of a GB200 NVL72 rack; default: the node's whole domain)")
+      ->check(CLI::Range(1, 1024));
   torchtitan->footer(
       "FSDP takes the GPUs tp x pp x cp x replication leave (data_parallel_shard_degree -1). Keys with no bearing on a\n"
       "step's cost are listed as ignored on stderr, keys it does not model as not modelled.\n"
@@ -116,7 +124,8 @@ int import_megatron_command(const ImportMegatronArgs& args) {
       where = args.script;
     }
     argv.insert(argv.end(), args.args.begin(), args.args.end());
-    const config::MegatronImport imported = config::config_from_megatron(argv, {args.node, args.nodes, args.network}, where);
+    const config::MegatronImport imported = config::config_from_megatron(
+        argv, {args.node, args.nodes, args.network, args.nvlink_domain_nodes}, where);
     return print_import(imported.config, imported.warnings, imported.ignored, imported.not_modelled, where);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
@@ -127,7 +136,8 @@ int import_megatron_command(const ImportMegatronArgs& args) {
 int import_torchtitan_command(const ImportTorchTitanArgs& args) {
   try {
     const config::TorchTitanImport imported = config::config_from_torchtitan(
-        config::read_text(args.file, "TorchTitan job"), args.file, {args.node, args.nodes, args.network});
+        config::read_text(args.file, "TorchTitan job"), args.file,
+        {args.node, args.nodes, args.network, args.nvlink_domain_nodes});
     return print_import(imported.config, imported.warnings, imported.ignored, imported.not_modelled, args.file);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

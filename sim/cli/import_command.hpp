@@ -28,6 +28,7 @@ struct ImportMegatronArgs {
   std::string node;
   int nodes = 0;
   std::string network;
+  int nvlink_domain_nodes = 0;
   std::string script;             // a launch script to read the arguments from
   std::vector<std::string> args;  // what follows `--`
 };
@@ -37,6 +38,7 @@ struct ImportTorchTitanArgs {
   std::string node;
   int nodes = 0;
   std::string network;
+  int nvlink_domain_nodes = 0;
 };
 
 struct ImportCommands {

@@ -34,6 +34,7 @@ nlohmann::json cluster_section(const ImportCluster& cluster) {
   c["node"] = cluster.node;
   c["nodes"] = cluster.nodes;
   if (!cluster.network.empty()) c["network"] = cluster.network;
+  if (cluster.nvlink_domain_nodes > 0) c["nvlink_domain_nodes"] = cluster.nvlink_domain_nodes;
   return c;
 }
 

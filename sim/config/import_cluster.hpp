@@ -12,6 +12,7 @@ struct ImportCluster {
   std::string node;     // a node preset, e.g. "dgx-h100"
   int nodes = 0;        // how many
   std::string network;  // a network preset; empty for the node's default
+  int nvlink_domain_nodes = 0;  // cluster.nvlink_domain_nodes (a Slurm segment); 0 for the node's domain
 };
 
 // Its GPUs (nodes x the preset's GPUs a node). Throws ConfigError
