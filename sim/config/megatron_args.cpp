@@ -362,6 +362,21 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   }
   // Megatron-Core keeps FP32 main gradients and reduces them so unless told to reduce in BF16.
   p["grad_dtype"] = a.flag("--grad-reduce-in-bf16") ? "bf16" : "fp32";
+  // The precision-aware optimizer keeps Adam's moments in the types given
+  // (default FP32 each); one key holds both, so they must agree.
+  if (a.flag("--use-precision-aware-optimizer")) {
+    const std::string avg = a.has("--exp-avg-dtype") ? a.text("--exp-avg-dtype") : "fp32";
+    const std::string avg_sq = a.has("--exp-avg-sq-dtype") ? a.text("--exp-avg-sq-dtype") : "fp32";
+    if (avg != avg_sq) {
+      a.fail("--exp-avg-dtype", fmt::format("{} with --exp-avg-sq-dtype {}: the two moments in different types are "
+                                            "not modelled (parallel.optimizer_moment_dtype holds both)",
+                                            avg, avg_sq));
+    }
+    if (avg != "fp32" && avg != "bf16" && avg != "fp16" && avg != "fp8") {
+      a.fail("--exp-avg-dtype", fmt::format("\"{}\": expected fp32, fp16, bf16 or fp8", avg));
+    }
+    if (avg != "fp32") p["optimizer_moment_dtype"] = avg;
+  }
   // Transformer Engine's backend choice (Megatron-LM's default, auto) takes
   // cuDNN's fused attention over FlashAttention on Hopper and newer: the
   // presets with cuDNN figures.

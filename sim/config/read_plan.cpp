@@ -215,6 +215,11 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                {{"bf16", workload::GradDtype::kBf16},
                                                 {"fp16", workload::GradDtype::kFp16},
                                                 {"fp32", workload::GradDtype::kFp32}});
+  p.moment_dtype = s.choice<workload::MomentDtype>("optimizer_moment_dtype", workload::MomentDtype::kFp32,
+                                                   {{"fp32", workload::MomentDtype::kFp32},
+                                                    {"bf16", workload::MomentDtype::kBf16},
+                                                    {"fp16", workload::MomentDtype::kFp16},
+                                                    {"fp8", workload::MomentDtype::kFp8}});
 
   p.send_split = s.choice<workload::PipelineSendSplit>("pipeline_send_split", workload::PipelineSendSplit::kScatterGather,
                                                        {{"scatter-gather", workload::PipelineSendSplit::kScatterGather},

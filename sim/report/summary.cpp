@@ -216,6 +216,7 @@ nlohmann::json to_json(const Summary& s) {
     j["plan"]["fp8_library"] = s.info.fp8_library;
   }
   if (!s.info.offload_modules.empty()) j["plan"]["offload_modules"] = s.info.offload_modules;
+  if (s.info.moment_dtype != "fp32") j["plan"]["optimizer_moment_dtype"] = s.info.moment_dtype;
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
   j["samples_per_s"] = s.samples_per_s;
@@ -294,6 +295,7 @@ std::string to_text(const Summary& s) {
     std::string extras;
     if (s.info.precision == "fp8") extras += fmt::format(", FP8 ({}, {})", s.info.fp8_recipe, s.info.fp8_library);
     if (s.info.precision == "fp16") extras += ", FP16";
+    if (s.info.moment_dtype != "fp32") extras += ", Adam moments in " + s.info.moment_dtype;
     if (!s.info.offload_modules.empty()) {
       extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
     }

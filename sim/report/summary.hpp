@@ -24,6 +24,7 @@ struct RunInfo {
   std::string precision = "bf16";  // bf16, fp16 or fp8
   std::string fp8_recipe, fp8_library;  // with fp8
   std::vector<std::string> offload_modules;  // activations offloaded to the host (Megatron-Core's names)
+  std::string moment_dtype = "fp32";          // Adam's momentum and variance
   int ep = 1;                  // expert-parallel ranks (a MoE model's)
   bool moe = false;            // a MoE model: the exposed-communication line has its ep kind
   int vp = 1;  // virtual stages per pipeline rank

@@ -30,6 +30,26 @@ std::optional<Recompute> recompute_named(const std::string& name) {
 
 double grad_value_bytes(GradDtype d) { return d == GradDtype::kFp32 ? 4.0 : 2.0; }
 
+double moment_value_bytes(MomentDtype d) {
+  switch (d) {
+    case MomentDtype::kFp32: return 4.0;
+    case MomentDtype::kBf16:
+    case MomentDtype::kFp16: return 2.0;
+    case MomentDtype::kFp8: return 1.0;
+  }
+  return 4.0;
+}
+
+const char* moment_dtype_name(MomentDtype d) {
+  switch (d) {
+    case MomentDtype::kFp32: return "fp32";
+    case MomentDtype::kBf16: return "bf16";
+    case MomentDtype::kFp16: return "fp16";
+    case MomentDtype::kFp8: return "fp8";
+  }
+  return "fp32";
+}
+
 double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d) {
   const double g = grad_value_bytes(d);
   switch (a) {

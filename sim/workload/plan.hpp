@@ -42,6 +42,15 @@ enum class Precision { kBf16, kFp16, kFp8 };
 enum class GradDtype { kBf16, kFp16, kFp32 };
 double grad_value_bytes(GradDtype d);
 
+// The type Adam's two moments (momentum and variance) are kept in: FP32 by
+// default; 16-bit or FP8 under Megatron-Core's precision-aware optimizer
+// (--use-precision-aware-optimizer --exp-avg-dtype --exp-avg-sq-dtype,
+// Transformer Engine's FusedAdam, which keeps them in that type and computes
+// in FP32), as DeepSeek-V3's training kept them in BF16 (arXiv 2412.19437 §3.3.3).
+enum class MomentDtype { kFp32, kBf16, kFp16, kFp8 };
+double moment_value_bytes(MomentDtype d);
+const char* moment_dtype_name(MomentDtype d);
+
 // How a micro-batch's weight gradients join those of the iteration's earlier
 // micro-batches, and the HBM bytes a separate kernel moves per parameter,
 // with g the gradient buffer's bytes a value:
@@ -355,6 +364,7 @@ struct Plan {
   // byte a parameter instead of two.
   bool fp8_param_gather = false;
   GradDtype grad_dtype = GradDtype::kBf16;  // bf16 or fp32 under bf16, fp16 or fp32 under fp16
+  MomentDtype moment_dtype = MomentDtype::kFp32;  // Adam's momentum and variance
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   Overlap overlap;
   Offload offload = Offload::kNone;

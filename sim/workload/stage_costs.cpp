@@ -355,21 +355,21 @@ double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch,
   return tokens * ((sp ? 4.0 * h / t : 4.0 * h) + (2.0 * model.v_width() + 2.0 * model.ffn) / t + lowrank);
 }
 
-double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes) {
-  const double d = dp, g = grad_bytes;
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes, double moment_bytes) {
+  const double d = dp, g = grad_bytes, k = 4.0 + 2.0 * moment_bytes;
   switch (zero_stage) {
-    case 1: return 2.0 + g + 12.0 / d;
-    case 2: return 2.0 + (g + 12.0) / d;
-    case 3: return (2.0 + g + 12.0) / d;
-    default: return 2.0 + g + 12.0;
+    case 1: return 2.0 + g + k / d;
+    case 2: return 2.0 + (g + k) / d;
+    case 3: return (2.0 + g + k) / d;
+    default: return 2.0 + g + k;
   }
 }
 
-double optimizer_bytes_per_param(double grad_bytes, Precision precision) {
+double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes) {
   const double to_main_grads = grad_bytes < 4.0 ? 2.0 + 4.0 : 0.0;
   const double unscale = precision == Precision::kFp16 ? 4.0 + 4.0 : 0.0;
   const double norm = 4.0;
-  const double adam = 16.0 + 12.0;
+  const double adam = (8.0 + 2.0 * moment_bytes) + (4.0 + 2.0 * moment_bytes);
   const double to_model_params = 4.0 + 2.0;
   return to_main_grads + unscale + norm + adam + to_model_params;
 }
@@ -842,8 +842,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double final_norm = model.arch == Arch::kGpt ? 2.0 * h : h;
     const double persistent_head = plan.zero_stage == 3 && last && h <= plan.fsdp_persistence_threshold ? final_norm / t : 0.0;
     const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g) * dense_params +
-                                   model_state_bytes_per_param(plan.zero_stage, expert_shard, g) * c.expert_params +
+    const double m = moment_value_bytes(plan.moment_dtype), optimizer_k = 4.0 + 2.0 * m;
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g, m) * dense_params +
+                                   model_state_bytes_per_param(plan.zero_stage, expert_shard, g, m) * c.expert_params +
                                    kActivationBytes * persistent * (1.0 - 1.0 / shard));
     // Transformer Engine's FP8 copy of every linear weight and its transpose,
     // beside the BF16 weights (ZeRO-3 gathers and frees those unit by unit;
@@ -864,9 +865,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const bool offload = plan.offload != Offload::kNone;
     const bool offload_params = plan.offload == Offload::kOptimizerAndParams;
     if (offload) {
-      const double gone = 12.0 / shard + (plan.zero_stage >= 2 ? g / shard : 0.0) + (offload_params ? 2.0 / shard : 0.0);
+      const double gone =
+          optimizer_k / shard + (plan.zero_stage >= 2 ? g / shard : 0.0) + (offload_params ? 2.0 / shard : 0.0);
       c.model_state_bytes -= to_bytes(gone * c.params);
-      c.host_state_bytes = to_bytes((12.0 + 4.0 + (offload_params ? 2.0 : 0.0)) / shard * c.params);
+      c.host_state_bytes = to_bytes((optimizer_k + 4.0 + (offload_params ? 2.0 : 0.0)) / shard * c.params);
     }
     // Host <-> GPU copies over PCIe, each way.
     auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
@@ -1058,7 +1060,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double held_grads = plan.zero_stage >= 2 ? dense_params / shard + c.expert_params / expert_shard : c.params;
     if (!offload) {
       c.optimizer_step =
-          core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision) + held_grads * g) /
+          core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision, m) + held_grads * g) /
                                   (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                               node.gpu.kernel_overhead_us * 1e-6);
     } else {
@@ -1069,7 +1071,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       // where it keeps one (ZeRO-1).
       const double host_share = node.host_memory_tb_per_s * 1e12 / node.gpus_per_node;
       const double gpu_grads = plan.zero_stage == 1 ? c.params * g : 0.0;
-      c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(4.0, plan.precision) / host_share +
+      c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(4.0, plan.precision, m) / host_share +
                                              (offload_params ? 0.0 : pcie_seconds(updated * kActivationBytes)) +
                                              gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                              node.gpu.kernel_overhead_us * 1e-6);

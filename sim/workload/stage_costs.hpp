@@ -162,8 +162,9 @@ struct StageCosts {
 // FP32 master weight, momentum and variance (K = 12) (ZeRO, arXiv 1910.02054
 // §3.1); under ZeRO stage 0-3 over `dp` replicas (§5.1): 2 + g + 12;
 // 2 + g + 12/dp; 2 + (g + 12)/dp; (2 + g + 12)/dp. With 16-bit gradients 16;
-// 4 + 12/dp; 2 + 14/dp; 16/dp.
-double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0);
+// 4 + 12/dp; 2 + 14/dp; 16/dp. With the moments in m bytes a value
+// (MomentDtype) K is 4 + 2m: 8 with BF16 moments.
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0, double moment_bytes = 4.0);
 // The HBM bytes a mixed-precision Adam step moves per parameter it updates,
 // pass by pass as Megatron-LM's MixedPrecisionOptimizer.step runs them
 // (megatron/optimizer/optimizer.py; DeepSpeed's fp16 and BF16 optimizers
@@ -180,7 +181,10 @@ double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2
 //     read 4, write 2.
 // 16-bit gradients: 52 bytes with fp16, 44 with bf16; fp32 gradients: 46 and
 // 38. Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
-double optimizer_bytes_per_param(double grad_bytes, Precision precision);
+// With the moments in m bytes a value Adam reads 8 + 2m and writes 4 + 2m
+// (Transformer Engine's FusedAdam reads and writes them in their own type):
+// 8 bytes less a parameter with BF16 moments.
+double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0);
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
 // layer keeps for one micro-batch on one tensor rank, with unfused attention

@@ -8,6 +8,7 @@
 #include "load_error.hpp"
 #include "config/presets.hpp"
 #include "config/schema.hpp"
+#include "workload/stage_costs.hpp"
 
 using namespace trainsim::config;
 using nlohmann::json;
@@ -354,6 +355,22 @@ TEST_CASE("a plan too large to simulate is refused up front") {
         "test.json: parallel: pp x vp x micro-batches = 4 x 1 x 250000000 = 1000000000 is more than the 2500000 the "
         "simulator takes (raise parallel.microbatch_size or lower parallel.global_batch) (from --set "
         "parallel.global_batch=1000000000)");
+}
+
+TEST_CASE("Adam's moment type is read; it shrinks the optimizer state") {
+  // GPT 1.7B at tp 2 x pp 4: FP32 moments by default; BF16 ones take 4 bytes a
+  // parameter off the unsharded optimizer state (K 12 -> 8).
+  const Scenario fp32 = load_document(base(), "test.json", ".");
+  CHECK(fp32.plan.moment_dtype == trainsim::workload::MomentDtype::kFp32);
+  const Scenario bf16 = load_document(base(), "test.json", ".", {"parallel.optimizer_moment_dtype=bf16"});
+  CHECK(bf16.plan.moment_dtype == trainsim::workload::MomentDtype::kBf16);
+  const auto costs32 = trainsim::workload::stage_costs(fp32.model, fp32.plan, fp32.cluster);
+  const auto costs16 = trainsim::workload::stage_costs(bf16.model, bf16.plan, bf16.cluster);
+  CHECK(static_cast<double>(costs32.stages[1].model_state_bytes - costs16.stages[1].model_state_bytes) ==
+        doctest::Approx(4.0 * costs32.stages[1].params).epsilon(1e-9));
+  CHECK(error_of(base(), {"parallel.optimizer_moment_dtype=int8"}) ==
+        "test.json: parallel.optimizer_moment_dtype: expected \"fp32\", \"bf16\", \"fp16\" or \"fp8\", got \"int8\" "
+        "(from --set parallel.optimizer_moment_dtype=int8)");
 }
 
 TEST_CASE("recompute and sequence parallelism are read, and bad values named") {

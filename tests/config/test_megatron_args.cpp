@@ -85,6 +85,18 @@ TEST_CASE("Megatron-LM's defaults and derived settings") {
   CHECK(m.config["model"]["vocab"] == 50432);
   CHECK(m.config["parallel"]["dp"] == 4);
   CHECK(m.config["parallel"]["grad_dtype"] == "fp32");
+  CHECK(!m.config["parallel"].contains("optimizer_moment_dtype"));  // FP32 moments: the default
+  // The precision-aware optimizer with both moments in BF16 (DeepSeek-V3's
+  // ModelZoo recipe); the two in different types is refused.
+  std::vector<std::string> moments = args;
+  moments.insert(moments.end(), {"--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype",
+                                 "bf16", "--use-distributed-optimizer"});
+  CHECK(config_from_megatron(moments, {"dgx-h100", 1, ""}, "args").config["parallel"]["optimizer_moment_dtype"] ==
+        "bf16");
+  std::vector<std::string> mixed = args;
+  mixed.insert(mixed.end(), {"--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16"});
+  CHECK(error_of(mixed) == "args: --exp-avg-dtype: bf16 with --exp-avg-sq-dtype fp32: the two moments in different "
+                           "types are not modelled (parallel.optimizer_moment_dtype holds both)");
   // No --attention-backend (auto) on an H100: Transformer Engine's cuDNN
   // attention; on an A100, FlashAttention (no entry: the default); asked for
   // fused on an A100, FlashAttention's figures with a warning; local is unfused.

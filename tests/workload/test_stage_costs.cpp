@@ -607,6 +607,11 @@ TEST_CASE("fp32 gradients double what is reduced and add two bytes of state a pa
   CHECK(static_cast<double>(full.model_state_bytes) == doctest::Approx(12.0 * half.params).scale(0).epsilon(1e-9));
   CHECK(model_state_bytes_per_param(0, 1, 4.0) == 18.0);
   CHECK(model_state_bytes_per_param(3, 4, 4.0) == 18.0 / 4);
+  // BF16 moments: K = 4 + 2 x 2 = 8, so 2 + 2 + 8 = 12 unsharded and
+  // 2 + 2 + 8/8 = 5 under ZeRO-1 over 8; FP8 moments K = 6: 2 + 2 + 6 = 10.
+  CHECK(model_state_bytes_per_param(0, 1, 2.0, 2.0) == 12.0);
+  CHECK(model_state_bytes_per_param(1, 8, 2.0, 2.0) == 5.0);
+  CHECK(model_state_bytes_per_param(0, 1, 2.0, 1.0) == 10.0);
   const double launch = c.node.gpu.kernel_overhead_us * 1e-6;
   CHECK(full.optimizer_step.to_seconds() - launch ==
         doctest::Approx((half.optimizer_step.to_seconds() - launch) * 23.0 / 24.0).scale(0).epsilon(1e-6));
@@ -620,6 +625,9 @@ TEST_CASE("the optimizer step moves what each pass of a mixed-precision Adam ste
   CHECK(optimizer_bytes_per_param(2.0, Precision::kBf16) == 6 + 4 + 28 + 6);
   CHECK(optimizer_bytes_per_param(4.0, Precision::kFp16) == 8 + 4 + 28 + 6);
   CHECK(optimizer_bytes_per_param(4.0, Precision::kBf16) == 4 + 28 + 6);
+  // BF16 moments (Transformer Engine's FusedAdam): Adam reads 4 + 4 + 2 + 2
+  // and writes 4 + 2 + 2: 20 where FP32 moments take 28.
+  CHECK(optimizer_bytes_per_param(4.0, Precision::kBf16, 2.0) == 4 + 20 + 6);
   // On a stage: P parameters, dp 2, fp16 gradients. ZeRO-1 updates P/2 and
   // zeroes all P gradients: 26 + 2 = 28 bytes per parameter; ZeRO-2 holds
   // only P/2 gradients: 26 + 1 = 27.
