@@ -46,7 +46,8 @@ double grad_value_bytes(GradDtype d);
 // default; 16-bit or FP8 under Megatron-Core's precision-aware optimizer
 // (--use-precision-aware-optimizer --exp-avg-dtype --exp-avg-sq-dtype,
 // Transformer Engine's FusedAdam, which keeps them in that type and computes
-// in FP32), as DeepSeek-V3's training kept them in BF16 (arXiv 2412.19437 §3.3.3).
+// in FP32), as DeepSeek-V3's training kept them in BF16 (arXiv 2412.19437,
+// low-precision optimizer states).
 enum class MomentDtype { kFp32, kBf16, kFp16, kFp8 };
 double moment_value_bytes(MomentDtype d);
 const char* moment_dtype_name(MomentDtype d);
