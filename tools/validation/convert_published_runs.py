@@ -1158,7 +1158,7 @@ MOE_FP8_RECIPES = {
     "fp8 blockwise": ("blockwise", (
         "fp8 with the blockwise recipe: the record's Transformer Engine --fp8-recipe blockwise (every linear "
         "GEMM, the experts' included, in FP8; the router in higher precision). Its --fp8-param-gather under the "
-        "distributed optimizer and BF16 Adam moments are not modelled: the gather moves BF16, the moments are FP32")),
+        "distributed optimizer is not modelled: the gather moves BF16")),
     "mxfp8": ("mxfp8", (
         "fp8 with the mxfp8 recipe in Transformer Engine: the record's PR=mxfp8 (--fp8-recipe mxfp8: every "
         "linear GEMM, the experts' included, in MXFP8 with FP8 inputs saved and cached FP8 weights; the router "
@@ -1363,6 +1363,12 @@ def moe_case(rec: dict) -> dict:
         parallel["precision"] = "fp8"
         parallel["fp8_recipe"], parallel["fp8_library"] = recipe[0], "transformer-engine"
         assumptions["parallel.precision"] = recipe[1]
+        if modelzoo:
+            parallel["optimizer_moment_dtype"] = "bf16"
+            assumptions["parallel.optimizer_moment_dtype"] = (
+                "bf16: the ModelZoo's sbatch_benchmarking.sh passes --use-precision-aware-optimizer --exp-avg-dtype "
+                "bf16 --exp-avg-sq-dtype bf16 with PR=fp8 and PR=mxfp8 (since commit 6bb4364, 2025-06-03; at "
+                "e865051)")
     if offload_modules(par):
         parallel["offload_modules"] = offload_modules(par)
         assumptions["parallel.offload_modules"] = (
