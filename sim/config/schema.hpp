@@ -21,10 +21,8 @@ bool is_section(std::string_view path);
 // reads them under stage 3 and checks each plan's own.
 const std::vector<std::string>& zero3_plan_keys();
 
-// The known name closest to `key`, if any is close enough: the nearest by
-// edit distance within about a third of the name's length, else the shortest
-// that `key` (3 characters or more) begins, for a name cut short
-// ("microbatch" -> "microbatch_size"). Every "did you mean" uses it.
+// The known name closest to `key`, if any is close enough
+// (core::nearest_name). Every "did you mean" of the config uses it.
 std::optional<std::string> closest(std::string_view key, const std::vector<std::string>& candidates);
 
 // `unknown key (did you mean "x"?); known keys here: a, b, c`: the message

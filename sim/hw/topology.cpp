@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/nearest_name.hpp"
 #include "hw/custom_network.hpp"
 
 namespace trainsim::hw {
@@ -365,6 +366,17 @@ std::vector<LinkId> Topology::links_named(const std::string& name) const {
   }
   std::sort(found.begin(), found.end());
   if (found.empty()) {
+    // The nearest name of a link in use, else an example of the form.
+    std::vector<std::string> names;
+    names.reserve(links_by_name_.size());
+    for (const auto& [known, ids] : links_by_name_) names.push_back(known);
+    std::sort(names.begin(), names.end());  // the map's order is not the same from run to run
+    if (const auto near = core::nearest_name(there, names)) {
+      const std::string suggestion = back.empty() ? *near : near->substr(0, near->find("->")) + "<->" +
+                                                               near->substr(near->find("->") + 2);
+      throw std::invalid_argument("no link named \"" + name + "\" among the nodes in use (did you mean \"" +
+                                  suggestion + "\"?)");
+    }
     throw std::invalid_argument("no link named \"" + name + "\" among the nodes in use (names look like \"" +
                                 (link_ends_.empty() ? std::string("gpu0->node0.nic0") : link_name(0)) + "\")");
   }

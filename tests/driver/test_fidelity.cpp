@@ -162,6 +162,26 @@ TEST_CASE("a placement one pipeline cannot stand for is simulated in full") {
   CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
 }
 
+TEST_CASE("a link name that is no link's suggests the nearest, in the form given") {
+  // A typo one letter off (nvswitchx) gets the link it meant; a two-way name
+  // the two-way form; a name near none an example of the form.
+  auto error_of = [](const std::string& link) {
+    try {
+      run_default({"options.fidelity=full", R"(options.links=[{"link": ")" + link + R"(", "failed": true}])"});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("gpu2->node0.nvswitchx") ==
+        "options.links[0].link: no link named \"gpu2->node0.nvswitchx\" among the nodes in use (did you mean "
+        "\"gpu2->node0.nvswitch\"?)");
+  CHECK(error_of("gpu2<->node0.nvswich") ==
+        "options.links[0].link: no link named \"gpu2<->node0.nvswich\" among the nodes in use (did you mean "
+        "\"gpu2<->node0.nvswitch\"?)");
+  CHECK(error_of("zzzz").find("(names look like \"") != std::string::npos);
+}
+
 TEST_CASE("two entries for one link are refused, naming both") {
   // gpu2->node0.nvswitch given degraded, then failed (as part of gpu2<->...):
   // which would hold depended on the order. Either direction alone is fine.
