@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <stdexcept>
 
@@ -42,15 +43,10 @@ CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
 int export_command(const ExportArgs& args) {
   const schedule::Schedule* sched = schedule::find_schedule(args.name);
   if (sched == nullptr) {
-    std::string names;
-    std::vector<std::string> known;
-    for (const auto& s : schedule::all_schedules()) {
-      names += (names.empty() ? "" : ", ") + std::string(s->name());
-      known.emplace_back(s->name());
-    }
+    const std::vector<std::string>& known = schedule::schedule_names();
     const auto near = config::closest(args.name, known);
     fmt::print(stderr, "error: no schedule named \"{}\"{}; known: {} (see `trainsim schedules`)\n", args.name,
-               near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", names);
+               near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", fmt::join(known, ", "));
     return kBadConfig;
   }
   const auto work = core::checked_product({args.pp, args.vp, args.microbatches});

@@ -245,8 +245,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   }
   // "burst" is no pipeline schedule: it gives each layer its own GPUs (lower/burst.hpp).
   if (p.schedule != "burst" && !schedule::is_csv_name(p.schedule) && schedule::find_schedule(p.schedule) == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& sch : schedule::all_schedules()) names.emplace_back(sch->name());
+    std::vector<std::string> names = schedule::schedule_names();
     names.emplace_back("burst");
     const auto near = closest(p.schedule, names);
     ctx.fail(s.path("schedule"), fmt::format("unknown schedule \"{}\"{}; known: {} (see `trainsim schedules`)",

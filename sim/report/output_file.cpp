@@ -225,11 +225,8 @@ bool same_as_descriptor(int fd, const std::string& path) {
 }  // namespace
 
 bool is_standard_output(const std::string& path) {
-  if (::isatty(STDOUT_FILENO) || !same_as_descriptor(STDOUT_FILENO, path)) return false;
-  struct stat null {};
-  struct stat out {};
-  return !(::stat("/dev/null", &null) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && null.st_dev == out.st_dev &&
-           null.st_ino == out.st_ino);
+  return !::isatty(STDOUT_FILENO) && same_as_descriptor(STDOUT_FILENO, path) &&
+         !same_as_descriptor(STDOUT_FILENO, "/dev/null");
 }
 
 bool is_standard_input(const std::string& path) { return same_as_descriptor(STDIN_FILENO, path); }

@@ -38,6 +38,15 @@ const std::vector<std::unique_ptr<Schedule>>& all_schedules() {
   return all;
 }
 
+const std::vector<std::string>& schedule_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& s : all_schedules()) out.emplace_back(s->name());
+    return out;
+  }();
+  return names;
+}
+
 const Schedule* find_schedule(std::string_view name) {
   for (const auto& s : all_schedules()) {
     if (s->name() == name) return s.get();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,5 +15,7 @@ namespace trainsim::schedule {
 const std::vector<std::unique_ptr<Schedule>>& all_schedules();
 // nullptr when no schedule has that name.
 const Schedule* find_schedule(std::string_view name);
+// Their names, in the same order (for messages and "did you mean").
+const std::vector<std::string>& schedule_names();
 
 }  // namespace trainsim::schedule

@@ -111,8 +111,7 @@ Space enumerate(const Spec& spec) {
   for (std::size_t i = 0; i < spec.dp.values.size(); ++i) dp_index.emplace(spec.dp.values[i], i);
   bool dp_refused_as_differing = false;
 
-  std::vector<std::string> all_schedules;
-  for (const auto& s : schedule::all_schedules()) all_schedules.emplace_back(s->name());
+  const std::vector<std::string>& all_schedules = schedule::schedule_names();
 
   for (std::size_t c = 0; c < spec.settings.size(); ++c) {
     const config::Scenario& setting = spec.settings[c];
@@ -144,6 +143,8 @@ Space enumerate(const Spec& spec) {
     const auto scheds = values_or(spec.schedule, all_schedules);
     const auto zeros = values_or(spec.zero_stage, {0, 1, 2, 3});
     const auto sps = values_or(spec.sequence_parallel, {false, true});
+    // Whether the axis has sequence parallelism off, the plan tp 1 with it on duplicates.
+    const bool sp_off_listed = std::find(sps.begin(), sps.end(), false) != sps.end();
     const auto rcs = values_or(spec.recompute,
                                {workload::Recompute::kNone, workload::Recompute::kSelective, workload::Recompute::kFull});
     const auto shards = values_or(spec.fsdp_shard_size, {0, kNodeShardGroup});
@@ -384,7 +385,7 @@ Space enumerate(const Spec& spec) {
                             // without it (run turns it off): refused where the axis
                             // has that plan too, else run as it.
                             if (tp == 1 && plan.sequence_parallel) {
-                              if (std::find(sps.begin(), sps.end(), false) != sps.end()) {
+                              if (sp_off_listed) {
                                 refuse(1, "sequence_parallel needs tp > 1", {{"sequence_parallel", qi}, {"tp", ti}});
                                 continue;
                               }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/load.hpp"
 #include "config/schema.hpp"
@@ -234,12 +235,8 @@ Spec parse_spec(const json& doc, const std::string& file, const std::string& bas
                                      }
                                      return v.get<int>();
                                    });
-  std::string names;
-  std::vector<std::string> known;
-  for (const auto& s : schedule::all_schedules()) {
-    names += (names.empty() ? "" : ", ") + std::string(s->name());
-    known.emplace_back(s->name());
-  }
+  const std::vector<std::string>& known = schedule::schedule_names();
+  const std::string names = fmt::format("{}", fmt::join(known, ", "));
   spec.schedule = read_axis<std::string>(axes, "schedule", file, {"1f1b"},
                                          {"a schedule name (" + names + ")", "schedule names"},
                                          [&](const json& v, std::string& why) -> std::optional<std::string> {
