@@ -38,8 +38,12 @@ class EventQueue {
   void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
+  // (time, sequence) compared as one 128-bit number: times are never
+  // negative here, and one wide comparison needs no branch.
+  static bool before(const Event& a, const Event& b) { return order_of(a) < order_of(b); }
+  __extension__ using Order = unsigned __int128;
+  static Order order_of(const Event& e) {
+    return static_cast<Order>(static_cast<std::uint64_t>(e.time.ps())) << 64 | e.sequence;
   }
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);

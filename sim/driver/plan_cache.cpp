@@ -1,5 +1,7 @@
 #include "driver/plan_cache.hpp"
 
+#include <bit>
+
 namespace trainsim::driver {
 
 template <typename Key, typename Value, typename Make>
@@ -30,6 +32,56 @@ std::shared_ptr<const CheckedProgram> PlanCache::program(const ProgramKey& key,
 std::shared_ptr<const workload::StageCosts> PlanCache::costs(const std::string& key,
                                                              const std::function<workload::StageCosts()>& make) {
   return get(costs_, cost_room_, key, make);
+}
+
+}  // namespace trainsim::driver
+
+namespace trainsim::driver {
+
+std::uint64_t digest_of(const schedule::Program& program) {
+  // Each word mixed in by a multiply and a rotation (the 64-bit golden-ratio
+  // constant): enough to tell programs apart, which are then compared in full.
+  std::uint64_t h = program.ranks.size();
+  const auto mix = [&](std::uint64_t v) { h = std::rotl((h ^ v) * 0x9e3779b97f4a7c15ull, 29); };
+  for (const auto& rank : program.ranks) {
+    mix(rank.size());
+    for (const schedule::Action& a : rank) {
+      mix(static_cast<std::uint64_t>(a.op) << 32 ^ static_cast<std::uint32_t>(a.stage));
+      mix(static_cast<std::uint32_t>(a.microbatch));
+    }
+  }
+  return h;
+}
+
+std::shared_ptr<const report::Summary> PlanCache::same_simulation(const std::string& costs_key,
+                                                                  const std::shared_ptr<const CheckedProgram>& program) {
+  std::vector<Simulated> candidates;
+  {
+    std::lock_guard lock(mutex_);
+    for (const Simulated& s : simulated_) {
+      if (s.program->digest == program->digest && s.costs_key == costs_key) candidates.push_back(s);
+    }
+  }
+  // Compared outside the lock: a digest only says the programs are likely equal.
+  for (const Simulated& s : candidates) {
+    if (s.program == program || s.program->program.ranks == program->program.ranks) return s.summary;
+  }
+  return nullptr;
+}
+
+void PlanCache::remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
+                         const report::Summary& summary) {
+  std::size_t bytes = program->deps.size() * sizeof(schedule::Dependency);
+  for (const auto& rank : program->program.ranks) bytes += rank.size() * sizeof(schedule::Action);
+  if (bytes > kSummaryProgramBytes) return;
+  auto kept = std::make_shared<const report::Summary>(summary);
+  std::lock_guard lock(mutex_);
+  simulated_.push_front({costs_key, std::move(program), std::move(kept), bytes});
+  simulated_bytes_ += bytes;
+  while (simulated_.size() > summary_room_ || simulated_bytes_ > kSummaryProgramBytes) {
+    simulated_bytes_ -= simulated_.back().bytes;
+    simulated_.pop_back();
+  }
 }
 
 }  // namespace trainsim::driver

@@ -1,7 +1,11 @@
 // What the plans of one sweep have in common, computed once and kept a while:
 // a schedule's checked program for a pipeline shape (every ZeRO stage and
-// recompute mode of a plan runs the same one), and the stage costs of plans
-// that differ only in their schedule (those of one placement cost the same).
+// recompute mode of a plan runs the same one), the stage costs of plans
+// that differ only in their schedule (those of one placement cost the same),
+// and the summaries of simulations that another plan would repeat: two
+// schedules that lay out the same program for a shape (GPipe and
+// breadth-first at one virtual stage, zb-1p and zb-2p where their memory
+// limits do not bind) simulate the same tasks with the same costs.
 //
 // A sweep enumerates the recompute modes and ZeRO stages innermost and the
 // schedules just outside them, so the plans sharing an entry come close
@@ -11,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
@@ -20,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/summary.hpp"
 #include "schedule/action.hpp"
 #include "schedule/check.hpp"
 #include "workload/stage_costs.hpp"
@@ -29,7 +35,12 @@ namespace trainsim::driver {
 struct CheckedProgram {
   schedule::Program program;  // with communication (and ZeRO-3's sharding) added
   std::vector<schedule::Dependency> deps;
+  std::uint64_t digest = 0;  // digest_of(program): equal programs have equal digests
 };
+
+// A hash of every action of every rank, in order, so that programs that
+// differ are told apart without comparing them action by action.
+std::uint64_t digest_of(const schedule::Program& program);
 
 class PlanCache {
  public:
@@ -38,12 +49,25 @@ class PlanCache {
   // after the last backward only).
   using ProgramKey = std::tuple<std::string, int, int, int, int, bool, bool, bool>;
 
-  explicit PlanCache(std::size_t programs = 16, std::size_t costs = 64) : program_room_(programs), cost_room_(costs) {}
+  explicit PlanCache(std::size_t programs = 16, std::size_t costs = 64, std::size_t summaries = 512)
+      : program_room_(programs), cost_room_(costs), summary_room_(summaries) {}
 
   // The entry for `key`, made by `make` (outside the lock) when absent.
   std::shared_ptr<const CheckedProgram> program(const ProgramKey& key, const std::function<CheckedProgram()>& make);
   std::shared_ptr<const workload::StageCosts> costs(const std::string& key,
                                                     const std::function<workload::StageCosts()>& make);
+
+  // The summary of a plan simulated before whose simulation this one would
+  // repeat, or null: the same stage costs' key (the cluster setting and the
+  // plan but its schedule, whose placement it names: so the same shape,
+  // costs, cluster and options) and an equal checked program.
+  std::shared_ptr<const report::Summary> same_simulation(const std::string& costs_key,
+                                                         const std::shared_ptr<const CheckedProgram>& program);
+  // Keeps `summary` for later plans that would repeat this simulation. The
+  // programs it keeps alive are bounded (kSummaryProgramBytes), oldest given up first.
+  void remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
+                const report::Summary& summary);
+  static constexpr std::size_t kSummaryProgramBytes = std::size_t{64} << 20;
 
  private:
   template <typename Key, typename Value>
@@ -53,10 +77,19 @@ class PlanCache {
   template <typename Key, typename Value, typename Make>
   std::shared_ptr<const Value> get(Lru<Key, Value>& lru, std::size_t room, const Key& key, const Make& make);
 
+  struct Simulated {
+    std::string costs_key;
+    std::shared_ptr<const CheckedProgram> program;
+    std::shared_ptr<const report::Summary> summary;
+    std::size_t bytes = 0;  // the program's actions and dependencies
+  };
+
   std::mutex mutex_;
-  std::size_t program_room_, cost_room_;
+  std::size_t program_room_, cost_room_, summary_room_;
   Lru<ProgramKey, CheckedProgram> programs_;
   Lru<std::string, workload::StageCosts> costs_;
+  std::list<Simulated> simulated_;  // newest first
+  std::size_t simulated_bytes_ = 0;
 };
 
 }  // namespace trainsim::driver

@@ -23,9 +23,14 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
 
 WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   if (sc.layer_model) return simulate_layers(sc, controls);
-  const auto start = std::chrono::steady_clock::now();
+  return simulate(sc, prepare(sc, controls), controls);
+}
+
+Prepared prepare(const config::Scenario& sc, const Controls& controls) {
+  if (sc.layer_model) throw std::logic_error("driver::prepare: a layer-table model has no pipeline program");
+  Prepared w;
+  w.start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
-  WhatIf w;
   auto cost_them = [&] { return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm); };
   w.costs = controls.cache != nullptr && !controls.costs_key.empty() ? *controls.cache->costs(controls.costs_key, cost_them)
                                                                      : cost_them();
@@ -82,16 +87,25 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
       throw schedule::ProgramError(e.what());  // the plugin refused the shape
     }
     out.deps = schedule::check(out.program, w.shape);
+    out.digest = digest_of(out.program);
     return out;
   };
   // A schedule that places work by the stages' times gets a program of its own each plan.
   const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr && !sched->reads_stage_times();
-  const std::shared_ptr<const CheckedProgram> checked =
-      shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
-                                        plan.microbatches(), sharded, plan.reshard_after_forward,
-                                        plan.grad_sync_after_last_backward},
-                                       lay_out)
-             : std::make_shared<const CheckedProgram>(lay_out());
+  w.checked = shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
+                                                plan.microbatches(), sharded, plan.reshard_after_forward,
+                                                plan.grad_sync_after_last_backward},
+                                               lay_out)
+                     : std::make_shared<const CheckedProgram>(lay_out());
+  return w;
+}
+
+WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls& controls) {
+  const workload::Plan& plan = sc.plan;
+  WhatIf w;
+  w.costs = std::move(prepared.costs);
+  w.shape = std::move(prepared.shape);
+  const std::shared_ptr<const CheckedProgram> checked = std::move(prepared.checked);
   // The program lives as long as the entry does (aliasing: no copy).
   w.program = std::shared_ptr<const schedule::Program>(checked, &checked->program);
   const std::vector<schedule::Dependency>& deps = checked->deps;
@@ -116,7 +130,7 @@ WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   lower::run(*w.sim, nullptr, controls.progress);
-  w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();
   spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);
   return w;
 }

@@ -3,11 +3,13 @@
 // line and the tests call this; a sweep calls it once per plan.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "config/scenario.hpp"
+#include "driver/plan_cache.hpp"
 #include "lower/simulation.hpp"
 #include "report/summary.hpp"
 #include "schedule/action.hpp"
@@ -16,8 +18,6 @@
 namespace trainsim::driver {
 
 struct LayerRun;  // driver/layer_whatif.hpp
-
-class PlanCache;  // driver/plan_cache.hpp
 
 struct WhatIf {
   workload::StageCosts costs;
@@ -51,6 +51,19 @@ struct Controls {
 // std::overflow_error when times or sizes leave the simulator's range, and
 // lower::WorkTooLarge when the work would not fit the limits.
 WhatIf simulate(const config::Scenario& scenario, const Controls& controls);
+
+// The same in two steps, so that a caller can look at what is about to be
+// simulated first (a sweep finds plans whose simulations are the same):
+// prepare() costs the stages and lays out the checked program; simulate()
+// lowers and runs them. Not for a layer-table model.
+struct Prepared {
+  workload::StageCosts costs;
+  schedule::Shape shape;
+  std::shared_ptr<const CheckedProgram> checked;
+  std::chrono::steady_clock::time_point start;  // when prepare() began, for WhatIf::wall_s
+};
+Prepared prepare(const config::Scenario& scenario, const Controls& controls);
+WhatIf simulate(const config::Scenario& scenario, Prepared&& prepared, const Controls& controls);
 // With the machine's limits and no progress; `record_link_rates` as above.
 WhatIf simulate(const config::Scenario& scenario, bool record_link_rates = false);
 

@@ -68,8 +68,23 @@ Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& li
     controls.limits = limits;
     controls.cache = cache;
     if (cache != nullptr) controls.costs_key = costs_key(c);
-    const driver::WhatIf w = driver::simulate(sc, controls);
-    const report::Summary s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);  // all a sweep keeps
+    report::Summary s;
+    if (cache != nullptr && !sc.layer_model) {
+      // A plan whose simulation an earlier one ran (another schedule that
+      // lays out the same program) takes that one's figures.
+      driver::Prepared prepared = driver::prepare(sc, controls);
+      const std::shared_ptr<const driver::CheckedProgram> program = prepared.checked;
+      if (const auto same = cache->same_simulation(controls.costs_key, program)) {
+        s = *same;
+      } else {
+        const driver::WhatIf w = driver::simulate(sc, std::move(prepared), controls);
+        s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);  // all a sweep keeps
+        cache->remember(controls.costs_key, program, s);
+      }
+    } else {
+      const driver::WhatIf w = driver::simulate(sc, controls);
+      s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);
+    }
     r.status = s.oom ? Status::kOom : Status::kOk;
     r.iteration_time_s = s.iteration_time_s;
     r.tokens_per_s = s.tokens_per_s;
