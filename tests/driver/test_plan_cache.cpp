@@ -3,7 +3,9 @@
 // only its most recently used entries.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "config/load.hpp"
 #include "driver/plan_cache.hpp"
@@ -12,7 +14,10 @@
 using namespace trainsim;
 
 namespace {
-std::string example(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/configs/examples/" + name; }
+std::string example(const std::string& name) {
+  std::string path = TRAINSIM_SOURCE_DIR "/configs/examples/";
+  return path.append(name);
+}
 
 double iteration_s(const config::Scenario& sc, const driver::Controls& controls) {
   const driver::WhatIf w = driver::simulate(sc, controls);
@@ -60,4 +65,74 @@ TEST_CASE("plans run through the cache give what they give without it") {
       CHECK(iteration_s(sc, shared) == iteration_s(sc, driver::Controls{}));
     }
   }
+}
+
+TEST_CASE("a program's digest follows every action") {
+  schedule::Program p;
+  p.ranks = {{{schedule::Op::kForward, 0, 0}, {schedule::Op::kBackward, 0, 0}}, {{schedule::Op::kForward, 1, 0}}};
+  schedule::Program same = p;
+  CHECK(driver::digest_of(same) == driver::digest_of(p));
+  schedule::Program other_microbatch = p;
+  other_microbatch.ranks[1][0].microbatch = 1;
+  schedule::Program other_order = p;
+  std::swap(other_order.ranks[0][0], other_order.ranks[0][1]);
+  schedule::Program moved = p;  // the same actions, one moved to the other rank
+  moved.ranks[1].insert(moved.ranks[1].begin(), moved.ranks[0].back());
+  moved.ranks[0].pop_back();
+  for (const schedule::Program* q : {&other_microbatch, &other_order, &moved}) CHECK(driver::digest_of(*q) != driver::digest_of(p));
+}
+
+TEST_CASE("a plan that would repeat an earlier plan's simulation is found, and only such a plan") {
+  // GPipe and breadth-first on the 175B example (8 stages, 96 micro-batches):
+  // with one stage per rank breadth-first runs each stage's micro-batches in
+  // turn, as GPipe does, the same program; 1F1B lays out another.
+  auto scenario = [](const std::string& schedule) {
+    return config::load_file(example("gpt3-175b-1024xa100.json"), {"parallel.schedule=" + schedule});
+  };
+  driver::PlanCache cache;
+  driver::Controls controls;
+  controls.cache = &cache;
+  controls.costs_key = "the 175B example";
+  const config::Scenario gp = scenario("gpipe"), bf = scenario("breadth-first"), one = scenario("1f1b");
+  driver::Prepared first = driver::prepare(gp, controls);
+  const auto program = first.checked;
+  CHECK(cache.same_simulation(controls.costs_key, program) == nullptr);  // nothing kept yet
+  const driver::WhatIf w = driver::simulate(gp, std::move(first), controls);
+  const report::Summary gp_summary = driver::summarize(gp, w, "x", report::Detail::kTotals);
+  cache.remember(controls.costs_key, program, gp_summary);
+
+  const driver::Prepared second = driver::prepare(bf, controls);
+  REQUIRE(second.checked != program);  // another schedule's, not the one the cache holds
+  REQUIRE(second.checked->program.ranks == program->program.ranks);
+  const auto found = cache.same_simulation(controls.costs_key, second.checked);
+  REQUIRE(found != nullptr);
+  CHECK(found->iteration_time_s == gp_summary.iteration_time_s);
+  // What the cache gives is what breadth-first's own simulation gives.
+  const report::Summary bf_own = driver::summarize(bf, driver::simulate(bf, driver::Controls{}), "x", report::Detail::kTotals);
+  CHECK(bf_own.iteration_time_s == found->iteration_time_s);
+  CHECK(bf_own.peak_memory_bytes == found->peak_memory_bytes);
+  CHECK(bf_own.bubble_fraction == found->bubble_fraction);
+
+  CHECK(cache.same_simulation("another setting", second.checked) == nullptr);  // other costs
+  CHECK(cache.same_simulation(controls.costs_key, driver::prepare(one, controls).checked) == nullptr);  // another program
+}
+
+TEST_CASE("the summaries kept are bounded in number, the oldest given up first") {
+  driver::PlanCache cache(16, 64, 2);
+  auto program = [](int microbatches) {
+    auto p = std::make_shared<driver::CheckedProgram>();
+    for (int m = 0; m < microbatches; ++m) p->program.ranks.push_back({{schedule::Op::kForward, 0, m}});
+    p->digest = driver::digest_of(p->program);
+    return std::shared_ptr<const driver::CheckedProgram>(p);
+  };
+  const auto a = program(1), b = program(2), c = program(3);
+  report::Summary s;
+  for (const auto& p : {a, b, c}) {
+    s.iteration_time_s += 1.0;
+    cache.remember("k", p, s);
+  }
+  CHECK(cache.same_simulation("k", a) == nullptr);  // room for two: the first went
+  REQUIRE(cache.same_simulation("k", b) != nullptr);
+  CHECK(cache.same_simulation("k", b)->iteration_time_s == 2.0);
+  CHECK(cache.same_simulation("k", c)->iteration_time_s == 3.0);
 }
