@@ -67,7 +67,7 @@ class PlanCache {
   // programs it keeps alive are bounded (kSummaryProgramBytes), oldest given up first.
   void remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
                 const report::Summary& summary);
-  static constexpr std::size_t kSummaryProgramBytes = std::size_t{64} << 20;
+  static constexpr std::size_t kSummaryProgramBytes = std::size_t{16} << 20;
 
  private:
   template <typename Key, typename Value>
