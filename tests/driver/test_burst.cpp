@@ -10,7 +10,10 @@ using namespace trainsim;
 
 namespace {
 
-std::string example(const std::string& name) { return std::string(TRAINSIM_SOURCE_DIR) + "/configs/examples/" + name; }
+std::string example(const std::string& name) {
+  std::string path = TRAINSIM_SOURCE_DIR "/configs/examples/";
+  return path.append(name);
+}
 
 struct Result {
   double iteration_s = 0.0;
