@@ -34,10 +34,6 @@ std::shared_ptr<const workload::StageCosts> PlanCache::costs(const std::string& 
   return get(costs_, cost_room_, key, make);
 }
 
-}  // namespace trainsim::driver
-
-namespace trainsim::driver {
-
 std::uint64_t digest_of(const schedule::Program& program) {
   // Each word mixed in by a multiply and a rotation (the 64-bit golden-ratio
   // constant): enough to tell programs apart, which are then compared in full.
