@@ -4,8 +4,8 @@
 // that differ only in their schedule (those of one placement cost the same),
 // and the summaries of simulations that another plan would repeat: two
 // schedules that lay out the same program for a shape (GPipe and
-// breadth-first at one virtual stage, zb-1p and zb-2p where their memory
-// limits do not bind) simulate the same tasks with the same costs.
+// breadth-first at one virtual stage, zb-1p and zb-2p where their orders
+// coincide) simulate the same tasks with the same costs.
 //
 // A sweep enumerates the recompute modes and ZeRO stages innermost and the
 // schedules just outside them, so the plans sharing an entry come close
