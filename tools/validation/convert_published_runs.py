@@ -967,8 +967,8 @@ def dsazure_case(rec: dict) -> dict:
             "parallel": {
                 "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"],
                 "global_batch": par["global_batch"], "recompute": "full", "zero_stage": 3,
-                "fsdp_prefetch_params": 5e7, "fsdp_max_live_params": 1e9, "fsdp_persistence_threshold": 1e5,
-                "fsdp_max_reuse_distance": 1e9,
+                "fsdp_prefetch_params": 5e7, "fsdp_max_live_params": 3e9, "fsdp_persistence_threshold": 1e5,
+                "fsdp_max_reuse_distance": 3e9,
                 "precision": "fp16", "grad_dtype": "fp16", "attention": "unfused",
             },
         },
@@ -978,15 +978,20 @@ def dsazure_case(rec: dict) -> dict:
             "parallel.fsdp_prefetch_params": ("5e7: stage3_prefetch_bucket_size in the recipe (record optimizer), "
                                               "DeepSpeed's default"),
             "parallel.fsdp_persistence_threshold": ("1e5: DeepSpeed's default stage3_param_persistence_threshold "
-                                                    "(deepspeed/runtime/zero/config.py); the recipe sets none"),
-            "parallel.fsdp_max_live_params": ("1e9: DeepSpeed's default stage3_max_live_parameters (the same file); "
-                                              "the recipe sets none. A layer of these models holds more, so no "
-                                              "layer is gathered ahead of the one computing"),
+                                                    "(deepspeed/runtime/zero/config.py), the value the recipes "
+                                                    "meant: they spell the key 'stage3_param_persitence_threshold', "
+                                                    "which DeepSpeed does not read"),
+            "parallel.fsdp_max_live_params": ("3e9: stage3_max_live_parameters in the recipes' DeepSpeed config "
+                                              "(examples/azure/run-175b.sh and run-1t.sh, zero_optimization), "
+                                              "three times DeepSpeed's default. A 1T layer holds more (7.9e9), so "
+                                              "none is gathered ahead of the one computing; a 175B layer (1.8e9) "
+                                              "fits"),
             "parallel.fsdp_max_reuse_distance": (
-                "1e9: DeepSpeed's default stage3_max_reuse_distance (the same file); the recipe sets none. Its hooks "
-                "release each module's parameters after the recomputation's forward unless used again within that "
-                "many (partitioned_param_coordinator.py, __params_to_release), so every weight but the last of a "
-                "layer (fc2) is gathered again for the backward: two thirds of each layer"),
+                "3e9: stage3_max_reuse_distance in the same recipes' config. DeepSpeed's hooks release each module's "
+                "parameters after the recomputation's forward unless used again within that many "
+                "(partitioned_param_coordinator.py, __params_to_release): a 175B layer keeps every weight for its "
+                "backward (the farthest, QKV, is used again 2.7e9 parameters later), a 1T layer gathers every "
+                "weight but its last (fc2) again, two thirds of the layer"),
             "parallel.precision": "fp16: DeepSpeed's fp16 with loss scaling (record precision)",
             "parallel.grad_dtype": "fp16: ZeRO-3 under fp16 reduce-scatters the fp16 gradients",
             "parallel.attention": "unfused: Megatron-DeepSpeed of 2022, before FlashAttention",
