@@ -984,8 +984,8 @@ def dsazure_case(rec: dict) -> dict:
             "parallel.fsdp_max_live_params": ("3e9: stage3_max_live_parameters in the recipes' DeepSpeed config "
                                               "(examples/azure/run-175b.sh and run-1t.sh, zero_optimization), "
                                               "three times DeepSpeed's default. A 1T layer holds more (7.9e9), so "
-                                              "none is gathered ahead of the one computing; a 175B layer (1.8e9) "
-                                              "fits"),
+                                              "none is gathered ahead of the one computing; one 175B layer (1.8e9) "
+                                              "fits, two do not"),
             "parallel.fsdp_max_reuse_distance": (
                 "3e9: stage3_max_reuse_distance in the same recipes' config. DeepSpeed's hooks release each module's "
                 "parameters after the recomputation's forward unless used again within that many "
