@@ -524,7 +524,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
         {"parallel.fsdp_persistence_threshold", p.fsdp_persistence_threshold != d.fsdp_persistence_threshold},
         {"parallel.fsdp_max_reuse_distance", p.fsdp_max_reuse_distance.has_value()},
         {"parallel.fsdp_copy_out", p.fsdp_copy_out != d.fsdp_copy_out},
-        {"parallel.fsdp_grad_sync", p.grad_sync_after_last_backward != d.grad_sync_after_last_backward}};
+        {"parallel.fsdp_grad_sync", p.grad_sync_after_last_backward != d.grad_sync_after_last_backward},
+        {"parallel.offload_grad_copy", p.offload_grad_copy == workload::OffloadGradCopy::kBlocking}};
     for (const auto& [key, set] : knobs) {
       if (set) {
         ctx.fail(key, fmt::format("applies only with parallel.zero_stage = 3 (parameters sharded unit by unit), got "
@@ -533,6 +534,31 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                  {"parallel.zero_stage"});
       }
     }
+  }
+  if (p.offload_grad_copy && p.offload == workload::Offload::kNone) {
+    ctx.fail("parallel.offload_grad_copy",
+             "says how offloaded gradients reach the host; expected parallel.offload \"optimizer\" or "
+             "\"optimizer+params\", got \"none\"",
+             {"parallel.offload"});
+  }
+  // DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (runtime/pipe/
+  // engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+  // parallelism"), so its stage 3's blocking copy never meets a pipeline.
+  if (p.offload != workload::Offload::kNone && p.pp > 1 && p.grad_copy() == workload::OffloadGradCopy::kBlocking) {
+    ctx.fail("parallel.offload_grad_copy",
+             fmt::format("\"blocking\" is DeepSpeed's stage 3 (the default where ZeRO-3 offloads the optimizer "
+                         "alone), which DeepSpeed runs without pipeline parallelism (its pipeline engine refuses "
+                         "ZeRO-2 and ZeRO-3); expected parallel.pp 1, got {}, or offload_grad_copy \"async\"",
+                         p.pp),
+             {"parallel.pp", "parallel.offload", "parallel.zero_stage"});
+  }
+  if (p.offload != workload::Offload::kNone && p.grad_sync_after_last_backward &&
+      p.grad_copy() == workload::OffloadGradCopy::kBlocking) {
+    ctx.fail("parallel.offload_grad_copy",
+             "\"blocking\" (DeepSpeed's stage 3, the default with offload \"optimizer\") holds each backward "
+             "back for its own scatters, and parallel.fsdp_grad_sync \"last-backward\" scatters after the last "
+             "backward; expected \"async\" or fsdp_grad_sync \"each-backward\"",
+             {"parallel.fsdp_grad_sync"});
   }
   if (p.fsdp_max_reuse_distance && p.recompute != workload::Recompute::kFull) {
     ctx.fail("parallel.fsdp_max_reuse_distance",

@@ -177,6 +177,11 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                           {{"none", workload::Offload::kNone},
                                            {"optimizer", workload::Offload::kOptimizer},
                                            {"optimizer+params", workload::Offload::kOptimizerAndParams}});
+  if (s.has("offload_grad_copy")) {
+    p.offload_grad_copy = s.choice<workload::OffloadGradCopy>(
+        "offload_grad_copy", workload::OffloadGradCopy::kAsync,
+        {{"async", workload::OffloadGradCopy::kAsync}, {"blocking", workload::OffloadGradCopy::kBlocking}});
+  }
   if (s.has("fsdp_shard_size")) {
     p.fsdp_shard_size = s.positive_int("fsdp_shard_size", kMaxCount);
   }

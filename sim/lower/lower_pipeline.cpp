@@ -264,6 +264,8 @@ void Lowering::lower_pipeline(int p) {
         // it is not cut by unit (a W).
         std::vector<core::TaskId>& unit_part = unit_part_;
         unit_part.assign(c.shard_units.size(), core::TaskId{});
+        std::vector<core::TaskId>& unit_head = unit_head_;
+        unit_head.assign(c.shard_units.size(), core::TaskId{});
         // The pieces the action runs as, each a share of its time: under
         // ZeRO-3 one per unit (forward in order, backward in reverse), each
         // after its unit's gather; a stage's last backward one per gradient
@@ -380,11 +382,11 @@ void Lowering::lower_pipeline(int p) {
           }
           const core::TaskId id = compute_task(q, d, part);
           if (regather) edges_.emplace_back(*regather, id);
+          const core::TaskId head = copy ? *copy : regather ? *regather : id;
           if (j == 0) {
             // The action's entry: what the incoming data, the tensor peers'
             // meeting and blocking sends hold back (wiring.cpp joins the
             // data to first_).
-            const core::TaskId head = copy ? *copy : regather ? *regather : id;
             first_[q][k] = head;
             if (barrier) edges_.emplace_back(*barrier, head);
             for (core::TaskId send : unsent) edges_.emplace_back(send, head);
@@ -399,6 +401,7 @@ void Lowering::lower_pipeline(int p) {
             }
             unit.last_use = id;
             unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
+            unit_head[static_cast<std::size_t>(pieces[j].unit)] = head;
           } else {
             for (core::TaskId& ready : unit_part) ready = id;  // a W: every unit's gradients after it
           }
@@ -422,6 +425,12 @@ void Lowering::lower_pipeline(int p) {
         }
         if (c.sharded() && (at_last ? last_of_stage : ends_backward_run(actions, k))) {
           const std::size_t U = c.shard_units.size();
+          // DeepSpeed's blocking copy to the host (Plan::grad_copy): the host
+          // launches nothing more of this backward until a unit's gradients
+          // are reduced and copied, so the next unit's piece (its regather
+          // first) waits for them.
+          const bool blocking = plan_.offload != workload::Offload::kNone &&
+                                plan_.grad_copy() == workload::OffloadGradCopy::kBlocking && !at_last && by_unit;
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them
             const workload::ShardUnit& unit = c.shard_units[u];
@@ -440,6 +449,14 @@ void Lowering::lower_pipeline(int p) {
               collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
                               hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(), replica,
                               replica_participants, unit.grad_replicate, scatter);
+            }
+            if (blocking && u > 0) {
+              const core::TaskId done = last_collective_[q].value();
+              edges_.emplace_back(done, unit_head[u - 1]);
+              // Its gather too, when it is this backward's own (first used
+              // here), not one held from an earlier pass.
+              const Held& next = (*h)[u - 1];
+              if (next.gather && first_use[next.index] == unit_part[u - 1]) edges_.emplace_back(done, *next.gather);
             }
             ++scatters;
           }

@@ -327,6 +327,7 @@ class Lowering {
   };
   std::vector<Piece> pieces_;
   std::vector<core::TaskId> unit_part_;  // per unit: the piece after which its gradients are ready
+  std::vector<core::TaskId> unit_head_;  // per unit: the first task of its piece (its copy-out or regather, if any)
 };
 
 }  // namespace trainsim::lower::detail

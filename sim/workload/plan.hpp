@@ -83,6 +83,18 @@ double grad_accumulation_bytes_per_param(GradAccumulation a, GradDtype d);
 //                     (offload_param; FSDP's CPUOffload(offload_params=True)).
 enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
 
+// How an offloaded gradient shard reaches the host under ZeRO-3
+// (parallel.offload_grad_copy):
+//   async     on the communication stream beside the compute, which goes on
+//             (ZeRO-1/2's and FSDP's CPU offload: non-blocking copies);
+//   blocking  DeepSpeed's stage 3 (stage3.py partition_grads): the 16-bit
+//             shard to its host buffer, back to the GPU, then an FP32 copy
+//             to the host's gradient that is not non-blocking, so the
+//             gradient hook's host thread waits for that unit's reduction
+//             and copies before it launches any more of the backward: the
+//             next unit's backward starts only after them.
+enum class OffloadGradCopy { kAsync, kBlocking };
+
 // How the loss is computed over the logits, and what it holds for a moment
 // beyond the FP32 softmax it keeps for backward (4 bytes a logit of the
 // rank's vocabulary shard, part of the last stage's activations):
@@ -369,6 +381,14 @@ struct Plan {
   PipelineSendSplit send_split = PipelineSendSplit::kScatterGather;
   Overlap overlap;
   Offload offload = Offload::kNone;
+  // Unset, DeepSpeed's blocking copy where ZeRO-3 offloads the optimizer
+  // alone (only DeepSpeed's stage 3 does: FSDP's CPU offload takes the
+  // parameters too), else async; grad_copy() gives the one that counts.
+  std::optional<OffloadGradCopy> offload_grad_copy;
+  OffloadGradCopy grad_copy() const {
+    return offload_grad_copy.value_or(zero_stage == 3 && offload == Offload::kOptimizer ? OffloadGradCopy::kBlocking
+                                                                                         : OffloadGradCopy::kAsync);
+  }
   LossKernel loss = LossKernel::kVocabParallel;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)

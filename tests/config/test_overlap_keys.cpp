@@ -161,3 +161,35 @@ TEST_CASE("offload: with ZeRO, on a node whose host is known") {
         "test.json: parallel.offload: the node \"jean-zay-a100\" does not give its host's host_memory_gb, "
         "host_memory_tb_per_s, pcie_gb_per_s; set cluster.node.host_memory_gb (see docs/hardware.md)");
 }
+
+TEST_CASE("offload_grad_copy: DeepSpeed's blocking copy by default where ZeRO-3 offloads the optimizer alone") {
+  // ZeRO-3 with the optimizer alone offloaded is DeepSpeed's stage 3: blocking.
+  CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer"}).plan.grad_copy() ==
+        workload::OffloadGradCopy::kBlocking);
+  // ZeRO-1/2 (DeepSpeed's stage 1/2 copies beside the compute) and ZeRO-3 with
+  // the parameters too (FSDP's CPU offload): async.
+  CHECK(load({"parallel.zero_stage=1", "parallel.offload=optimizer"}).plan.grad_copy() ==
+        workload::OffloadGradCopy::kAsync);
+  CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer+params"}).plan.grad_copy() ==
+        workload::OffloadGradCopy::kAsync);
+  CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer+params", "parallel.offload_grad_copy=blocking"})
+            .plan.grad_copy() == workload::OffloadGradCopy::kBlocking);
+  CHECK(error_of({"parallel.offload_grad_copy=async"}) ==
+        "test.json: parallel.offload_grad_copy: says how offloaded gradients reach the host; expected "
+        "parallel.offload \"optimizer\" or \"optimizer+params\", got \"none\" (from --set "
+        "parallel.offload_grad_copy=async)");
+  CHECK(error_of({"parallel.zero_stage=1", "parallel.offload=optimizer", "parallel.offload_grad_copy=blocking"}) ==
+        "test.json: parallel.offload_grad_copy: applies only with parallel.zero_stage = 3 (parameters sharded unit "
+        "by unit), got zero_stage = 1 (from --set parallel.offload_grad_copy=blocking)");
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.offload=optimizer", "parallel.offload_grad_copy=sometimes"}) ==
+        "test.json: parallel.offload_grad_copy: expected \"async\" or \"blocking\", got \"sometimes\" (from --set "
+        "parallel.offload_grad_copy=sometimes)");
+  // DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3.
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.offload=optimizer", "parallel.pp=2", "parallel.dp=2"})
+            .find("parallel.offload_grad_copy: \"blocking\" is DeepSpeed's stage 3 (the default where ZeRO-3 "
+                  "offloads the optimizer alone), which DeepSpeed runs without pipeline parallelism") !=
+        std::string::npos);
+  CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer", "parallel.pp=2", "parallel.dp=2",
+              "parallel.offload_grad_copy=async"})
+            .plan.grad_copy() == workload::OffloadGradCopy::kAsync);
+}

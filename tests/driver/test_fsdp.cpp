@@ -252,3 +252,52 @@ TEST_CASE("DeepSpeed's reuse distance: a recomputed layer gathers its early weig
   }
   CHECK(checked == 2);  // one a micro-batch
 }
+
+TEST_CASE("DeepSpeed's blocking gradient copy: each unit's backward and gather wait for the unit before's scatter") {
+  // ZeRO-3 offloading the optimizer alone is DeepSpeed's stage 3, whose
+  // gradient hook waits on the host for each reduced shard's copy: nothing
+  // more of the backward (the next unit's gather, its compute) is launched
+  // until the unit before is scattered and copied. async (FSDP's CPU offload)
+  // lets the backward run on under the scatters.
+  const driver::WhatIf blocking = run({"parallel.offload=optimizer"});
+  const driver::WhatIf async = run({"parallel.offload=optimizer", "parallel.offload_grad_copy=async"});
+  const lower::Simulation& sim = *blocking.sim;
+  // The backward's pieces and gathers, and the scatters, by unit.
+  const int U = 26;  // 24 layer units, the embedding's and the head's
+  std::vector<std::size_t> piece(U, 0), gather(U, 0), scatter(U, 0);
+  std::vector<bool> seen(U, false);
+  auto collect = [&](const lower::Simulation& s, std::vector<std::size_t>& p, std::vector<std::size_t>& g,
+                     std::vector<std::size_t>& sc) {
+    for (std::size_t t = 0; t < s.info.size(); ++t) {
+      const lower::TaskInfo& in = s.info[t];
+      if (in.unit < 0) continue;
+      const auto u = static_cast<std::size_t>(in.unit);
+      if (in.kind == lower::TaskKind::kGradReduce) sc[u] = t;
+      // The backward's gathers are the second of each unit.
+      if (in.kind == lower::TaskKind::kParamAllGather) {
+        if (seen[u]) g[u] = t;
+        seen[u] = true;
+      }
+      if (in.kind == lower::TaskKind::kCompute && in.action.op == schedule::Op::kBackward) p[u] = t;
+    }
+  };
+  collect(sim, piece, gather, scatter);
+  // The backward runs the units last to first: unit u - 1 after unit u's scatter.
+  for (int u = U - 1; u >= 1; --u) {
+    CAPTURE(u);
+    const auto next = static_cast<std::size_t>(u - 1);
+    CHECK(sim.timeline.start[piece[next]] >= sim.timeline.end[scatter[static_cast<std::size_t>(u)]]);
+    CHECK(sim.timeline.start[gather[next]] >= sim.timeline.end[scatter[static_cast<std::size_t>(u)]]);
+  }
+  // Without the wait some unit's backward starts under the scatter before it.
+  std::fill(seen.begin(), seen.end(), false);
+  std::vector<std::size_t> a_piece(U, 0), a_gather(U, 0), a_scatter(U, 0);
+  collect(*async.sim, a_piece, a_gather, a_scatter);
+  int overlapped = 0;
+  for (int u = U - 1; u >= 1; --u) {
+    overlapped += async.sim->timeline.start[a_piece[static_cast<std::size_t>(u - 1)]] <
+                  async.sim->timeline.end[a_scatter[static_cast<std::size_t>(u)]];
+  }
+  CHECK(overlapped > 0);
+  CHECK(blocking.sim->timeline.makespan > async.sim->timeline.makespan);
+}

@@ -62,12 +62,24 @@ TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded param
   const hw::ClusterSpec c = cluster();
   const StageCost base = stage_costs(m, plan(3, Offload::kNone), c).stages[0];
   const StageCost opt = stage_costs(m, plan(3, Offload::kOptimizer), c).stages[0];
+  Plan async_plan = plan(3, Offload::kOptimizer);
+  async_plan.offload_grad_copy = OffloadGradCopy::kAsync;
+  const StageCost async = stage_costs(m, async_plan, c).stages[0];
   const StageCost all = stage_costs(m, plan(3, Offload::kOptimizerAndParams), c).stages[0];
   REQUIRE(base.shard_units.size() == opt.shard_units.size());
   for (std::size_t u = 0; u < base.shard_units.size(); ++u) {
     const ShardUnit& b = base.shard_units[u];
-    // The unit's reduced gradient shard, 1/8 of its bytes, at 25 GB/s.
+    // The unit's reduced gradient shard, 1/8 of its bytes (2 a parameter in
+    // BF16), at 25 GB/s.
+    CHECK((async.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
+          doctest::Approx(b.grad_bytes / 8 / 25e9).epsilon(1e-6));
+    // Offloading the optimizer alone under ZeRO-3 is DeepSpeed's stage 3,
+    // whose copies default to blocking: the BF16 shard to the host and back,
+    // then as FP32 to the host, 2 + 2 + 4 = 8 bytes a parameter of the shard.
     CHECK((opt.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
+          doctest::Approx(b.grad_bytes / 2 * 8 / 8 / 25e9).epsilon(1e-6));
+    // FSDP's CPU offload (parameters too) copies once, beside the compute.
+    CHECK((all.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
           doctest::Approx(b.grad_bytes / 8 / 25e9).epsilon(1e-6));
     CHECK(opt.shard_units[u].gather == b.gather);
     // With the parameters on the host, their shard comes over first.

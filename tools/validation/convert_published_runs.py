@@ -1008,6 +1008,14 @@ def dsazure_case(rec: dict) -> dict:
             "optimizer: run-1t.sh offloads the optimizer state to the CPU (offload_optimizer cpu, --cpu-optimizer; "
             "record offload); the host is the dgx-a100 preset's, 8 DDR4-3200 channels a socket as on the VM's two "
             "EPYC 7V12 (the VM has 1.7 TB of DRAM, the preset 1 TB: only the fit check sees the difference)")
+        case["config"]["parallel"]["offload_grad_copy"] = "blocking"
+        case["assumptions"]["parallel.offload_grad_copy"] = (
+            "blocking: DeepSpeed's stage 3 with offload_optimizer keeps each reduced gradient shard in a host "
+            "buffer, brings it back to the GPU and copies it as FP32 into the CPU optimizer's gradient with a "
+            "copy_ that is not non_blocking (deepspeed/runtime/zero/stage3.py __partition_grads, v0.6.7 of the "
+            "blog's time; partition_grads unchanged in 2025), so the gradient hook's host thread waits for each "
+            "reduction and its copies before launching more of the backward (the trainsim default for ZeRO-3 "
+            "offloading the optimizer alone, written here for the reader)")
     return case
 
 
