@@ -1012,10 +1012,10 @@ def dsazure_case(rec: dict) -> dict:
         case["assumptions"]["parallel.offload_grad_copy"] = (
             "blocking: DeepSpeed's stage 3 with offload_optimizer keeps each reduced gradient shard in a host "
             "buffer, brings it back to the GPU and copies it as FP32 into the CPU optimizer's gradient with a "
-            "copy_ that is not non_blocking (deepspeed/runtime/zero/stage3.py __partition_grads, v0.6.7 of the "
-            "blog's time; partition_grads unchanged in 2025), so the gradient hook's host thread waits for each "
-            "reduction and its copies before launching more of the backward (the trainsim default for ZeRO-3 "
-            "offloading the optimizer alone, written here for the reader)")
+            "copy_ that is not non_blocking (deepspeed/runtime/zero/stage3.py __partition_grads in DeepSpeed "
+            "0.6.2, the version the blog names; partition_grads unchanged in 2025), so the gradient hook's host "
+            "thread waits for each reduction and its copies before launching more of the backward (the trainsim "
+            "default for ZeRO-3 offloading the optimizer alone, written here for the reader)")
     return case
 
 
