@@ -219,6 +219,10 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
     info.fp8_library = workload::fp8_library_name(sc.plan.fp8_runtime());
   }
   info.moment_dtype = workload::moment_dtype_name(sc.plan.moment_dtype);
+  if (sc.plan.offload != workload::Offload::kNone) {
+    info.offload = sc.plan.offload == workload::Offload::kOptimizer ? "optimizer" : "optimizer+params";
+    info.offload_grad_copy = sc.plan.grad_copy() == workload::OffloadGradCopy::kBlocking ? "blocking" : "async";
+  }
   if ((sc.plan.offload_modules & workload::kOffloadExpertFc1) != 0) info.offload_modules.emplace_back("expert_fc1");
   if ((sc.plan.offload_modules & workload::kOffloadMoeAct) != 0) info.offload_modules.emplace_back("moe_act");
   info.sim_wall_s = w.wall_s;

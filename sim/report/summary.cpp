@@ -216,6 +216,10 @@ nlohmann::json to_json(const Summary& s) {
     j["plan"]["fp8_library"] = s.info.fp8_library;
   }
   if (!s.info.offload_modules.empty()) j["plan"]["offload_modules"] = s.info.offload_modules;
+  if (s.info.offload != "none") {
+    j["plan"]["offload"] = s.info.offload;
+    j["plan"]["offload_grad_copy"] = s.info.offload_grad_copy;
+  }
   if (s.info.moment_dtype != "fp32") j["plan"]["optimizer_moment_dtype"] = s.info.moment_dtype;
   j["iteration_time_s"] = s.iteration_time_s;
   j["tokens_per_s"] = s.tokens_per_s;
@@ -298,6 +302,11 @@ std::string to_text(const Summary& s) {
     if (s.info.moment_dtype != "fp32") extras += ", Adam moments in " + s.info.moment_dtype;
     if (!s.info.offload_modules.empty()) {
       extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
+    }
+    if (s.info.offload != "none") {
+      extras += fmt::format(", {} on the host ({} gradient copies)",
+                            s.info.offload == "optimizer" ? "optimizer" : "optimizer and parameters",
+                            s.info.offload_grad_copy);
     }
     line("plan", fmt::format("tp={}{} pp={}{} dp={}{}, {} micro-batch{} of {} per pipeline, global batch {}, {}{}{}{}",
                              s.info.tp,

@@ -301,3 +301,27 @@ TEST_CASE("DeepSpeed's blocking gradient copy: each unit's backward and gather w
   CHECK(overlapped > 0);
   CHECK(blocking.sim->timeline.makespan > async.sim->timeline.makespan);
 }
+
+TEST_CASE("the summary names what lives on the host and the gradient copies that applied") {
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
+                                         "parallel.microbatch_size=2", "parallel.global_batch=16",
+                                         "parallel.zero_stage=3"};
+  auto summary_of = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> o = plan;
+    o.insert(o.end(), extra.begin(), extra.end());
+    const config::Scenario sc = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", o);
+    return driver::summarize(sc, driver::simulate(sc), "x");
+  };
+  // The default for ZeRO-3 offloading the optimizer alone: DeepSpeed's blocking copy.
+  const report::Summary deepspeed = summary_of({"parallel.offload=optimizer"});
+  CHECK(report::to_text(deepspeed).find(", optimizer on the host (blocking gradient copies)") != std::string::npos);
+  CHECK(report::to_json(deepspeed)["plan"]["offload"] == "optimizer");
+  CHECK(report::to_json(deepspeed)["plan"]["offload_grad_copy"] == "blocking");
+  const report::Summary fsdp = summary_of({"parallel.offload=optimizer+params"});
+  CHECK(report::to_text(fsdp).find(", optimizer and parameters on the host (async gradient copies)") !=
+        std::string::npos);
+  // Nothing offloaded: neither the words nor the keys.
+  const report::Summary none = summary_of({});
+  CHECK(report::to_text(none).find("on the host") == std::string::npos);
+  CHECK(!report::to_json(none)["plan"].contains("offload"));
+}
