@@ -180,14 +180,18 @@ void Lowering::lower_pipeline(int p) {
       }
       return std::nullopt;
     };
-    // DeepSpeed's live limit: units j + 1 .. i held at once must fit, unit j
-    // given back (its first use over, as a pass frees it) before i starts.
+    // DeepSpeed's live limit, checked before a whole unit is added (its
+    // prefetcher adds tensors while those available fall short of
+    // stage3_max_live_parameters): gather i waits until the units held
+    // before it, j + 1 .. i - 1, fall below the limit, unit j given back (its
+    // first use over, as a pass frees it); never longer than for the unit
+    // before's first use (a unit is gathered when it is needed).
     auto live_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
       if (live_limit <= 0.0) return std::nullopt;
       double live = 0.0;
-      for (std::size_t j = i + 1; j-- > 0;) {
+      for (std::size_t j = i; j-- > 0;) {
         live += gathered_params[j];
-        if (live > live_limit) return j == i ? (i > 0 ? std::optional<std::size_t>(i - 1) : std::nullopt) : j;
+        if (live >= live_limit) return j;
       }
       return std::nullopt;
     };

@@ -983,9 +983,12 @@ def dsazure_case(rec: dict) -> dict:
                                                     "which DeepSpeed does not read"),
             "parallel.fsdp_max_live_params": ("3e9: stage3_max_live_parameters in the recipes' DeepSpeed config "
                                               "(examples/azure/run-175b.sh and run-1t.sh, zero_optimization), "
-                                              "three times DeepSpeed's default. A 1T layer holds more (7.9e9), so "
-                                              "none is gathered ahead of the one computing; one 175B layer (1.8e9) "
-                                              "fits, two do not"),
+                                              "three times DeepSpeed's default, which its prefetcher checks before "
+                                              "adding a tensor (partitioned_param_coordinator.py of DeepSpeed "
+                                              "0.6.2: it prefetches while the parameters available fall short of "
+                                              "the limit). One 175B layer held (1.8e9) is below it, so the next is "
+                                              "gathered while it computes; a 1T layer (7.9e9) is above it, so none "
+                                              "is gathered ahead of the one computing"),
             "parallel.fsdp_max_reuse_distance": (
                 "3e9: stage3_max_reuse_distance in the same recipes' config. DeepSpeed's hooks release each module's "
                 "parameters after the recomputation's forward unless used again within that many "
