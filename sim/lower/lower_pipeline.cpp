@@ -429,21 +429,26 @@ void Lowering::lower_pipeline(int p) {
         }
         if (c.sharded() && (at_last ? last_of_stage : ends_backward_run(actions, k))) {
           const std::size_t U = c.shard_units.size();
-          // DeepSpeed's blocking copy to the host (Plan::grad_copy): the host
-          // launches nothing more of this backward until a unit's gradients
-          // are reduced and copied, so the next unit's piece (its regather
-          // first) waits for them.
+          // DeepSpeed's blocking copy to the host (Plan::grad_copy), made
+          // after the stage's last backward of the iteration (the gradient-
+          // accumulation boundary): the host launches nothing more of that
+          // backward until a unit's gradients are reduced and copied, so the
+          // next unit's piece (its regather first) waits for them.
           const bool blocking = plan_.offload != workload::Offload::kNone &&
-                                plan_.grad_copy() == workload::OffloadGradCopy::kBlocking && !at_last && by_unit;
+                                plan_.grad_copy() == workload::OffloadGradCopy::kBlocking && !at_last && by_unit &&
+                                last_of_stage;
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them
             const workload::ShardUnit& unit = c.shard_units[u];
             TaskInfo scatter{TaskKind::kGradReduce, a, q, -1};
             scatter.unit = static_cast<int>(u);
             scatter.units = static_cast<int>(U);
+            // The FP32 copy to the host (DeepSpeed's) at the boundary, after
+            // the unit's last collective.
+            const core::Time fp32_copy = last_of_stage && !at_last ? unit.grad_fp32_copy : core::Time::zero();
             collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
                             hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
-                            unit.grad_scatter, scatter);
+                            unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy), scatter);
             const core::TaskId scattered = last_collective_[q].value();
             edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
             if (at_last) effect_of(scattered).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
@@ -452,7 +457,7 @@ void Lowering::lower_pipeline(int p) {
               scatter.across_shard_groups = true;
               collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
                               hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(), replica,
-                              replica_participants, unit.grad_replicate, scatter);
+                              replica_participants, unit.grad_replicate + fp32_copy, scatter);
             }
             if (blocking && u > 0) {
               const core::TaskId done = last_collective_[q].value();

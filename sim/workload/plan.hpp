@@ -88,11 +88,12 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
 //   async     on the communication stream beside the compute, which goes on
 //             (ZeRO-1/2's and FSDP's CPU offload: non-blocking copies);
 //   blocking  DeepSpeed's stage 3 (stage3.py partition_grads): the 16-bit
-//             shard to its host buffer, back to the GPU, then an FP32 copy
-//             to the host's gradient that is not non-blocking, so the
-//             gradient hook's host thread waits for that unit's reduction
-//             and copies before it launches any more of the backward: the
-//             next unit's backward starts only after them.
+//             shard to its host buffer and back to the GPU after every
+//             backward; after the last of the iteration (the accumulation
+//             boundary) an FP32 copy to the host's gradient that is not
+//             non-blocking, so the gradient hook's host thread waits for
+//             that unit's reduction and copies before it launches any more
+//             of that backward: the next unit's backward starts after them.
 enum class OffloadGradCopy { kAsync, kBlocking };
 
 // How the loss is computed over the logits, and what it holds for a moment

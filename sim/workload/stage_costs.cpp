@@ -1012,11 +1012,14 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         u.grad_bytes = part.params * g;
         // Offloaded, the reduced gradient shard goes to the host once fully
         // reduced: after the scatter, or after HSDP's all-reduce. DeepSpeed's
-        // stage 3 (Plan::grad_copy blocking) moves it three times, one after
-        // the other on its reduction stream: the 16-bit shard to its host
-        // buffer and back, then as FP32 to the optimizer's gradient.
-        const double copied_per_param = plan.grad_copy() == OffloadGradCopy::kBlocking ? 2.0 * g + 4.0 : g;
+        // stage 3 (Plan::grad_copy blocking) moves the 16-bit shard to its
+        // host buffer and back after every backward, and after the last one
+        // of the iteration also copies it as FP32 into the optimizer's
+        // gradient, one after the other on its reduction stream.
+        const bool deepspeed_copies = plan.grad_copy() == OffloadGradCopy::kBlocking;
+        const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
         const core::Time to_host = core::Time::seconds(pcie_seconds(part.params * copied_per_param / shard));
+        if (deepspeed_copies) u.grad_fp32_copy = core::Time::seconds(pcie_seconds(part.params * 4.0 / shard));
         u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g);
         if (copies > 1) {
           u.grad_replicate =

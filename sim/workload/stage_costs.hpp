@@ -40,6 +40,12 @@ struct ShardUnit {
   // HSDP: the all-reduce of its gradient shard (grad_bytes / fsdp_shard_size)
   // across the shard groups, after the reduce-scatter. Zero without HSDP.
   core::Time grad_replicate;
+  // DeepSpeed's blocking copy (Plan::grad_copy): the FP32 copy of the reduced
+  // shard into the host optimizer's gradient, made after the stage's last
+  // backward of the iteration only (the gradient-accumulation boundary); the
+  // round trip of the 16-bit shard every backward makes is in the scatter
+  // (or replicate) time above. Zero otherwise.
+  core::Time grad_fp32_copy;
   // Its part of the stage's F, I and W (each set sums to 1 over the units):
   // its layers' (or embedding's, head's) own times; what the stage adds as a
   // whole (the all-gather a scatter-gather send needs) goes to the unit that

@@ -304,6 +304,29 @@ TEST_CASE("DeepSpeed's blocking gradient copy: each unit's backward and gather w
   }
   CHECK(overlapped > 0);
   CHECK(blocking.sim->timeline.makespan > async.sim->timeline.makespan);
+  // With two micro-batches a replica, DeepSpeed waits only at the
+  // gradient-accumulation boundary (the FP32 copy comes after the last
+  // backward): the first backward runs on under its scatters.
+  const driver::WhatIf two = run({"parallel.offload=optimizer", "parallel.global_batch=32"});
+  int first_overlapped = 0, last_overlapped = 0;
+  for (std::size_t t = 0; t < two.sim->info.size(); ++t) {
+    const lower::TaskInfo& in = two.sim->info[t];
+    if (in.kind != lower::TaskKind::kCompute || in.action.op != schedule::Op::kBackward || in.unit < 0 ||
+        in.unit + 1 >= U) {
+      continue;
+    }
+    for (std::size_t s = 0; s < two.sim->info.size(); ++s) {  // the scatter of the unit before, same backward
+      const lower::TaskInfo& sc = two.sim->info[s];
+      if (sc.kind != lower::TaskKind::kGradReduce || sc.unit != in.unit + 1 ||
+          sc.action.microbatch != in.action.microbatch) {
+        continue;
+      }
+      const bool overlaps = two.sim->timeline.start[t] < two.sim->timeline.end[s];
+      (in.action.microbatch == 0 ? first_overlapped : last_overlapped) += overlaps;
+    }
+  }
+  CHECK(first_overlapped > 0);
+  CHECK(last_overlapped == 0);
 }
 
 TEST_CASE("the summary names what lives on the host and the gradient copies that applied") {

@@ -74,10 +74,14 @@ TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded param
     CHECK((async.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
           doctest::Approx(b.grad_bytes / 8 / 25e9).epsilon(1e-6));
     // Offloading the optimizer alone under ZeRO-3 is DeepSpeed's stage 3,
-    // whose copies default to blocking: the BF16 shard to the host and back,
-    // then as FP32 to the host, 2 + 2 + 4 = 8 bytes a parameter of the shard.
+    // whose copies default to blocking: every backward the BF16 shard to the
+    // host and back, 2 + 2 bytes a parameter of the shard; after the last
+    // backward also as FP32 to the host, 4 bytes more.
     CHECK((opt.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
-          doctest::Approx(b.grad_bytes / 2 * 8 / 8 / 25e9).epsilon(1e-6));
+          doctest::Approx(b.grad_bytes / 2 * 4 / 8 / 25e9).epsilon(1e-6));
+    CHECK(opt.shard_units[u].grad_fp32_copy.to_seconds() ==
+          doctest::Approx(b.grad_bytes / 2 * 4 / 8 / 25e9).epsilon(1e-6));
+    CHECK(async.shard_units[u].grad_fp32_copy == core::Time::zero());
     // FSDP's CPU offload (parameters too) copies once, beside the compute.
     CHECK((all.shard_units[u].grad_scatter - b.grad_scatter).to_seconds() ==
           doctest::Approx(b.grad_bytes / 8 / 25e9).epsilon(1e-6));
