@@ -192,4 +192,10 @@ TEST_CASE("offload_grad_copy: DeepSpeed's blocking copy by default where ZeRO-3 
   CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer", "parallel.pp=2", "parallel.dp=2",
               "parallel.offload_grad_copy=async"})
             .plan.grad_copy() == workload::OffloadGradCopy::kAsync);
+  // Scatters after the last backward leave no backward to hold back.
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.offload=optimizer", "parallel.fsdp_grad_sync=last-backward"}) ==
+        "test.json: parallel.offload_grad_copy: \"blocking\" (DeepSpeed's stage 3, the default with offload "
+        "\"optimizer\") holds each backward back for its own scatters, and parallel.fsdp_grad_sync "
+        "\"last-backward\" scatters after the last backward; expected \"async\" or fsdp_grad_sync "
+        "\"each-backward\" (from --set parallel.fsdp_grad_sync=last-backward)");
 }
