@@ -544,7 +544,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   // DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 (runtime/pipe/
   // engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
   // parallelism"), so its stage 3's blocking copy never meets a pipeline.
-  if (p.offload != workload::Offload::kNone && p.pp > 1 && p.grad_copy() == workload::OffloadGradCopy::kBlocking) {
+  if (p.pp > 1 && p.blocking_grad_copy()) {
     ctx.fail("parallel.offload_grad_copy",
              fmt::format("\"blocking\" is DeepSpeed's stage 3 (the default where ZeRO-3 offloads the optimizer "
                          "alone), which DeepSpeed runs without pipeline parallelism (its pipeline engine refuses "
@@ -552,8 +552,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                          p.pp),
              {"parallel.pp", "parallel.offload", "parallel.zero_stage"});
   }
-  if (p.offload != workload::Offload::kNone && p.grad_sync_after_last_backward &&
-      p.grad_copy() == workload::OffloadGradCopy::kBlocking) {
+  if (p.grad_sync_after_last_backward && p.blocking_grad_copy()) {
     ctx.fail("parallel.offload_grad_copy",
              "\"blocking\" (DeepSpeed's stage 3, the default with offload \"optimizer\") holds each backward "
              "back for its own scatters, and parallel.fsdp_grad_sync \"last-backward\" scatters after the last "

@@ -434,9 +434,7 @@ void Lowering::lower_pipeline(int p) {
           // accumulation boundary): the host launches nothing more of that
           // backward until a unit's gradients are reduced and copied, so the
           // next unit's piece (its regather first) waits for them.
-          const bool blocking = plan_.offload != workload::Offload::kNone &&
-                                plan_.grad_copy() == workload::OffloadGradCopy::kBlocking && !at_last && by_unit &&
-                                last_of_stage;
+          const bool blocking = plan_.blocking_grad_copy() && by_unit && last_of_stage && !at_last;
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them
             const workload::ShardUnit& unit = c.shard_units[u];

@@ -390,6 +390,8 @@ struct Plan {
     return offload_grad_copy.value_or(zero_stage == 3 && offload == Offload::kOptimizer ? OffloadGradCopy::kBlocking
                                                                                          : OffloadGradCopy::kAsync);
   }
+  // Offloaded gradients copied as DeepSpeed's stage 3 copies them, waiting.
+  bool blocking_grad_copy() const { return offload != Offload::kNone && grad_copy() == OffloadGradCopy::kBlocking; }
   LossKernel loss = LossKernel::kVocabParallel;
   // Layers of each pipeline stage (pp x vp of them); empty for an even split.
   // (Llama 3 405B, for one, gave its first and last stages a layer less.)

@@ -1016,7 +1016,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         // host buffer and back after every backward, and after the last one
         // of the iteration also copies it as FP32 into the optimizer's
         // gradient, one after the other on its reduction stream.
-        const bool deepspeed_copies = plan.grad_copy() == OffloadGradCopy::kBlocking;
+        const bool deepspeed_copies = plan.blocking_grad_copy();
         const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
         const core::Time to_host = core::Time::seconds(pcie_seconds(part.params * copied_per_param / shard));
         if (deepspeed_copies) u.grad_fp32_copy = core::Time::seconds(pcie_seconds(part.params * 4.0 / shard));
