@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "config/load.hpp"
+#include "config/reader.hpp"
 #include "config/schema.hpp"
 
 namespace trainsim::config {
@@ -14,20 +15,15 @@ namespace {
 
 using nlohmann::json;
 
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
-
-std::string child(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+using detail::child;
+using detail::show;
 std::string item(const std::string& path, std::size_t i) { return fmt::format("{}[{}]", path, i); }
 
 // Reads values at JSON paths of one profile; every failure names the file
 // and the path.
-class Reader {
+class ProfileReader {
  public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
+  explicit ProfileReader(std::string file) : file_(std::move(file)) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw ConfigError(fmt::format("{}: {}: {}", file_, path.empty() ? "(top level)" : path, what));
@@ -138,7 +134,7 @@ class Reader {
   std::string file_;
 };
 
-hw::CalibrationHeader read_header(const Reader& r, const json& doc) {
+hw::CalibrationHeader read_header(const ProfileReader& r, const json& doc) {
   const std::string p = "header";
   const json& h = r.object(r.field(doc, "", p, "an object"), p,
                            {"tool", "note", "gpu_name", "gpu_count", "compute_capability", "sm_count", "sm_clock_mhz",
@@ -167,7 +163,7 @@ hw::CalibrationHeader read_header(const Reader& r, const json& doc) {
   return out;
 }
 
-hw::GemmGrid read_grid(const Reader& r, const json& gemm, const std::string& dtype) {
+hw::GemmGrid read_grid(const ProfileReader& r, const json& gemm, const std::string& dtype) {
   const std::string p = child("gemm", dtype);
   const json& g = r.object(gemm[dtype], p, {"m", "n", "k", "tflops", "tflops_min", "tflops_max"});
   hw::GemmGrid out;
@@ -189,7 +185,7 @@ hw::GemmGrid read_grid(const Reader& r, const json& gemm, const std::string& dty
   return out;
 }
 
-void read_gemm(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
+void read_gemm(const ProfileReader& r, const json& doc, hw::CalibrationProfile& out) {
   const json& g =
       r.object(r.field(doc, "", "gemm", "an object"), "gemm", {"bf16", "fp16", "fp8", "model_shapes", "sustained"});
   r.field(g, "gemm", "bf16", "the BF16 grid");
@@ -224,7 +220,7 @@ void read_gemm(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
   }
 }
 
-void read_attention(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
+void read_attention(const ProfileReader& r, const json& doc, hw::CalibrationProfile& out) {
   if (!doc.contains("attention")) return;
   const std::string p = "attention";
   const json& a = r.object(doc[p], p, {"kernel", "causal", "points"});
@@ -246,7 +242,7 @@ void read_attention(const Reader& r, const json& doc, hw::CalibrationProfile& ou
 
 // A section that may say it was not measured: {"measured": false, "reason": "..."}.
 // Returns the reason, or empty when it was measured.
-std::string skipped(const Reader& r, const json& v, const std::string& p) {
+std::string skipped(const ProfileReader& r, const json& v, const std::string& p) {
   if (!v.is_object()) r.fail(p, "expected an object, got " + show(v));
   const json& m = r.field(v, p, "measured", "true or false");
   if (!m.is_boolean()) r.fail(child(p, "measured"), "expected true or false, got " + show(m));
@@ -256,7 +252,7 @@ std::string skipped(const Reader& r, const json& v, const std::string& p) {
   return reason.empty() ? "not measured" : reason;
 }
 
-void read_links(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
+void read_links(const ProfileReader& r, const json& doc, hw::CalibrationProfile& out) {
   const json& p2p = r.field(doc, "", "p2p", "an object");
   out.p2p_skipped = skipped(r, p2p, "p2p");
   if (out.p2p_skipped.empty()) {
@@ -290,7 +286,7 @@ void read_links(const Reader& r, const json& doc, hw::CalibrationProfile& out) {
 }  // namespace
 
 std::shared_ptr<const hw::CalibrationProfile> read_calibration_profile(const json& doc, const std::string& file) {
-  const Reader r(file);
+  const ProfileReader r(file);
   r.object(doc, "", {"schema_version", "header", "gemm", "attention", "hbm", "launch", "host_copy", "p2p", "nccl"});
   const json& version = r.field(doc, "", "schema_version", "an integer");
   if (!version.is_number_integer() || version.get<long long>() != kCalibrationSchemaVersion) {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "config/load.hpp"
+#include "config/reader.hpp"
 #include "config/schema.hpp"
 #include "schedule/registry.hpp"
 #include "sweep/fingerprint.hpp"
@@ -20,10 +21,7 @@ using nlohmann::json;
   throw config::ConfigError(fmt::format("{}: {}: {}", file, path, what));
 }
 
-std::string show(const json& v) {
-  std::string s = v.dump();
-  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
+using config::detail::show;
 
 const std::vector<std::string> kTopKeys = {"description", "model",   "cluster",             "global_batch",
                                            "options",     "parallel", "allow_cross_node_tp", "axes"};

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/load.hpp"
+#include "config/reader.hpp"
 #include "config/schema.hpp"
 
 namespace trainsim::validate {
@@ -29,12 +30,7 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// Short rendering of a value for messages.
-std::string show(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
+using config::detail::show;
 
 // Fails with "FILE: PATH: WHAT", and the case's id once it is known.
 struct Reader {

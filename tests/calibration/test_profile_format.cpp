@@ -12,6 +12,10 @@
 #include "config/calibration_load.hpp"
 #include "profile_json.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace calibration_profile_format_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -161,3 +165,5 @@ TEST_CASE("samples are summarized by median, minimum and maximum") {
   CHECK(r.min == 2);
   CHECK(r.max == 8);
 }
+
+}  // namespace calibration_profile_format_test

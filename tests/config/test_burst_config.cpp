@@ -5,6 +5,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_burst_config_test {
+
 using namespace trainsim::config;
 using nlohmann::json;
 
@@ -188,3 +192,5 @@ TEST_CASE("a layer-table model refuses the keys of kernels, losses and overlappe
   CHECK(error_of(burst(), {"parallel.distributed_optimizer=true"}) ==
         "burst.json: parallel.distributed_optimizer: " + why + " (from --set parallel.distributed_optimizer=true)");
 }
+
+}  // namespace config_burst_config_test

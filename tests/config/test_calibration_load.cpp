@@ -9,6 +9,10 @@
 #include "config/calibration_load.hpp"
 #include "config/load.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_calibration_load_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -203,3 +207,5 @@ TEST_CASE("a profile of another GPU is refused, naming the key, the profile's GP
   CHECK(config::load_file(a100, {"cluster.node=jean-zay-a100", "cluster.calibration=" + kSample})
             .cluster.node.gpu.calibration != nullptr);
 }
+
+}  // namespace config_calibration_load_test

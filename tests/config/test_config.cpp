@@ -10,6 +10,10 @@
 #include "config/schema.hpp"
 #include "workload/stage_costs.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_test {
+
 using namespace trainsim::config;
 using nlohmann::json;
 
@@ -673,3 +677,5 @@ TEST_CASE("parallel.fsdp_grad_sync: each-backward or last-backward, only with ze
   CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_grad_sync=last-backward"})
             .plan.grad_sync_after_last_backward);
 }
+
+}  // namespace config_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_context_parallel_keys_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -82,3 +86,5 @@ TEST_CASE("parallel.cp_merge: PyTorch's merges, with its rotate methods and load
         "test.json: parallel.cp_merge: expected \"fused\" or \"pytorch\", got \"eager\" (from --set "
         "parallel.cp_merge=eager)");
 }
+
+}  // namespace config_context_parallel_keys_test

@@ -8,6 +8,10 @@
 #include "load_error.hpp"
 #include "schedule/action.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_csv_schedule_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -87,3 +91,5 @@ TEST_CASE("csv:PATH errors name the config, parallel.schedule, and the CSV's lin
   // An unknown plugin name mentions the csv: form.
   CHECK(error_of(doc("1f1c")).find("or csv:PATH") != std::string::npos);
 }
+
+}  // namespace config_csv_schedule_test

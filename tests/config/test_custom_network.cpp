@@ -5,6 +5,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_custom_network_test {
+
 using namespace trainsim::config;
 using nlohmann::json;
 
@@ -136,3 +140,5 @@ TEST_CASE("GPUs that must talk but have no path between them are named") {
   // On two nodes (one leaf) every GPU meets every other: no up-link needed.
   CHECK(error_of(doc, {"cluster.nodes=2", "parallel.dp=1"}) == "");
 }
+
+}  // namespace config_custom_network_test

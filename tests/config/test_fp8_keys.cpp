@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_fp8_keys_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -111,3 +115,5 @@ TEST_CASE("fp8_library: the recipe's library by default, a named one checked aga
         "test.json: parallel.fp8_library: applies only with parallel.precision = \"fp8\" (from --set "
         "parallel.fp8_library=torchao)");
 }
+
+}  // namespace config_fp8_keys_test

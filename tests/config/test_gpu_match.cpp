@@ -2,6 +2,10 @@
 
 #include "config/gpu_match.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_gpu_match_test {
+
 using trainsim::config::gpu_preset_for;
 using trainsim::config::same_gpu;
 
@@ -28,3 +32,5 @@ TEST_CASE("the GPU preset a device name names, if exactly one") {
   CHECK(gpu_preset_for("NVIDIA H100").empty());  // either: a tie
   CHECK(gpu_preset_for("NVIDIA GeForce RTX 4090").empty());
 }
+
+}  // namespace config_gpu_match_test

@@ -12,6 +12,10 @@
 #include "config/json_text.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_hf_config_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -166,3 +170,5 @@ TEST_CASE("a Hugging Face config trainsim cannot map is an error naming the file
   CHECK(renamed.name == "mine");
   CHECK(renamed.seq == 2048);
 }
+
+}  // namespace config_hf_config_test

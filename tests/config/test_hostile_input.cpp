@@ -10,6 +10,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_hostile_input_test {
+
 using namespace trainsim::config;
 using nlohmann::json;
 
@@ -129,3 +133,5 @@ TEST_CASE("the empty key is a key: a repeat of it is named") {
     CHECK(std::string(e.what()) == "x.json: a.\"\": duplicate key (each key may appear once in an object)");
   }
 }
+
+}  // namespace config_hostile_input_test

@@ -12,6 +12,10 @@
 #include "config/megatron_args.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_megatron_args_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 
@@ -192,3 +196,5 @@ TEST_CASE("a launch script's variables, arrays and continuations") {
   CHECK(megatron_args_from_script(script, "s.sh") ==
         std::vector<std::string>{"--a", "4", "--b", "two", "words", "--c", "--d", "7", "--e", "5"});
 }
+
+}  // namespace config_megatron_args_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_mla_keys_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -75,3 +79,5 @@ TEST_CASE("MLA's keys: what it needs and what it refuses") {
   CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "model.q_lora_rank=5"}) ==
         "test.json: model.q_lora_rank: applies only with model.attention = \"mla\" (from --set model.q_lora_rank=5)");
 }
+
+}  // namespace config_mla_keys_test

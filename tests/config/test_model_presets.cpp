@@ -9,6 +9,10 @@
 
 #include "config/load.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_model_presets_test {
+
 using namespace trainsim;
 
 TEST_CASE("model presets have their published parameter counts") {
@@ -39,3 +43,5 @@ TEST_CASE("model presets have their published parameter counts") {
     CHECK(sc.model.total_params() == doctest::Approx(params).scale(0).epsilon(5e-3));
   }
 }
+
+}  // namespace config_model_presets_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_moe_keys_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -204,3 +208,5 @@ TEST_CASE("parallel.offload_modules: Megatron-Core's MoE modules, read as bits; 
             "parallel.offload_modules: the node \"grand-teton-h100\" does not give its host's pcie_gb_per_s, "
             "host_memory_gb; set cluster.node.pcie_gb_per_s") != std::string::npos);
 }
+
+}  // namespace config_moe_keys_test

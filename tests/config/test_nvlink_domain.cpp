@@ -10,6 +10,10 @@
 #include "hw/collective.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_nvlink_domain_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -183,3 +187,5 @@ TEST_CASE("a GPU's shape grid: the Hopper and Blackwell presets carry XLA's; a m
   CHECK(testing::load_error(a100, {R"(cluster.node.gpu.gemm_fp8_grid={"m": [256], "n": [256], "k": [256], "tflops": [1]})"})
             .find("cluster.node.gpu.gemm_fp8_grid: needs gemm_fp8_tflops and gemm_fp8_max_tflops") != std::string::npos);
 }
+
+}  // namespace config_nvlink_domain_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "load_error.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_overlap_keys_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 using nlohmann::json;
@@ -199,3 +203,5 @@ TEST_CASE("offload_grad_copy: DeepSpeed's blocking copy by default where ZeRO-3 
         "\"last-backward\" scatters after the last backward; expected \"async\" or fsdp_grad_sync "
         "\"each-backward\" (from --set parallel.fsdp_grad_sync=last-backward)");
 }
+
+}  // namespace config_overlap_keys_test

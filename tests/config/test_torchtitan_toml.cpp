@@ -12,6 +12,10 @@
 #include "config/torchtitan_toml.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace config_torchtitan_toml_test {
+
 using namespace trainsim;
 using namespace trainsim::config;
 
@@ -126,3 +130,5 @@ TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and 
         "job.toml: parallelism: tp x pp x cp x replicate = 3 x 1 x 1 x 1 does not divide the 8 GPUs of 1 dgx-h100 nodes");
   CHECK(error_of(kLlama8b + "[training]\nmixed_precision_param = \"float32\"\n").rfind("job.toml:", 0) == 0);
 }
+
+}  // namespace config_torchtitan_toml_test

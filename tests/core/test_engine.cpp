@@ -5,6 +5,10 @@
 
 #include "core/engine.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace core_engine_test {
+
 using namespace trainsim::core;
 
 namespace {
@@ -160,3 +164,5 @@ TEST_CASE("edges handed over as a vector run as if added one by one; a bad one i
   bad.add({0, 0, Time::ps(1), 0.0});
   CHECK_THROWS_AS(bad.add_edges({{0, 5}}), std::logic_error);
 }
+
+}  // namespace core_engine_test

@@ -6,6 +6,10 @@
 
 #include "core/event_queue.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace core_event_queue_test {
+
 using trainsim::core::Event;
 using trainsim::core::EventQueue;
 using trainsim::core::Time;
@@ -65,3 +69,5 @@ TEST_CASE("Time converts seconds to whole picoseconds") {
   CHECK(Time::seconds(-1.0).ps() == 0);  // durations never run backwards
   CHECK((Time::ps(3) + Time::ps(4)).ps() == 7);
 }
+
+}  // namespace core_event_queue_test

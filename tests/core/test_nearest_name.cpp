@@ -6,6 +6,10 @@
 
 #include "core/nearest_name.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace core_nearest_name_test {
+
 using trainsim::core::nearest_name;
 
 TEST_CASE("the nearest name: a typo within a third of the length, else a name cut short") {
@@ -24,3 +28,5 @@ TEST_CASE("the nearest name: a typo within a third of the length, else a name cu
   // A key far longer than every name is ruled out by length alone.
   CHECK_FALSE(nearest_name(std::string(1000, 'x'), names).has_value());
 }
+
+}  // namespace core_nearest_name_test

@@ -6,6 +6,10 @@
 #include "driver/layer_whatif.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_burst_test {
+
 using namespace trainsim;
 
 namespace {
@@ -106,3 +110,5 @@ TEST_CASE("ResNet-50: a given plan runs as given") {
   CHECK(b.layers.front().gpus == 16);
   CHECK(b.amplification_limit == 0.0);  // no planner ran
 }
+
+}  // namespace driver_burst_test

@@ -9,6 +9,10 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_calibration_test {
+
 using namespace trainsim;
 
 namespace {
@@ -39,3 +43,5 @@ TEST_CASE("the sample profile slows the example's iteration and its stages") {
   // Deterministic: the same profile, the same timeline.
   CHECK(run({"cluster.calibration=" + kSample}).sim->timeline.makespan == calibrated.sim->timeline.makespan);
 }
+
+}  // namespace driver_calibration_test

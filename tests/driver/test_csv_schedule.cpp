@@ -11,6 +11,10 @@
 #include "schedule/csv.hpp"
 #include "schedule/registry.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_csv_schedule_test {
+
 using namespace trainsim;
 
 namespace {
@@ -108,3 +112,5 @@ TEST_CASE("a V-shaped CSV places the plan's stages in a V; a plan that disagrees
                                 "looped one");
   }
 }
+
+}  // namespace driver_csv_schedule_test

@@ -6,6 +6,10 @@
 #include "driver/whatif.hpp"
 #include "hw/topology.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_fidelity_test {
+
 using namespace trainsim;
 
 namespace {
@@ -198,3 +202,5 @@ TEST_CASE("two entries for one link are refused, naming both") {
                                                                {"link": "node0.nvswitch->gpu2", "failed": true}])"})
             .sim->timeline.makespan > core::Time::zero());
 }
+
+}  // namespace driver_fidelity_test

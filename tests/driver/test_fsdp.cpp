@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_fsdp_test {
+
 using namespace trainsim;
 
 namespace {
@@ -352,3 +356,5 @@ TEST_CASE("the summary names what lives on the host and the gradient copies that
   CHECK(report::to_text(none).find("on the host") == std::string::npos);
   CHECK(!report::to_json(none)["plan"].contains("offload"));
 }
+
+}  // namespace driver_fsdp_test

@@ -10,6 +10,10 @@
 #include "driver/whatif.hpp"
 #include "workload/tp_overlap.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_moe_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -157,3 +161,5 @@ TEST_CASE("host memory is counted per node as given, also where nodes share an N
   CHECK(folded.host_memory_per_node_bytes == doctest::Approx(16.0 * static_cast<double>(o)));
   CHECK(folded.host_memory_capacity_bytes == apart.host_memory_capacity_bytes);
 }
+
+}  // namespace driver_moe_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_overlap_test {
+
 using namespace trainsim;
 using lower::TaskKind;
 
@@ -165,3 +169,5 @@ TEST_CASE("compute under an overlapping collective runs 18.9% slower unless the 
   // A layer-table model (its interference is parallel.burst.interference) takes no default.
   CHECK_NOTHROW(config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/vgg16-dp-16xa100.json"));
 }
+
+}  // namespace driver_overlap_test

@@ -11,6 +11,10 @@
 #include "driver/plan_cache.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_plan_cache_test {
+
 using namespace trainsim;
 
 namespace {
@@ -136,3 +140,5 @@ TEST_CASE("the summaries kept are bounded in number, the oldest given up first")
   CHECK(cache.same_simulation("k", b)->iteration_time_s == 2.0);
   CHECK(cache.same_simulation("k", c)->iteration_time_s == 3.0);
 }
+
+}  // namespace driver_plan_cache_test

@@ -8,6 +8,10 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_schedule_effects_test {
+
 using namespace trainsim;
 
 namespace {
@@ -92,3 +96,5 @@ TEST_CASE("zb-v runs end to end: stages in a V, the tied embedding in place, fas
   CHECK(t < il.sim->timeline.makespan.to_seconds());
   CHECK(zbh1 < one);
 }
+
+}  // namespace driver_schedule_effects_test

@@ -6,6 +6,10 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace driver_work_limits_test {
+
 using namespace trainsim;
 
 namespace {
@@ -123,3 +127,5 @@ TEST_CASE("flow collectives count their flow steps, and too many are refused") {
   CHECK(why.find("use options.collectives = \"analytic\"") != std::string::npos);
   CHECK(refusal(plan, few) == "not refused");
 }
+
+}  // namespace driver_work_limits_test

@@ -9,6 +9,10 @@
 #include "hw/calibration_profile.hpp"
 #include "hw/collective.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_calibration_profile_test {
+
 using namespace trainsim;
 
 namespace {
@@ -114,3 +118,5 @@ TEST_CASE("collectives over the measured ranks of one node take the measured tim
   CHECK(hw::collective_time(K::kAllReduce, 1e6, four, c.node, hw::CollectiveAlgorithm::kTree) ==
         hw::collective_time(K::kAllReduce, 1e6, four, plain, hw::CollectiveAlgorithm::kTree));
 }
+
+}  // namespace hw_calibration_profile_test

@@ -2,6 +2,10 @@
 
 #include "hw/collective.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_collective_test {
+
 using namespace trainsim;
 
 namespace {
@@ -282,3 +286,5 @@ TEST_CASE("a GPU outside the cluster is refused by name") {
   CHECK_THROWS_WITH_AS(hw::concurrent_nic_share(c, {{0, 16}}), "GPU 16 is outside the cluster (GPUs 0 to 15)",
                        std::invalid_argument);
 }
+
+}  // namespace hw_collective_test

@@ -6,6 +6,10 @@
 
 #include "hw/collective_layout.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_collective_layout_test {
+
 using namespace trainsim;
 
 namespace {
@@ -173,3 +177,5 @@ TEST_CASE("an all-to-all is every ordered pair at once") {
   CHECK(stages[0].transfers.size() == 30u);
   for (const auto& t : stages[0].transfers) CHECK(t.inputs.empty());
 }
+
+}  // namespace hw_collective_layout_test

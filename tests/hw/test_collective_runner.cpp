@@ -6,6 +6,10 @@
 #include "hw/collective_runner.hpp"
 #include "hw/stream.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_collective_runner_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -346,3 +350,5 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   const std::vector<std::pair<std::uint32_t, bool>> expected = {{0, true}, {1, true}, {0, false}, {0, true}, {1, false}, {0, false}};
   CHECK(heard.calls == expected);
 }
+
+}  // namespace hw_collective_runner_test

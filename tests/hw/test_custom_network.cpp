@@ -9,6 +9,10 @@
 #include "hw/topology.hpp"
 #include "transfers.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_custom_network_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -212,3 +216,5 @@ TEST_CASE("placeholders repeat an entry over nodes and NICs") {
   }
   CHECK_THROWS_AS(hw::fill_placeholders({"node{n}.nic{i}"}, 64, 8, 100), std::invalid_argument);
 }
+
+}  // namespace hw_custom_network_test

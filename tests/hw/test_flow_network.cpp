@@ -8,6 +8,10 @@
 #include "core/engine.hpp"
 #include "hw/flow_network.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_flow_network_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -347,3 +351,5 @@ TEST_CASE("random networks: every transfer ends when plain water-filling over th
     }
   }
 }
+
+}  // namespace hw_flow_network_test

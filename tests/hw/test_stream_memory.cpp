@@ -6,6 +6,10 @@
 #include "hw/memory_pool.hpp"
 #include "hw/stream.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_stream_memory_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -129,3 +133,5 @@ TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new spe
   const auto tl = e.run();
   CHECK(tl.end[work].ps() == 16);
 }
+
+}  // namespace hw_stream_memory_test

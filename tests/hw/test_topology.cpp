@@ -4,6 +4,10 @@
 #include "hw/topology.hpp"
 #include "transfers.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_topology_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -215,3 +219,5 @@ TEST_CASE("a built-in network's routes are the paths a search finds, without the
   CHECK(topo.route_links(0, 16) == topo.searched_links(0, 16));
   CHECK_THROWS_AS(topo.route(8, 16), hw::NoRoute);
 }
+
+}  // namespace hw_topology_test

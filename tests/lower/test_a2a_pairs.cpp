@@ -6,6 +6,10 @@
 #include "schedule/registry.hpp"
 #include "schedule/schedule.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace lower_a2a_pairs_test {
+
 using namespace trainsim;
 using schedule::Action;
 using schedule::Op;
@@ -55,3 +59,5 @@ TEST_CASE("DualPipeV: the main phase pairs F0 with B1 and F1 with B0; phase 5 le
   // Warm-up and cool-down: nothing paired.
   for (int k : {0, 1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18}) CHECK(p[static_cast<std::size_t>(k)] == -1);
 }
+
+}  // namespace lower_a2a_pairs_test

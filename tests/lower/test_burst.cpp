@@ -3,6 +3,10 @@
 #include "hw/collective.hpp"
 #include "lower/burst.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace lower_burst_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -125,3 +129,5 @@ TEST_CASE("a background job takes every idle stretch of every GPU") {
   CHECK(sim->background[2] == Spans{{Time::zero(), end}});
   CHECK(sim->background[3] == Spans{{Time::zero(), end}});
 }
+
+}  // namespace lower_burst_test

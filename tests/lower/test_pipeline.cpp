@@ -8,6 +8,10 @@
 #include "schedule/registry.hpp"
 #include "schedule/sharding.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace lower_pipeline_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -667,3 +671,5 @@ TEST_CASE("dualpipe: within the DualPipe README's bubble, PP + 1 chunk activatio
   const auto sim = simulate("dualpipe", 2, 4, costs);
   CHECK(sim->timeline.makespan == F * 13);
 }
+
+}  // namespace lower_pipeline_test

@@ -2,6 +2,10 @@
 
 #include "report/burst_stats.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_burst_stats_test {
+
 using namespace trainsim::report;
 
 TEST_CASE("burst stats: runs of equal widths, and the background only when there is one") {
@@ -25,3 +29,5 @@ TEST_CASE("burst stats: runs of equal widths, and the background only when there
   CHECK(to_json(b)["background"]["samples_per_s"] == 1234.5);
   CHECK(to_text(b).find("ResNet-50, batch 32 per GPU, 1234.50 samples/s") != std::string::npos);
 }
+
+}  // namespace report_burst_stats_test

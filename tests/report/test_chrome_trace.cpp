@@ -15,6 +15,10 @@
 #include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_chrome_trace_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -367,3 +371,5 @@ TEST_CASE("slices start on whole nanoseconds and end a picosecond short of one")
   CHECK(slices > 0);
   CHECK(text.find("\"ts\":0.000,") != std::string::npos);
 }
+
+}  // namespace report_chrome_trace_test

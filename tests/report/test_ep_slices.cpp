@@ -9,6 +9,10 @@
 #include "report/ep_slices.hpp"
 #include "workload/tp_overlap.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_ep_slices_test {
+
 using namespace trainsim;
 using core::Time;
 using schedule::Action;
@@ -156,3 +160,5 @@ TEST_CASE("a MoE run's exchanges: inside their actions, two a MoE layer, none fo
   const config::Scenario dense = config::load_file(TRAINSIM_SOURCE_DIR "/tests/fuzz/seeds/whatif/dualpipe-gpt-tied.json");
   CHECK(report::ep_slices(*driver::simulate(dense).sim).empty());
 }
+
+}  // namespace report_ep_slices_test

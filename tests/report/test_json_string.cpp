@@ -5,6 +5,10 @@
 
 #include "report/json_string.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_json_string_test {
+
 using trainsim::report::json_string;
 
 TEST_CASE("quotes and backslashes are escaped") {
@@ -33,3 +37,5 @@ TEST_CASE("what is escaped parses back to itself") {
     CHECK(nlohmann::json::parse(json_string(s)).get<std::string>() == s);
   }
 }
+
+}  // namespace report_json_string_test

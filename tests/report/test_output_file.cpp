@@ -11,6 +11,10 @@
 
 #include "report/output_file.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_output_file_test {
+
 using namespace trainsim;
 namespace fs = std::filesystem;
 
@@ -154,3 +158,5 @@ TEST_CASE("standard output and devices are written where they are, never replace
   CHECK(report::write_output_file("/dev/null", "into nothing") == "");
   CHECK(fs::is_character_file("/dev/null"));
 }
+
+}  // namespace report_output_file_test

@@ -14,6 +14,10 @@
 #include "report/chrome_trace.hpp"
 #include "report/summary.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_test {
+
 using namespace trainsim;
 
 namespace {
@@ -401,3 +405,5 @@ TEST_CASE("gradient reductions and parameter gathers are reported apart") {
   CHECK(report::to_text(plain).find("parameter all-gather") == std::string::npos);
   CHECK(report::to_json(plain)["param_all_gather_s"] == 0.0);
 }
+
+}  // namespace report_test

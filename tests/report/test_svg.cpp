@@ -10,6 +10,10 @@
 #include "report/summary.hpp"
 #include "report/svg.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_svg_test {
+
 using namespace trainsim;
 
 namespace {
@@ -176,3 +180,5 @@ TEST_CASE("a V-shaped schedule read from CSV: its placement in the picture and i
   CHECK(p.svg.find("in a V: stages 0-1 on ranks 0-1, stages 2-3 back up on ranks 1-0") != std::string::npos);
   CHECK(p.svg.find("mod 2") == std::string::npos);
 }
+
+}  // namespace report_svg_test

@@ -6,6 +6,10 @@
 
 #include "report/trace_time.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace report_trace_time_test {
+
 using namespace trainsim;
 using core::Time;
 
@@ -105,3 +109,5 @@ TEST_CASE("adjacent slices never overlap, however a viewer reads them") {
     CHECK(rounded_ns(sa.ts) + rounded_ns(sa.dur) == report::whole_ns(Time::ps(m)));
   }
 }
+
+}  // namespace report_trace_time_test

@@ -5,6 +5,10 @@
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace schedule_check_test {
+
 using namespace trainsim::schedule;
 
 namespace {
@@ -134,3 +138,5 @@ TEST_CASE("schedules may emit compute actions only") {
   p.ranks = {{{F, 0, 0}, {Op::kOptimizer, 0, 0}}};
   CHECK_THROWS_AS(with_communication(p, Shape::linear(1, 1)), ProgramError);
 }
+
+}  // namespace schedule_check_test

@@ -8,6 +8,10 @@
 #include "schedule/csv.hpp"
 #include "schedule/registry.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace schedule_csv_test {
+
 using namespace trainsim::schedule;
 
 namespace {
@@ -169,3 +173,5 @@ TEST_CASE("every registered schedule survives export and import unchanged") {
     CHECK(accepted > 0);
   }
 }
+
+}  // namespace schedule_csv_test

@@ -5,6 +5,10 @@
 #include "schedule/action.hpp"
 #include "schedule/csv.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace schedule_placement_test {
+
 using namespace trainsim::schedule;
 
 TEST_CASE("looped placement: stage s on rank s mod p") {
@@ -71,3 +75,5 @@ TEST_CASE("dual placement: two pipelines of the same layers, down the ranks and 
                        "its 2 pipelines (directions) split the 7 micro-batches evenly; expected a multiple of 2",
                        std::invalid_argument);
 }
+
+}  // namespace schedule_placement_test

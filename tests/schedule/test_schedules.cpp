@@ -9,6 +9,10 @@
 #include "schedule/registry.hpp"
 #include "schedule/sharding.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace schedule_schedules_test {
+
 using namespace trainsim::schedule;
 
 
@@ -264,3 +268,5 @@ TEST_CASE("dualpipe: DualPipe's eight phases, the ranks of each half mirroring e
   CHECK_THROWS_AS(find_schedule("dualpipev")->program(Shape::placed(Placement::kDual, 4, 1, 8)),
                   std::invalid_argument);
 }
+
+}  // namespace schedule_schedules_test

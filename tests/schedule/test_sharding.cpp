@@ -7,6 +7,10 @@
 #include "schedule/registry.hpp"
 #include "schedule/sharding.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace schedule_sharding_test {
+
 using namespace trainsim::schedule;
 
 namespace {
@@ -98,3 +102,5 @@ TEST_CASE("without reshard after backward either, a stage is gathered once and g
         "0UNSHARD 0F0 0RESHARD 0UNSHARD 0B0 0F1 0RESHARD 0UNSHARD 0B1 0REDUCE_GRAD 0RESHARD OPTIMIZER");
   CHECK_NOTHROW(check(f, shape));
 }
+
+}  // namespace schedule_sharding_test

@@ -2,6 +2,10 @@
 
 #include "sweep/baseline.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_baseline_test {
+
 using namespace trainsim;
 
 namespace {
@@ -56,3 +60,5 @@ TEST_CASE("the regression gate") {
   CHECK_FALSE(sweep::parse_tolerance("two", tol));
   CHECK_FALSE(sweep::parse_tolerance("%", tol));
 }
+
+}  // namespace sweep_baseline_test

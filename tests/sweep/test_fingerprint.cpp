@@ -3,6 +3,10 @@
 #include "sweep/fingerprint.hpp"
 #include "sweep/spec.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_fingerprint_test {
+
 using namespace trainsim;
 using nlohmann::json;
 
@@ -66,3 +70,5 @@ TEST_CASE("another global batch, axis, option or cluster is another sweep") {
   gpu["cluster"]["node"]["gpu"]["memory_gb"] = 40;
   CHECK(print(gpu) != base);
 }
+
+}  // namespace sweep_fingerprint_test

@@ -6,6 +6,10 @@
 #include "sweep/runner.hpp"
 #include "sweep_fixture.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_merge_test {
+
 using namespace trainsim;
 using sweep::testing::small_spec;
 
@@ -80,3 +84,5 @@ TEST_CASE("shard K/N parsing") {
   CHECK_FALSE(sweep::parse_shard("2", k, n));
   CHECK_FALSE(sweep::parse_shard("2/8x", k, n));
 }
+
+}  // namespace sweep_merge_test

@@ -2,6 +2,10 @@
 
 #include "sweep/plot.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_plot_test {
+
 using namespace trainsim;
 
 TEST_CASE("the heat map: the best time per (tp, pp), OOM cells marked") {
@@ -32,3 +36,5 @@ TEST_CASE("the heat map: the best time per (tp, pp), OOM cells marked") {
   // The empty cell (tp 2, pp 2) is left grey, unlabelled.
   CHECK(svg.find("fill=\"#f4f4f4\"") != std::string::npos);
 }
+
+}  // namespace sweep_plot_test

@@ -3,6 +3,10 @@
 #include "config/error.hpp"
 #include "sweep/report.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_report_test {
+
 using namespace trainsim;
 
 namespace {
@@ -103,3 +107,5 @@ TEST_CASE("the table: top plans only, aligned") {
   CHECK(t.find("45.0%") != std::string::npos);
   CHECK(t.find("11.50 GiB") != std::string::npos);  // 12345678901 / 2^30 = 11.4978
 }
+
+}  // namespace sweep_report_test

@@ -2,6 +2,10 @@
 
 #include "sweep/result.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_result_test {
+
 using namespace trainsim;
 
 namespace {
@@ -37,3 +41,5 @@ TEST_CASE("the Pareto front in (iteration time, peak memory)") {
   for (const auto* r : sweep::pareto_front(rs)) front += r->key;
   CHECK(front == "ace");
 }
+
+}  // namespace sweep_result_test

@@ -5,6 +5,10 @@
 #include "sweep/runner.hpp"
 #include "sweep_fixture.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_runner_test {
+
 using namespace trainsim;
 using sweep::testing::small_spec;
 
@@ -134,3 +138,5 @@ TEST_CASE("the bound of a context-parallel plan is its own, whichever plan fille
     CHECK(bound <= sweep::run_one(s, second).iteration_time_s);
   }
 }
+
+}  // namespace sweep_runner_test

@@ -4,6 +4,10 @@
 #include "sweep/space.hpp"
 #include "sweep_fixture.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_space_test {
+
 using namespace trainsim;
 using sweep::testing::small_spec;
 
@@ -297,3 +301,5 @@ TEST_CASE("ZeRO-3's knobs as fixed keys: plans of stage 3 take them, a stage tha
                                    "parallel.fsdp_max_live_params)");
   }
 }
+
+}  // namespace sweep_space_test

@@ -4,6 +4,10 @@
 #include "sweep/spec.hpp"
 #include "sweep_fixture.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace sweep_spec_test {
+
 using namespace trainsim;
 using sweep::testing::small_spec;
 
@@ -80,3 +84,5 @@ TEST_CASE("a list of clusters: each read by the config loader, errors name the e
                        doctest::Contains("two.json: cluster[1].nodes: expected a positive integer, got 0"),
                        config::ConfigError);
 }
+
+}  // namespace sweep_spec_test

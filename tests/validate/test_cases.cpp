@@ -6,6 +6,10 @@
 
 #include "validate/cases.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace validate_cases_test {
+
 using namespace trainsim;
 using namespace trainsim::validate;
 using nlohmann::json;
@@ -219,3 +223,5 @@ TEST_CASE("a case with nothing measured loads when an ordering names it") {
   const CaseFile f = parse_cases(doc, "x.json", "dir");
   CHECK(f.cases[0].measured.empty());
 }
+
+}  // namespace validate_cases_test

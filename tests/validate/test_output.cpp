@@ -6,6 +6,10 @@
 
 #include "validate/output.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace validate_output_test {
+
 using namespace trainsim::validate;
 using nlohmann::json;
 
@@ -145,3 +149,5 @@ TEST_CASE("JSON: rows, per-group and overall MAPE, orderings") {
   CHECK(only_b["mape"]["memory"]["worst"].is_null());
   CHECK(only_b["orderings"][0]["status"] == "skipped");
 }
+
+}  // namespace validate_output_test

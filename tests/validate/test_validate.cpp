@@ -10,6 +10,10 @@
 #include "driver/whatif.hpp"
 #include "validate/validate.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace validate_test {
+
 using namespace trainsim;
 using namespace trainsim::validate;
 using nlohmann::json;
@@ -306,3 +310,5 @@ TEST_CASE("a plan the simulator cannot run names the case") {
   CHECK(error_of(one_case(c)).starts_with("x.json: cases[0].config: cannot simulate this plan: simulated time overflows"));
   CHECK(error_of(one_case(c)).ends_with("(case \"bad\")"));
 }
+
+}  // namespace validate_test

@@ -7,6 +7,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_activation_offload_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -97,3 +101,5 @@ TEST_CASE("over a slow host link the copies set the pace of each pass") {
         doctest::Approx(8.0 * (copy_s - layer_b)));
   CHECK(off.stages[0].weight_grad == kept.stages[0].weight_grad);
 }
+
+}  // namespace workload_activation_offload_test

@@ -5,6 +5,10 @@
 #include "workload/op_cost.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_attention_kernels_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 
@@ -48,3 +52,5 @@ TEST_CASE("an attention op runs at its kernel's curve, causal work counted as Fl
   CHECK(seconds(Attention::kCudnn, Pass::kForward) / seconds(Attention::kFlash, Pass::kForward) ==
         doctest::Approx(160.0 / 256.0));
 }
+
+}  // namespace workload_attention_kernels_test

@@ -2,6 +2,10 @@
 
 #include "workload/burst_planner.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_burst_planner_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using core::Time;
@@ -149,3 +153,5 @@ TEST_CASE("a plan's transfer cost comes from the flows on the topology") {
   // A background job's interference stretches compute alike.
   CHECK(burst_costs(t, cluster, 8, 1.5).forward[0][2] == Time::ps(6000));
 }
+
+}  // namespace workload_burst_planner_test

@@ -7,6 +7,10 @@
 #include "hw/calibration_profile.hpp"
 #include "workload/op_cost.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_calibrated_costs_test {
+
 using namespace trainsim;
 
 namespace {
@@ -71,3 +75,5 @@ TEST_CASE("a profile's FP8 grid times FP8 GEMMs; without one they keep the prese
   // BF16 GEMMs still read the BF16 grid: 100 at 0.9.
   CHECK(workload::gemm_flops_per_s(gpu, 4096, 4096, 4096) == doctest::Approx(90e12).epsilon(1e-12).scale(0));
 }
+
+}  // namespace workload_calibrated_costs_test

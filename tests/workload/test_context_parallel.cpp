@@ -6,6 +6,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_context_parallel_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -105,3 +109,5 @@ TEST_CASE("FP8 casts before the linear GEMMs leave the ring's exchange pointing 
   CHECK(b.cp_comm_forward == a.cp_comm_forward);
   CHECK(b.cp_comm_backward == a.cp_comm_backward);
 }
+
+}  // namespace workload_context_parallel_test

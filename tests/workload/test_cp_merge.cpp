@@ -9,6 +9,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_cp_merge_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -165,3 +169,5 @@ TEST_CASE("Llama 3's all-gather keeps the copies of K and V that kv_repeat made,
   const double copies_pytorch = activations(CpMerge::kPyTorch, true) - activations(CpMerge::kPyTorch, false);
   CHECK(copies_fused - copies_pytorch == doctest::Approx(8.0 * 2 * 512 * 768 * 2));
 }
+
+}  // namespace workload_cp_merge_test

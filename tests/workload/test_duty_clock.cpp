@@ -6,6 +6,10 @@
 
 #include "workload/duty_clock.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_duty_clock_test {
+
 using trainsim::workload::duty_clock_fraction;
 
 TEST_CASE("back-to-back tensor work holds the burn; none, or a GPU that does not throttle, holds everything") {
@@ -31,3 +35,5 @@ TEST_CASE("a small burn and little tensor work: the root of o f^2 + (t - o) f - 
   // Negative other work counts as none: back to back.
   CHECK(duty_clock_fraction(1.0, -1.0, 0.85) == doctest::Approx(0.85).epsilon(1e-12).scale(0));
 }
+
+}  // namespace workload_duty_clock_test

@@ -9,6 +9,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_fp8_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -181,3 +185,5 @@ TEST_CASE("fp8_param_gather moves a layer unit's linear weights as one byte a pa
     if (a.layers > 0) CHECK(b.gather < a.gather);
   }
 }
+
+}  // namespace workload_fp8_test

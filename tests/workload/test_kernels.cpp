@@ -5,6 +5,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_kernels_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::op_named;
@@ -217,3 +221,5 @@ TEST_CASE("batch-first sequence parallelism: each gathered and scattered buffer 
   CHECK(op_time(op_named(both, "attention_tp_collective"), Pass::kInputGrad, c.node, m.seq, g).compute_s ==
         doctest::Approx(2 * bytes / 1.6e12));
 }
+
+}  // namespace workload_kernels_test

@@ -6,6 +6,10 @@
 
 #include "workload/layer_table.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_layer_table_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using core::Time;
@@ -92,3 +96,5 @@ TEST_CASE("a layer's time: the roofline of its GEMMs and its bytes") {
   t.layers[1].params = 1e6;
   CHECK(layer_forward_time(t, 1, 4, gpu) == Time::ps(2400 + 2'000'000) + Time::microseconds(1));
 }
+
+}  // namespace workload_layer_table_test

@@ -6,6 +6,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_mla_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::op_named;
@@ -78,3 +82,5 @@ TEST_CASE("MLA keeps its low-rank tensors whole and Q, K, V on 1/tp of the heads
   CHECK(keep.activation_bytes - redo.activation_bytes == 2LL * 1024 * (4 * 768 + 2 * 512) / 2);
   CHECK(redo.input_grad > keep.input_grad);
 }
+
+}  // namespace workload_mla_test

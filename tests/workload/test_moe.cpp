@@ -11,6 +11,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_moe_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::op_named;
@@ -390,3 +394,5 @@ TEST_CASE("expert tensor parallelism: each expert's width over etp GPUs, which g
   CHECK(p.expert_replicas() == 2);
   CHECK(c.ep_comm_forward > stage_costs(m, plan(4), small_cluster()).stages[0].ep_comm_forward);
 }
+
+}  // namespace workload_moe_test

@@ -6,6 +6,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_offload_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -95,3 +99,5 @@ TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded param
   CHECK(static_cast<double>(all.host_state_bytes - opt.host_state_bytes) ==
         doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
 }
+
+}  // namespace workload_offload_test

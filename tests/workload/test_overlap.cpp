@@ -8,6 +8,10 @@
 #include "workload/tp_overlap.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_overlap_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -210,3 +214,5 @@ TEST_CASE("tp_comm_overlap: a reduce-scatter of separate projections' summed gra
   const double ends = alone.stages[0].tp_comm_backward.to_seconds() - 8 * backward_alone;
   CHECK(separate.stages[0].tp_comm_backward.to_seconds() == doctest::Approx(8 * backward + ends).epsilon(1e-9));
 }
+
+}  // namespace workload_overlap_test

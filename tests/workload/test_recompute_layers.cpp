@@ -4,6 +4,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_recompute_layers_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -58,3 +62,5 @@ TEST_CASE("recompute_layers under ZeRO-3: the redo goes to the units that hold t
   CHECK(s.shard_units[1].input_grad_share > s.shard_units[3].input_grad_share);
   CHECK(s.shard_units[3].input_grad_share == doctest::Approx(s.shard_units[8].input_grad_share));
 }
+
+}  // namespace workload_recompute_layers_test

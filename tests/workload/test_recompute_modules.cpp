@@ -5,6 +5,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_recompute_modules_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -71,3 +75,5 @@ TEST_CASE("moe_act keeps no expert SwiGLU outputs; moe keeps nothing of the MoE 
   CHECK(stage_costs(m, selective(kModuleCoreAttn | kModuleMoe), c).hardware_flops_per_iteration >
         stage_costs(m, selective(kModuleCoreAttn), c).hardware_flops_per_iteration);
 }
+
+}  // namespace workload_recompute_modules_test

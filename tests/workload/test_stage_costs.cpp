@@ -9,6 +9,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_stage_costs_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
@@ -810,3 +814,5 @@ TEST_CASE("an FP8 shape grid times FP8 GEMMs at their own (m, n, k), capped by t
   // BF16 GEMMs keep the BF16 curve: 4096^3 at 200, capped at 150.
   CHECK(gemm_flops_per_s(g, 4096, 4096, 4096) == doctest::Approx(150e12));
 }
+
+}  // namespace workload_stage_costs_test

@@ -10,6 +10,10 @@
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_sustained_clock_test {
+
 using namespace trainsim;
 using namespace trainsim::workload;
 
@@ -88,3 +92,5 @@ TEST_CASE("stage costs hold the share the tensor work's part of the compute sets
   // The duty reported is the tensor share of the held compute time.
   CHECK(held.tensor_duty == doctest::Approx(tensor / f / compute_s(held)).epsilon(1e-9).scale(0));
 }
+
+}  // namespace workload_sustained_clock_test

@@ -7,6 +7,10 @@
 #include "workload/transformer.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_transformer_test {
+
 using namespace trainsim::workload;
 
 namespace {
@@ -132,3 +136,5 @@ TEST_CASE("the loss makes every FP32 pass of Megatron-LM's vocabulary-parallel c
   CHECK(bytes_of(ops, "cross_entropy", Pass::kInputGrad) == doctest::Approx(14 * logits).scale(0));
   CHECK(bytes_of(ops, "cross_entropy", Pass::kWeightGrad) == 0.0);
 }
+
+}  // namespace workload_transformer_test

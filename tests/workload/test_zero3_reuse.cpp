@@ -6,6 +6,10 @@
 #include "workload/zero3_reuse.hpp"
 #include "small_setups.hpp"
 
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace workload_zero3_reuse_test {
+
 using namespace trainsim::workload;
 
 TEST_CASE("a tensor is gathered again when twice what follows it reaches the distance") {
@@ -30,3 +34,5 @@ TEST_CASE("GPT-3 175B under DeepSpeed's default distance: two thirds of each lay
   // so are the two before it: 8h^2 of 12h^2.
   CHECK(regathered_share(testing::gpt3_175b().layer_tensors(1), 1e5, 1e9) == doctest::Approx(2.0 / 3.0));
 }
+
+}  // namespace workload_zero3_reuse_test
