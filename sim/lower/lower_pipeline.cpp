@@ -434,7 +434,8 @@ void Lowering::lower_pipeline(int p) {
           // accumulation boundary): the host launches nothing more of that
           // backward until a unit's gradients are reduced and copied, so the
           // next unit's piece (its regather first) waits for them.
-          const bool blocking = plan_.blocking_grad_copy() && by_unit && last_of_stage && !at_last;
+          const bool boundary = last_of_stage && !at_last;
+          const bool blocking = plan_.blocking_grad_copy() && by_unit && boundary;
           for (std::size_t n = 0; n < U; ++n) {
             const std::size_t u = U - 1 - n;  // in the order the backward ends them
             const workload::ShardUnit& unit = c.shard_units[u];
@@ -443,7 +444,7 @@ void Lowering::lower_pipeline(int p) {
             scatter.units = static_cast<int>(U);
             // The FP32 copy to the host (DeepSpeed's) at the boundary, after
             // the unit's last collective.
-            const core::Time fp32_copy = last_of_stage && !at_last ? unit.grad_fp32_copy : core::Time::zero();
+            const core::Time fp32_copy = boundary ? unit.grad_fp32_copy : core::Time::zero();
             collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
                             hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
                             unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy), scatter);

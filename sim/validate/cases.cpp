@@ -24,13 +24,9 @@ const std::vector<std::string> kCaseKeys{"id", "group", "source", "config", "set
 const std::vector<std::string> kOrderingKeys{"name", "metric", "increasing", "ratio", "source"};
 const std::vector<std::string> kRatioKeys{"numerator", "denominator", "min", "max"};
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
-
 using config::detail::show;
+
+std::string join(const std::vector<std::string>& items) { return config::detail::join(items, ", "); }
 
 // Fails with "FILE: PATH: WHAT", and the case's id once it is known.
 struct Reader {
