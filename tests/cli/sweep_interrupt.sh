@@ -6,8 +6,11 @@
 # all the same.
 # usage: sweep_interrupt.sh TRAINSIM SWEEP WORKDIR SIGNAL DELAY
 #   SIGNAL  INT or TERM
-#   DELAY   seconds before the signal: 2 lands while plans run; 0 lands while
-#           the sweep file is still being read, and then no plan has finished.
+#   DELAY   seconds of the sweep's CPU time before the signal (CPU, not wall
+#           time: on a loaded machine, or under the sanitizers, wall seconds
+#           can pass with no plan finished): 4 lands while plans run; 0 lands
+#           while the sweep file is still being read, and then no plan has
+#           finished.
 set -u
 ts=$1 sweep=$2 work=$3 signal=$4 delay=$5
 case $signal in INT) expected=130 ;; TERM) expected=143 ;; *) echo "signal INT or TERM"; exit 2 ;; esac
@@ -38,7 +41,15 @@ if [ "$delay" = 0 ]; then
     sleep 0.005
   done
 else
-  sleep "$delay"
+  # utime + stime of /proc/PID/stat (fields 14 and 15, in clock ticks; the
+  # command name before them is in parentheses and has no spaces here), at
+  # most two minutes of wall time.
+  ticks=$(getconf CLK_TCK)
+  for _ in $(seq 1200); do
+    used=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || break
+    [ -n "$used" ] && [ "$used" -ge $(( delay * ticks )) ] && break
+    sleep 0.1
+  done
 fi
 kill -"$signal" "$pid"
 wait "$pid"
