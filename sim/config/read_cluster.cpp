@@ -337,6 +337,19 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   node.nic_gbit_per_s = n.positive_number("nic_gbit_per_s", kMinRate, kMaxBandwidth);
   node.nic_bus_gb_per_s = n.positive_number("nic_bus_gb_per_s", kMinRate, kMaxBandwidth);
   node.nic_latency_us = n.non_negative_number("nic_latency_us", kMaxMicroseconds);
+  // What NCCL reaches is at most what the wire carries.
+  if (node.nvlink_bus_gb_per_s > node.nvlink_gb_per_s * 1.0000001) {
+    ctx.fail(n.path("nvlink_bus_gb_per_s"),
+             fmt::format("{} GB/s is above the NVLink line rate nvlink_gb_per_s ({} GB/s); expected at most that "
+                         "(when lowering nvlink_gb_per_s, lower this too)",
+                         node.nvlink_bus_gb_per_s, node.nvlink_gb_per_s));
+  }
+  if (node.nic_bus_gb_per_s * 8.0 > node.nic_gbit_per_s * 1.0000001) {
+    ctx.fail(n.path("nic_bus_gb_per_s"),
+             fmt::format("{} GB/s is above the NIC line rate nic_gbit_per_s = {} Gb/s ({} GB/s); expected at most that "
+                         "(when lowering nic_gbit_per_s, lower this too)",
+                         node.nic_bus_gb_per_s, node.nic_gbit_per_s, node.nic_gbit_per_s / 8.0));
+  }
   // The host's figures are needed only to offload to it.
   if (n.has("host_memory_gb")) node.host_memory_gb = n.positive_number("host_memory_gb", 1.0, 1e9);
   if (n.has("host_memory_tb_per_s")) node.host_memory_tb_per_s = n.positive_number("host_memory_tb_per_s", 1e-3, 1e3);
@@ -366,6 +379,15 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
     } else {
       for (const char* key : {"switches", "links"}) {
         if (w.has(key)) ctx.fail(w.path(key), "only read when cluster.network.kind is \"custom\"");
+      }
+    }
+    if (net.kind == hw::NetworkKind::kFlat) {
+      // One non-blocking switch: no leaves, so nothing these keys describe.
+      for (const char* key : {"nodes_per_leaf", "oversubscription", "switch_latency_us"}) {
+        if (w.has(key)) {
+          ctx.fail(w.path(key), "only read by a network of leaves: expected cluster.network.kind \"fat-tree\" or "
+                                "\"rail\" (a flat network, the default kind, is one non-blocking switch)");
+        }
       }
     }
     net.nodes_per_leaf = w.positive_int_or("nodes_per_leaf", 1, kMaxCount);

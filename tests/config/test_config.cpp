@@ -347,6 +347,37 @@ TEST_CASE("a node's NCCL send/recv rate is read, optional, and at most the NVLin
   CHECK(load_document(d, "test.json", ".").cluster.node.nvlink_sendrecv_gb_per_s == 0.0);
 }
 
+TEST_CASE("a node's NCCL bus bandwidths are at most their links' line rates") {
+  // dgx-a100: NVLink 300 GB/s a direction, NCCL's 240 GB/s over it; HDR NICs
+  // of 200 Gb/s = 25 GB/s, NCCL's 24 GB/s through one.
+  CHECK(error_of(base(), {"cluster.node.nvlink_bus_gb_per_s=3000"}) ==
+        "test.json: cluster.node.nvlink_bus_gb_per_s: 3000 GB/s is above the NVLink line rate nvlink_gb_per_s "
+        "(300 GB/s); expected at most that (when lowering nvlink_gb_per_s, lower this too) (from --set "
+        "cluster.node.nvlink_bus_gb_per_s=3000)");
+  CHECK(error_of(base(), {"cluster.node.nic_bus_gb_per_s=1000"}) ==
+        "test.json: cluster.node.nic_bus_gb_per_s: 1000 GB/s is above the NIC line rate nic_gbit_per_s = 200 Gb/s "
+        "(25 GB/s); expected at most that (when lowering nic_gbit_per_s, lower this too) (from --set "
+        "cluster.node.nic_bus_gb_per_s=1000)");
+  // A what-if on a slower NIC names the bus figure it now exceeds (24 GB/s > 100 Gb/s / 8).
+  CHECK(error_of(base(), {"cluster.node.nic_gbit_per_s=100"}).find("cluster.node.nic_bus_gb_per_s: 24 GB/s is above "
+                                                                    "the NIC line rate") != std::string::npos);
+  // At the line rate exactly: allowed.
+  CHECK(load_document(base(), "test.json", ".", {"cluster.node.nic_bus_gb_per_s=25"}).cluster.node.nic_bus_gb_per_s ==
+        25.0);
+}
+
+TEST_CASE("a flat network refuses the keys of a network of leaves") {
+  for (const char* key : {"nodes_per_leaf", "oversubscription", "switch_latency_us"}) {
+    json doc = base();
+    doc["cluster"]["network"] = {{key, 2}};
+    CHECK(error_of(doc) == "test.json: cluster.network." + std::string(key) +
+                               ": only read by a network of leaves: expected cluster.network.kind \"fat-tree\" or "
+                               "\"rail\" (a flat network, the default kind, is one non-blocking switch)");
+    doc["cluster"]["network"]["kind"] = "fat-tree";
+    CHECK_NOTHROW(load_document(doc, "test.json", "."));
+  }
+}
+
 TEST_CASE("notes must be text") {
   CHECK(error_of(base(), {"cluster.node.gpu.sources={\"peak_tflops\": 5}"}) ==
         "test.json: cluster.node.gpu.sources.peak_tflops: expected text, got 5 (from --set "
