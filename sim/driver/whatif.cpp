@@ -189,6 +189,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.dp = sc.plan.dp;
   info.cp = sc.plan.cp;
   info.ep = sc.plan.ep;
+  info.etp = sc.plan.etp;
   info.moe = sc.model.moe.enabled();
   if (sc.plan.cp > 1) {
     info.cp_algorithm = workload::cp_algorithm_name(sc.plan.cp_algorithm);

@@ -28,6 +28,7 @@ struct RunInfo {
   std::string offload_grad_copy;              // with offload: async or blocking (the one that applied)
   std::string moment_dtype = "fp32";          // Adam's momentum and variance
   int ep = 1;                  // expert-parallel ranks (a MoE model's)
+  int etp = 1;                 // expert tensor-parallel ranks (a MoE model's)
   bool moe = false;            // a MoE model: the exposed-communication line has its ep kind
   int vp = 1;  // virtual stages per pipeline rank
   schedule::Placement placement = schedule::Placement::kLooped;  // where the stages run (for the picture's legend)
