@@ -247,10 +247,11 @@ Space enumerate(const Spec& spec) {
           for (std::size_t vi = 0; vi < vps.size(); ++vi) {
             const int vp = vps[vi];
             const long long below_vp = static_cast<long long>(mbss.size()) * tail;
-            // One rank has nothing to interleave (and the simulator stalls on
-            // a looped pipeline of one rank).
+            // One rank has nothing to interleave: `trainsim run` takes such a
+            // plan and gives the vp = 1 plan's time (give or take a few
+            // launches), so a sweep leaves it out rather than rank it twice.
             if (pp == 1 && vp > 1) {
-              refuse(below_vp, "vp > 1 needs pp > 1", {{"pp", pi}, {"vp", vi}});
+              refuse(below_vp, "vp > 1 with pp = 1 repeats the vp = 1 plan", {{"pp", pi}, {"vp", vi}});
               continue;
             }
             if (model.layers % (static_cast<long long>(pp) * vp) != 0) {

@@ -70,7 +70,7 @@ TEST_CASE("a listed value that no valid plan uses is an error naming it and why"
         "small.json: axes.microbatch_size[1]: no valid plan uses this value (global_batch is not a multiple of dp x "
         "microbatch_size)");
   // 1f1b refuses vp 2 where pp > 1; the first refusal met is at pp = 1.
-  CHECK(error(R"({"vp": [1, 2]})") == "small.json: axes.vp[1]: no valid plan uses this value (vp > 1 needs pp > 1)");
+  CHECK(error(R"({"vp": [1, 2]})") == "small.json: axes.vp[1]: no valid plan uses this value (vp > 1 with pp = 1 repeats the vp = 1 plan)");
   // Every listed value used by some plan, yet no plan valid: tp 4 needs pp 2, pp 4 needs tp 2.
   CHECK(error(R"({"tp": 8, "pp": 8})").rfind("small.json: axes.tp: no valid plan uses this value", 0) == 0);
 }
