@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 namespace trainsim::schedule {
@@ -112,6 +114,8 @@ Program parse_csv(std::string_view text) {
 
   Program program;
   program.ranks.resize(lines.size());
+  // Where each action was first listed: an action runs once, on one rank.
+  std::map<std::tuple<Op, int, int>, std::pair<int, int>> listed;
   for (std::size_t r = 0; r < lines.size(); ++r) {
     const std::string_view line = lines[r];
     const int line_no = static_cast<int>(r) + 1;
@@ -125,7 +129,18 @@ Program parse_csv(std::string_view text) {
         ++b;
         --e;
       }
-      if (b < e) program.ranks[r].push_back(parse_action(line.substr(b, e - b), line_no, static_cast<int>(b) + 1));
+      if (b < e) {
+        const std::string_view cell = line.substr(b, e - b);
+        const int column = static_cast<int>(b) + 1;
+        const Action a = parse_action(cell, line_no, column);
+        const auto [first, added] = listed.try_emplace({a.op, a.stage, a.microbatch}, line_no, column);
+        if (!added) {
+          throw CsvError(line_no, column,
+                         shown(cell) + " is listed twice (first at " + std::to_string(first->second.first) + ":" +
+                             std::to_string(first->second.second) + "); each action runs once, on one rank");
+        }
+        program.ranks[r].push_back(a);
+      }
       start = end + 1;
     }
   }

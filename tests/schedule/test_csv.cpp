@@ -88,6 +88,16 @@ TEST_CASE("CSV: bad cells are named by line and column") {
                                 "(or BW for B), e.g. 0F0 or 1B3");
 }
 
+TEST_CASE("CSV: an action listed twice is named where both are") {
+  // "0B1" at line 1, column 9 ("0F0,0F1," takes 8 characters), again at line 2, column 5.
+  CHECK(error_of("0F0,0F1,0B1,0B0\n1F0,0B1\n") ==
+        "2:5: \"0B1\" is listed twice (first at 1:9); each action runs once, on one rank");
+  // BW is B's older spelling: the same action.
+  CHECK(error_of("0F0,0B0,0BW0\n") == "1:9: \"0BW0\" is listed twice (first at 1:5); each action runs once, on one rank");
+  // The same stage and micro-batch with another op is another action.
+  CHECK(error_of("0F0,0I0,0W0\n").empty());
+}
+
 TEST_CASE("CsvError carries the line and column") {
   try {
     parse_csv("0F0\n1F0,1Q0\n");
