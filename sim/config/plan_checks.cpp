@@ -255,6 +255,14 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   if (p.schedule == "burst") {
     ctx.fail("parallel.schedule", "\"burst\" needs a layer-table model (model.arch = \"layers\"; presets vgg-16, resnet-50)");
   }
+  // Only these run a stage's W's of every micro-batch back to back (a CSV
+  // schedule may): under any other the key would change nothing.
+  if (p.twobp_concat && p.schedule != "2bp" && p.schedule != "gpipe-2bp" && p.schedule.rfind("csv:", 0) != 0) {
+    ctx.fail("parallel.twobp_concat",
+             "only read by the 2bp and gpipe-2bp schedules (or a CSV schedule), which defer every micro-batch's W "
+             "to the end; got schedule \"" + p.schedule + "\"",
+             {"parallel.schedule"});
+  }
   check_moe(sc, ctx);
   // DualPipe's two copies of every stage: what the copies do under these is
   // not modelled yet.

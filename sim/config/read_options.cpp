@@ -70,6 +70,10 @@ Options read_options(const json& doc, int gpus, const Context& ctx) {
     if (!f.failed && !e.contains("bandwidth_factor")) {
       ctx.fail(where, "expected \"bandwidth_factor\" (a degraded link) or \"failed\": true");
     }
+    if (f.failed && e.contains("bandwidth_factor")) {
+      ctx.fail(where + ".bandwidth_factor", "a failed link carries nothing; expected \"bandwidth_factor\" (a degraded "
+                                            "link) or \"failed\": true, not both");
+    }
     o.links.push_back(f);
   });
   if (s.has("comm_slowdown")) {

@@ -582,6 +582,27 @@ TEST_CASE("stragglers and link faults are read, and bad entries named") {
   CHECK(error_of(base(), {R"(options.links=[{"link": "x"}])"}) ==
         "test.json: options.links[0]: expected \"bandwidth_factor\" (a degraded link) or \"failed\": true (from --set "
         "options.links=[{\"link\": \"x\"}])");
+  // Failed and degraded at once: one would silently win.
+  CHECK(error_of(base(), {R"(options.links=[{"link": "x", "failed": true, "bandwidth_factor": 0.5}])"}) ==
+        "test.json: options.links[0].bandwidth_factor: a failed link carries nothing; expected \"bandwidth_factor\" (a "
+        "degraded link) or \"failed\": true, not both (from --set options.links=[{\"link\": \"x\", \"failed\": "
+        "true, \"bandwidth_factor\": 0.5}])");
+  // Not failed, and degraded: a degraded link.
+  CHECK(load_document(base(), "test.json", ".",
+                      {R"(options.links=[{"link": "x", "failed": false, "bandwidth_factor": 0.5}])"})
+            .options.links[0]
+            .bandwidth_factor == 0.5);
+}
+
+TEST_CASE("parallel.twobp_concat is read only by the schedules that defer every W") {
+  CHECK(error_of(base(), {"parallel.twobp_concat=true"}) ==
+        "test.json: parallel.twobp_concat: only read by the 2bp and gpipe-2bp schedules (or a CSV schedule), which "
+        "defer every micro-batch's W to the end; got schedule \"1f1b\" (from --set parallel.twobp_concat=true)");
+  for (const char* schedule : {"2bp", "gpipe-2bp"}) {
+    CHECK(load_document(base(), "test.json", ".",
+                        {"parallel.twobp_concat=true", std::string("parallel.schedule=") + schedule})
+              .plan.twobp_concat);
+  }
 }
 
 TEST_CASE("comm_slowdown is read and bounded") {
