@@ -45,11 +45,12 @@ struct Destination {
   std::string problem;  // why it cannot be written, when that is known already
 };
 
-// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name a descriptor
-// of this process: the one it writes to, never a file to replace. (Following
-// /dev/stdout to the file the shell opened and renaming over it would wipe
-// what else went to standard output.)
+// "-", /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name a
+// descriptor of this process: the one it writes to, never a file to replace.
+// (Following /dev/stdout to the file the shell opened and renaming over it
+// would wipe what else went to standard output.)
 int descriptor_named(const fs::path& p) {
+  if (p.native() == "-") return STDOUT_FILENO;  // as `run -` reads standard input
   const std::string s = p.lexically_normal().string();
   if (s == "/dev/stdout") return STDOUT_FILENO;
   if (s == "/dev/stderr") return STDERR_FILENO;
@@ -203,7 +204,8 @@ std::string output_problem(const std::string& path) {
   return {};
 }
 
-bool same_file(const std::string& a, const std::string& b) {
+bool same_file(const std::string& given_a, const std::string& given_b) {
+  const std::string a = given_a == "-" ? "/dev/stdout" : given_a, b = given_b == "-" ? "/dev/stdout" : given_b;
   std::error_code ec_a, ec_b;
   if (fs::equivalent(a, b, ec_a)) return true;  // hard links too, when both exist
   const fs::path pa = fs::weakly_canonical(fs::absolute(a, ec_a), ec_a);
@@ -225,7 +227,7 @@ bool same_as_descriptor(int fd, const std::string& path) {
 }  // namespace
 
 bool is_standard_output(const std::string& path) {
-  return !::isatty(STDOUT_FILENO) && same_as_descriptor(STDOUT_FILENO, path) &&
+  return !::isatty(STDOUT_FILENO) && (path == "-" || same_as_descriptor(STDOUT_FILENO, path)) &&
          !same_as_descriptor(STDOUT_FILENO, "/dev/null");
 }
 

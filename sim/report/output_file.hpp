@@ -2,7 +2,7 @@
 // file in the same folder, which replaces the path (rename) only once every
 // byte is written and synced: on a full disk the old file stays as it was and
 // no truncated one is left. A path that is not a regular file (/dev/stdout, a
-// pipe) is written in place.
+// pipe) is written in place; "-" is standard output.
 #pragma once
 
 #include <string>
@@ -24,8 +24,8 @@ std::string output_problem(const std::string& path);
 // not, existing or not).
 bool same_file(const std::string& a, const std::string& b);
 
-// Whether `path` is the file standard output writes to (/dev/stdout, the pipe
-// or file it was redirected to), where a second document would interleave
+// Whether `path` is the file standard output writes to ("-", /dev/stdout, the
+// pipe or file it was redirected to), where a second document would interleave
 // with the summary. /dev/null and a terminal never are: nothing parses them.
 bool is_standard_output(const std::string& path);
 

@@ -12,6 +12,14 @@ echo "earlier line" > "$work/out.txt"
 head -n 1 "$work/out.txt" | grep -q "^earlier line$" || { echo "what was in the file is gone"; exit 1; }
 grep -q "iteration time" "$work/out.txt" || { echo "the summary is gone"; exit 1; }
 tail -c 200 "$work/out.txt" | grep -q "]}" || { echo "the trace did not follow"; exit 1; }
+# "-" is standard output too, as `run -` reads standard input: no file named "-".
+(cd "$work" && "$ts" run "$config" --trace - > dash.txt) || { echo "run --trace - failed"; exit 1; }
+[ ! -e "$work/-" ] || { echo "--trace - wrote a file named -"; exit 1; }
+tail -c 200 "$work/dash.txt" | grep -q "]}" || { echo "--trace - did not reach standard output"; exit 1; }
+if (cd "$work" && "$ts" run "$config" --json --trace - > dash.json 2> dash.err); then
+  echo "--json --trace - was not refused"; exit 1
+fi
+grep -q "standard output, where --json writes the summary" "$work/dash.err" || { echo "--json --trace -: wrong refusal"; exit 1; }
 mkfifo "$work/pipe"
 timeout 60 cat "$work/pipe" > "$work/from_pipe.json" &
 reader=$!
@@ -19,4 +27,4 @@ timeout 60 "$ts" run "$config" --trace "$work/pipe" > /dev/null || { echo "run -
 wait "$reader" || { echo "the reader failed"; exit 1; }
 head -c 20 "$work/from_pipe.json" | grep -q "displayTimeUnit" || { echo "the reader got no trace"; exit 1; }
 tail -c 200 "$work/from_pipe.json" | grep -q "]}" || { echo "the reader got a cut-short trace"; exit 1; }
-echo "ok: /dev/stdout appended after the summary; the pipe's reader got the whole trace"
+echo "ok: /dev/stdout appended after the summary; - is standard output; the pipe's reader got the whole trace"
