@@ -42,6 +42,19 @@ CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
 
 int export_command(const ExportArgs& args) {
   const schedule::Schedule* sched = schedule::find_schedule(args.name);
+  // `trainsim schedules` lists these two beside the pipeline schedules.
+  if (args.name == "burst") {
+    fmt::print(stderr, "error: \"burst\" places each layer of a layer-table model on GPUs of its own; it has no "
+                       "pipeline program to export (expected a pipeline schedule: {})\n",
+               fmt::join(schedule::schedule_names(), ", "));
+    return kBadConfig;
+  }
+  if (args.name.rfind("csv:", 0) == 0) {
+    fmt::print(stderr, "error: \"{}\" is a CSV file already; export writes a built-in schedule as CSV (expected "
+                       "one of: {})\n",
+               args.name, fmt::join(schedule::schedule_names(), ", "));
+    return kBadConfig;
+  }
   if (sched == nullptr) {
     const std::vector<std::string>& known = schedule::schedule_names();
     const auto near = config::closest(args.name, known);

@@ -1,5 +1,6 @@
 // trainsim: what-if simulation of distributed DNN training.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "config/presets.hpp"
+#include "core/nearest_name.hpp"
 #include "schedule/registry.hpp"
 
 namespace {
@@ -92,6 +94,22 @@ int main(int argc, char** argv) {
   trainsim::cli::CalibrationReportArgs calibration_report_args;
   CLI::App* calibration_report = trainsim::cli::add_calibration_report_command(app, calibration_report_args);
 
+  // A first word that is no command: CLI11 would only say that one is
+  // required, not which word it could not take.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    std::string listed;
+    for (const CLI::App* c : app.get_subcommands({})) {
+      commands.push_back(c->get_name());
+      listed += (listed.empty() ? "" : ", ") + c->get_name();
+    }
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      const auto near = trainsim::core::nearest_name(argv[1], commands);
+      fmt::print(stderr, "error: unknown command \"{}\"{}; expected one of: {} (see trainsim --help)\n",
+                 argv[1], near ? " (did you mean \"" + *near + "\"?)" : std::string(), listed);
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,12 +9,13 @@
 
 namespace trainsim::config {
 
-long long gpus_of(const ImportCluster& cluster, const std::string& where) {
+long long gpus_of(const ImportCluster& cluster) {
   const auto node = find_preset("node", cluster.node);
   if (!node) {
     const auto known = preset_names("node");
     const auto near = closest(cluster.node, known);
-    throw ConfigError(fmt::format("{}: --cluster: unknown node preset \"{}\"{}; known presets: {}", where, cluster.node,
+    // The command's own option, not a line of the imported file.
+    throw ConfigError(fmt::format("--cluster: unknown node preset \"{}\"{}; known presets: {}", cluster.node,
                                   near ? fmt::format(" (did you mean \"{}\"?)", *near) : "", fmt::join(known, ", ")));
   }
   return static_cast<long long>(cluster.nodes) * nlohmann::json::parse(*node).value("gpus_per_node", 0);

@@ -16,8 +16,8 @@ struct ImportCluster {
 };
 
 // Its GPUs (nodes x the preset's GPUs a node). Throws ConfigError
-// "WHERE: --cluster: unknown node preset ..." for a name with no preset.
-long long gpus_of(const ImportCluster& cluster, const std::string& where);
+// "--cluster: unknown node preset ..." for a name with no preset.
+long long gpus_of(const ImportCluster& cluster);
 
 // Whether the node preset's GPU preset gives `key` (e.g. a curve some plans need).
 bool node_gpu_has(const ImportCluster& cluster, const std::string& key);

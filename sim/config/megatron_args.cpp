@@ -248,7 +248,7 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   const long long pp = a.integer_or("--pipeline-model-parallel-size", 1, 1),
                   cp = a.integer_or("--context-parallel-size", 1, 1);
   // Data parallelism takes the GPUs the model-parallel groups leave.
-  const long long gpus = gpus_of(cluster, where);
+  const long long gpus = gpus_of(cluster);
   if (gpus <= 0 || gpus % (tp * cp * pp) != 0) {
     a.fail("--tensor-model-parallel-size", fmt::format("tp x cp x pp = {} x {} x {} does not divide the {} GPUs of {} "
                                                        "{} nodes",

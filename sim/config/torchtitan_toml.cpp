@@ -162,7 +162,7 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   const int layers = model["layers"].get<int>();
 
   // The GPUs: FSDP takes what tp, pp, cp and replication leave (shard degree -1).
-  const long long gpus = gpus_of(cluster, file);
+  const long long gpus = gpus_of(cluster);
   const long long tp = j.integer("parallelism.tensor_parallel_degree", 1, 1),
                   pp = j.integer("parallelism.pipeline_parallel_degree", 1, 1),
                   cp = j.integer("parallelism.context_parallel_degree", 1, 1),

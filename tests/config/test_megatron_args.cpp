@@ -162,7 +162,7 @@ TEST_CASE("Megatron-LM arguments trainsim cannot map are errors naming the flag"
                           "does not read; add --padded-vocab-size N (or --vocab-size N)");
   CHECK(error_of(small(), {"dgx-h100", 0, ""}) ==
         "args: --tensor-model-parallel-size: tp x cp x pp = 2 x 1 x 1 does not divide the 0 GPUs of 0 dgx-h100 nodes");
-  CHECK(error_of(small(), {"dgx-h101", 1, ""}).rfind("args: --cluster: unknown node preset \"dgx-h101\" (did you mean \"dgx-h100\"?); known presets: ", 0) == 0);
+  CHECK(error_of(small(), {"dgx-h101", 1, ""}).rfind("--cluster: unknown node preset \"dgx-h101\" (did you mean \"dgx-h100\"?); known presets: ", 0) == 0);
   CHECK(error_of({"8", "--num-layers"}) == "args: 8: expected a flag (--name), got a value before any flag");
   args = small();
   args.insert(args.end(), {"--num-experts", "8", "--moe-layer-freq", "[1,0,1,0,1,0,1,0]"});
