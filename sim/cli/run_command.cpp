@@ -89,15 +89,6 @@ int check_outputs(const RunArgs& args, const config::Scenario& sc) {
   return kOk;
 }
 
-// The plan a simulation refuses is the config as the overrides left it: a
-// refusal names them, as a config error names the --set it comes from.
-std::string changed_by(const std::vector<std::string>& overrides) {
-  if (overrides.empty()) return "";
-  std::string sets;
-  for (const std::string& o : overrides) sets += (sets.empty() ? "--set " : ", --set ") + o;
-  return " (the config as changed by " + sets + ")";
-}
-
 }  // namespace
 
 int run_command(const RunArgs& args) {
@@ -130,7 +121,7 @@ int run_command(const RunArgs& args) {
   } catch (const schedule::ProgramError& e) {
     line.clear();
     fmt::print(stderr, "error: {}: schedule \"{}\" cannot run this plan: {}{}\n", sc.file, sc.plan.schedule, e.what(),
-               changed_by(args.overrides));
+               config::changed_by_sets(args.overrides));
     return kBadProgram;
   } catch (const std::invalid_argument& e) {
     line.clear();
@@ -140,7 +131,7 @@ int run_command(const RunArgs& args) {
   } catch (const std::exception& e) {
     line.clear();
     // e.g. times or sizes beyond what the simulator represents
-    fmt::print(stderr, "error: {}: cannot simulate this plan: {}{}\n", sc.file, e.what(), changed_by(args.overrides));
+    fmt::print(stderr, "error: {}: cannot simulate this plan: {}{}\n", sc.file, e.what(), config::changed_by_sets(args.overrides));
     return kSimulationError;
   }
   const report::Summary summary = driver::summarize(sc, whatif, args.config == "-" ? "standard input" : args.config);

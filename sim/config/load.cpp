@@ -27,6 +27,13 @@ namespace {
 constexpr const char* kStandardInput = "standard input";
 }  // namespace
 
+std::string changed_by_sets(const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return "";
+  std::string sets;
+  for (const std::string& o : overrides) sets += (sets.empty() ? "--set " : ", --set ") + o;
+  return " (the config as changed by " + sets + ")";
+}
+
 std::string positive_int_problem(const json& v, long long max) {
   const bool whole = v.is_number_integer() || (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
   if (!whole || v.get<double>() < 1) return "expected a positive integer, got " + show(v);

@@ -41,4 +41,10 @@ void check_plan(const Scenario& scenario);
 // configs and sweep files word these bounds alike.
 std::string positive_int_problem(const nlohmann::json& v, long long max);
 
+// " (the config as changed by --set a=1, --set b=2)", or empty without
+// overrides: a plan the schedule refuses or the simulator cannot simulate is
+// the config as the overrides left it, so its message names them, as a
+// config error names the --set it comes from.
+std::string changed_by_sets(const std::vector<std::string>& overrides);
+
 }  // namespace trainsim::config

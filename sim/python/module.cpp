@@ -95,13 +95,14 @@ py::object run_config(const py::object& config, const py::object& set, const std
   try {
     w = driver::simulate(sc, controls);
   } catch (const schedule::ProgramError& e) {
-    throw ScheduleError(sc.file + ": schedule \"" + sc.plan.schedule + "\" cannot run this plan: " + e.what());
+    throw ScheduleError(sc.file + ": schedule \"" + sc.plan.schedule + "\" cannot run this plan: " + e.what() +
+                        config::changed_by_sets(overrides));
   } catch (const std::invalid_argument& e) {
     throw config::ConfigError(sc.file + ": " + e.what());
   } catch (const config::ConfigError&) {
     throw;
   } catch (const std::exception& e) {
-    throw SimulationError(sc.file + ": cannot simulate this plan: " + e.what());
+    throw SimulationError(sc.file + ": cannot simulate this plan: " + e.what() + config::changed_by_sets(overrides));
   }
   const report::Summary summary = driver::summarize(sc, w, src.label());
   if (trace) {

@@ -44,8 +44,11 @@ class Run(unittest.TestCase):
             trainsim.run(EXAMPLE, set={"parallel.tp": 3})
         message = cli("run", EXAMPLE, "--set", "parallel.tp=3").stderr.strip()
         self.assertEqual("error: " + str(caught.exception), message)
-        with self.assertRaises(trainsim.ScheduleError):
+        with self.assertRaises(trainsim.ScheduleError) as caught:
             trainsim.run(EXAMPLE, set={"parallel.schedule": "zb-v"})
+        message = cli("run", EXAMPLE, "--set", "parallel.schedule=zb-v").stderr.strip()
+        self.assertEqual("error: " + str(caught.exception), message)
+        self.assertIn("(the config as changed by --set parallel.schedule=zb-v)", message)
         with self.assertRaises(TypeError):
             trainsim.run(3)
 
