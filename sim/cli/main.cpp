@@ -17,6 +17,7 @@
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "config/presets.hpp"
+#include "config/reader.hpp"
 #include "core/nearest_name.hpp"
 #include "schedule/registry.hpp"
 
@@ -98,15 +99,12 @@ int main(int argc, char** argv) {
   // required, not which word it could not take.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> commands;
-    std::string listed;
-    for (const CLI::App* c : app.get_subcommands({})) {
-      commands.push_back(c->get_name());
-      listed += (listed.empty() ? "" : ", ") + c->get_name();
-    }
+    for (const CLI::App* c : app.get_subcommands({})) commands.push_back(c->get_name());
     if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
       const auto near = trainsim::core::nearest_name(argv[1], commands);
       fmt::print(stderr, "error: unknown command \"{}\"{}; expected one of: {} (see trainsim --help)\n",
-                 argv[1], near ? " (did you mean \"" + *near + "\"?)" : std::string(), listed);
+                 argv[1], near ? " (did you mean \"" + *near + "\"?)" : std::string(),
+                 trainsim::config::detail::join(commands, ", "));
       return 1;
     }
   }
