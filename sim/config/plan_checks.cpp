@@ -532,6 +532,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
         {"parallel.fsdp_persistence_threshold", p.fsdp_persistence_threshold != d.fsdp_persistence_threshold},
         {"parallel.fsdp_max_reuse_distance", p.fsdp_max_reuse_distance.has_value()},
         {"parallel.fsdp_copy_out", p.fsdp_copy_out != d.fsdp_copy_out},
+        {"parallel.fsdp_reduce_scatter_group",
+         p.fsdp_separate_reduce_scatter_group != d.fsdp_separate_reduce_scatter_group},
         {"parallel.fsdp_grad_sync", p.grad_sync_after_last_backward != d.grad_sync_after_last_backward},
         {"parallel.offload_grad_copy", p.offload_grad_copy == workload::OffloadGradCopy::kBlocking}};
     for (const auto& [key, set] : knobs) {

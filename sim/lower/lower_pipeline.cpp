@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "lower/a2a_pairs.hpp"
+#include "lower/issue_queue.hpp"
 #include "lower/lowering.hpp"
 #include "schedule/check.hpp"
 #include "workload/tp_overlap.hpp"
@@ -160,6 +161,17 @@ void Lowering::lower_pipeline(int p) {
     std::vector<core::TaskId> gathers;
     std::vector<double> gathered_params;  // per gather
     std::vector<std::optional<core::TaskId>> first_use;
+    std::vector<std::size_t> first_use_point;  // per gather: the compute tasks issued up to its first use
+    // ZeRO-3's gathers and scatters on the sharding group's one queue
+    // (IssueQueue), in the order the host issues them; unless the plan gives
+    // the scatters a group of their own (Plan::fsdp_separate_reduce_scatter_group),
+    // when the gathers queue on a stream of their own and the scatters on the
+    // communication stream.
+    const bool one_queue = plan_.zero_stage == 3 && !plan_.fsdp_separate_reduce_scatter_group;
+    IssueQueue& queue = shard_queue_;
+    constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> queued;  // per gather: its item in `queue`, kNoItem where it is not queued
+    auto issued = [&] { return compute_order_[q].size(); };
     // Gather j -> the gathers waiting for its first use, in the order they
     // were issued: a list through `next_waiting` from first_waiting[j] (each
     // gather waits for one other at most).
@@ -201,17 +213,20 @@ void Lowering::lower_pipeline(int p) {
       if (!b) return a;
       return std::max(*a, *b);
     };
-    auto add_gather = [&](core::TaskId id, double params) {  // gather i, with what it waits for
+    auto add_gather = [&](core::TaskId id, double params, std::size_t item) {  // gather i, with what it waits for
       const std::size_t i = gathers.size();
       gathers.push_back(id);
       gathered_params.push_back(params);
       first_use.push_back(std::nullopt);
+      first_use_point.push_back(0);
+      queued.push_back(item);
       first_waiting.push_back(kNoGather);
       last_waiting.push_back(kNoGather);
       next_waiting.push_back(kNoGather);
       if (const auto j = waits_for(i)) {
         if (first_use[*j]) {
           edges_.emplace_back(*first_use[*j], id);
+          if (item != kNoItem) queue.raise(item, first_use_point[*j], IssueHook::kBeforeNextPiece);
         } else if (first_waiting[*j] == kNoGather) {
           first_waiting[*j] = last_waiting[*j] = i;
         } else {
@@ -223,7 +238,11 @@ void Lowering::lower_pipeline(int p) {
     };
     auto used_first = [&](std::size_t j, core::TaskId part) {  // gather j's first use is `part`
       first_use[j] = part;
-      for (std::size_t i = first_waiting[j]; i != kNoGather; i = next_waiting[i]) edges_.emplace_back(part, gathers[i]);
+      first_use_point[j] = issued();  // `part` is the last compute task made
+      for (std::size_t i = first_waiting[j]; i != kNoGather; i = next_waiting[i]) {
+        edges_.emplace_back(part, gathers[i]);
+        if (queued[i] != kNoItem) queue.raise(queued[i], first_use_point[j], IssueHook::kBeforeNextPiece);
+      }
       first_waiting[j] = last_waiting[j] = kNoGather;
     };
     auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
@@ -270,6 +289,8 @@ void Lowering::lower_pipeline(int p) {
         unit_part.assign(c.shard_units.size(), core::TaskId{});
         std::vector<core::TaskId>& unit_head = unit_head_;
         unit_head.assign(c.shard_units.size(), core::TaskId{});
+        std::vector<std::size_t>& unit_part_point = unit_part_point_;  // the compute tasks issued up to unit_part's
+        unit_part_point.assign(c.shard_units.size(), 0);
         // The pieces the action runs as, each a share of its time: under
         // ZeRO-3 one per unit (forward in order, backward in reverse), each
         // after its unit's gather; a stage's last backward one per gradient
@@ -305,7 +326,7 @@ void Lowering::lower_pipeline(int p) {
                 q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, full ? 0 : pipe.replica},
                 hw::CollectiveKind::kAllGather, share * c.param_bytes, dp, dp_participants, c.param_bucket_gather[j],
                 gather, CommStream::kGathers);
-            pieces.push_back({share, -1, add_gather(id, share * c.params)});
+            pieces.push_back({share, -1, add_gather(id, share * c.params, kNoItem)});
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
@@ -376,6 +397,7 @@ void Lowering::lower_pipeline(int p) {
               regather = collective_task(q, {kParamRegather, a.stage, regathers++, pipe.tensor, shard_key},
                                          hw::CollectiveKind::kAllGather, held_unit.regather_bytes, shard,
                                          shard_participants, held_unit.regather, again, CommStream::kUnordered);
+              if (one_queue) queue.add(*regather, issued(), IssueHook::kBeforeNextPiece);
               if (!compute_order_[q].empty()) edges_.emplace_back(compute_order_[q].back(), *regather);
               // It follows the unit's gather for this backward (where the
               // unit was not held from its forward): that gather, then the
@@ -405,9 +427,11 @@ void Lowering::lower_pipeline(int p) {
             }
             unit.last_use = id;
             unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
+            unit_part_point[static_cast<std::size_t>(pieces[j].unit)] = issued();
             unit_head[static_cast<std::size_t>(pieces[j].unit)] = head;
           } else {
             for (core::TaskId& ready : unit_part) ready = id;  // a W: every unit's gradients after it
+            for (std::size_t& point : unit_part_point) point = issued();
           }
           if (const auto i = pieces[j].gather) {
             edges_.emplace_back(gathers[*i], id);
@@ -445,26 +469,37 @@ void Lowering::lower_pipeline(int p) {
             // The FP32 copy to the host (DeepSpeed's) at the boundary, after
             // the unit's last collective.
             const core::Time fp32_copy = boundary ? unit.grad_fp32_copy : core::Time::zero();
-            collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
-                            hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
-                            unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy), scatter);
-            const core::TaskId scattered = last_collective_[q].value();
+            const core::TaskId scattered =
+                collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
+                                hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
+                                unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy), scatter,
+                                one_queue ? CommStream::kUnordered : CommStream::kCollectives);
             edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
+            const std::size_t item =
+                one_queue ? queue.add(scattered, at_last ? issued() : unit_part_point[u], IssueHook::kAfterPiece)
+                          : kNoItem;
             if (at_last) effect_of(scattered).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
+            core::TaskId done = scattered;
             if (replicated) {
-              // HSDP: the shard it now holds, all-reduced with the other groups' copies.
+              // HSDP: the shard it now holds, all-reduced with the other
+              // groups' copies (over another group: on the communication
+              // stream, after its scatter).
               scatter.across_shard_groups = true;
-              collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
-                              hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(), replica,
-                              replica_participants, unit.grad_replicate + fp32_copy, scatter);
+              done = collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
+                                     hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
+                                     replica, replica_participants, unit.grad_replicate + fp32_copy, scatter);
+              if (one_queue) edges_.emplace_back(scattered, done);
             }
             if (blocking && u > 0) {
-              const core::TaskId done = last_collective_[q].value();
               edges_.emplace_back(done, unit_head[u - 1]);
               // Its gather too, when it is this backward's own (first used
-              // here), not one held from an earlier pass.
+              // here), not one held from an earlier pass: the host issues it
+              // once this scatter has ended.
               const Held& next = (*h)[u - 1];
-              if (next.gather && first_use[next.index] == unit_part[u - 1]) edges_.emplace_back(done, *next.gather);
+              if (next.gather && first_use[next.index] == unit_part[u - 1]) {
+                edges_.emplace_back(done, *next.gather);
+                if (one_queue) queue.after(queued[next.index], item);
+              }
             }
             ++scatters;
           }
@@ -505,11 +540,12 @@ void Lowering::lower_pipeline(int p) {
           const core::TaskId id = collective_task(
               q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
               hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard, shard_participants, units[u].gather,
-              gather, CommStream::kGathers);
+              gather, one_queue ? CommStream::kUnordered : CommStream::kGathers);
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = id;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
-          h[u] = {id, add_gather(id, units[u].params), std::nullopt};
+          const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
+          h[u] = {id, add_gather(id, units[u].params, item), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
         // Each unit's last use in the window gives its parameters back.
@@ -616,6 +652,7 @@ void Lowering::lower_pipeline(int p) {
     if (last_compute) {
       for (core::TaskId reduce : after_backward) edges_.emplace_back(*last_[q][*last_compute], reduce);
     }
+    queue.chain(edges_);
   }
 }
 

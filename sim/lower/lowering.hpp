@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "lower/issue_queue.hpp"
 #include "lower/simulation.hpp"
 #include "lower/work_limits.hpp"
 
@@ -328,6 +329,8 @@ class Lowering {
   std::vector<Piece> pieces_;
   std::vector<core::TaskId> unit_part_;  // per unit: the piece after which its gradients are ready
   std::vector<core::TaskId> unit_head_;  // per unit: the first task of its piece (its copy-out or regather, if any)
+  std::vector<std::size_t> unit_part_point_;  // per unit: the rank's compute tasks issued up to its unit_part_
+  IssueQueue shard_queue_;                    // per rank in turn: ZeRO-3's collectives on the sharding group
 };
 
 }  // namespace trainsim::lower::detail

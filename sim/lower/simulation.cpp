@@ -110,6 +110,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
   sim_->network.record_rates(options_.record_link_rates);
   sim_->blocking_sends = options_.blocking_sends;
+  sim_->shard_queue = plan_.zero_stage == 3 && !plan_.fsdp_separate_reduce_scatter_group;
   sim_->flow_collectives = options_.collectives == CollectiveModel::kFlow;
 
   // Stragglers and faults: every GPU must be simulated for them to matter.

@@ -153,6 +153,10 @@ struct Simulation {
   std::string fell_back_because;   //   "placement not uniform" or "custom network"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   bool blocking_sends = false;  // Options::blocking_sends: a send holds its sender's compute too
+  // ZeRO-3's gathers, second gathers and reduce-scatters share the sharding
+  // group's one queue (lower/issue_queue.hpp); false without ZeRO-3 or with
+  // parallel.fsdp_reduce_scatter_group = "separate".
+  bool shard_queue = false;
   bool flow_collectives = false;  // Options::collectives is kFlow: collectives' bytes cross the links
   std::int64_t gpu_memory_bytes = 0;    // one GPU's memory
   std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes; each pool gets the rest of the memory

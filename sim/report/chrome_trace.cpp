@@ -194,7 +194,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
 
   // Threads of a GPU, one per stream the simulator runs, so that slices on a
   // thread never overlap: compute, comm (the collectives, one after another),
-  // under ZeRO-3 the parameter gathers' own stream, then one per peer it sends
+  // under ZeRO-3 the parameter gathers' own stream (with the sharding group
+  // shared, Simulation::shard_queue, the group's queue: gathers, second
+  // gathers and reduce-scatters one at a time), then one per peer it sends
   // to (transfers to one peer run first-in first-out).
   constexpr int kComputeThread = 0;
   constexpr int kCommThread = 1;
@@ -203,7 +205,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     if (ti.on_gather_stream() && shown(id)) gathers = true;
-    if (ti.regather && shown(id)) regathers = true;
+    if (ti.regather && shown(id) && !sim.shard_queue) regathers = true;
+    const bool queued = ti.regather || (ti.kind == lower::TaskKind::kGradReduce && ti.unit >= 0 && !ti.across_shard_groups);
+    if (sim.shard_queue && queued && shown(id)) gathers = true;
     if (ti.kind != lower::TaskKind::kTransfer) continue;
     auto& p = peers[ti.rank];
     if (std::find(p.begin(), p.end(), ti.peer) == p.end()) p.push_back(ti.peer);
@@ -236,9 +240,12 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kParamAllGather:
-        if (ti.regather) return tid_of(ti.rank, regather_thread);
+        if (ti.regather) return tid_of(ti.rank, sim.shard_queue ? gather_thread : regather_thread);
         return ti.on_gather_stream() ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
+        // A unit's reduce-scatter (not HSDP's all-reduce after it, over another group).
+        if (sim.shard_queue && ti.unit >= 0 && !ti.across_shard_groups) return tid_of(ti.rank, gather_thread);
+        return tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kEmbeddingAllReduce:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
       default: return tid_of(ti.rank, kComputeThread);
@@ -270,7 +277,10 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     };
     thread(tid_of(r, kComputeThread), fmt::format("GPU {} compute (pipeline rank {})", gpu, sim.pipeline_rank(r)));
     thread(tid_of(r, kCommThread), fmt::format("GPU {} comm", gpu));
-    if (gathers) thread(tid_of(r, gather_thread), fmt::format("GPU {} param gather", gpu));
+    if (gathers) {
+      thread(tid_of(r, gather_thread), sim.shard_queue ? fmt::format("GPU {} sharding group (gathers and scatters)", gpu)
+                                                       : fmt::format("GPU {} param gather", gpu));
+    }
     if (regathers) thread(tid_of(r, regather_thread), fmt::format("GPU {} param re-gather", gpu));
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
     if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));

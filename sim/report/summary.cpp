@@ -138,6 +138,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
       if (sim.blocking_sends) arriving[ti.rank].push_back(span);  // the sender waits for it too
     }
   }
+  s.shard_queue = sim.shard_queue;
   for (double d : reducing) s.grad_all_reduce_s = std::max(s.grad_all_reduce_s, d);
   for (double d : gathering) s.param_all_gather_s = std::max(s.param_all_gather_s, d);
   s.stages.resize(ranks);
@@ -350,15 +351,18 @@ std::string to_text(const Summary& s) {
     // A layer table's iteration is milliseconds: its times in ms, as its iteration's.
     line("gradient reduction", s.burst ? fmt::format("{:.4f} ms on the busiest rank's communication stream",
                                                      s.grad_all_reduce_s * 1e3)
-                                       : fmt::format("{:.4f} s on the busiest rank's communication stream",
-                                                     s.grad_all_reduce_s));
+                     : s.shard_queue ? fmt::format("{:.4f} s on the busiest rank, in one queue with the gathers (ZeRO-3)",
+                                                   s.grad_all_reduce_s)
+                                     : fmt::format("{:.4f} s on the busiest rank's communication stream",
+                                                   s.grad_all_reduce_s));
   }
   if (s.param_all_gather_s > 0.0) {
     line("parameter all-gather",
-         fmt::format("{:.4f} s on the busiest rank's {}", s.param_all_gather_s,
-                     !s.param_gather_stream  ? "communication stream"
-                     : s.info.zero_stage == 3 ? "parameter-gather stream (ZeRO-3)"
-                                              : "parameter-gather stream (under the next forward)"));
+         fmt::format("{:.4f} s on the busiest rank{}", s.param_all_gather_s,
+                     !s.param_gather_stream   ? "'s communication stream"
+                     : s.shard_queue           ? ", in one queue with the reduce-scatters (ZeRO-3)"
+                     : s.info.zero_stage == 3 ? "'s parameter-gather stream (ZeRO-3)"
+                                              : "'s parameter-gather stream (under the next forward)"));
   }
   // A layer table has no tensor groups; its "pp" is the activations moving
   // between layers that run on different GPU counts.

@@ -121,6 +121,7 @@ struct Summary {
   double grad_all_reduce_s = 0.0;
   double param_all_gather_s = 0.0;
   bool param_gather_stream = false;  // the gathers had a stream of their own (ZeRO-3)
+  bool shard_queue = false;          // ZeRO-3's gathers and scatters queued on one group (Simulation::shard_queue)
   ExposedComm exposed;             // the most over ranks, kind by kind
   std::vector<StageSummary> stages;
   std::int64_t peak_memory_bytes = 0;      // the tensors' peak on the fullest GPU

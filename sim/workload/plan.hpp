@@ -335,6 +335,13 @@ struct Plan {
   // buffer is used in place (FSDP1's flat parameters, DeepSpeed's stage 3,
   // Megatron-Core's parameter buffers).
   bool fsdp_copy_out = false;
+  // Whether ZeRO-3's reduce-scatters run over a process group of their own
+  // (parallel.fsdp_reduce_scatter_group: "separate", FSDP2's opt-in
+  // set_separate_reduce_scatter_group, Megatron-FSDP's
+  // --create-all-gather-group) and so beside the gathers; false (every
+  // framework's default): one group, whose collectives run one at a time in
+  // the order they are issued (lower/issue_queue.hpp).
+  bool fsdp_separate_reduce_scatter_group = false;
   // When a stage's gradients leave for their owners (parallel.fsdp_grad_sync):
   // after each run of backwards (false: DeepSpeed's stage 3, FSDP without a
   // pipeline), or once, after the stage's last backward of the iteration

@@ -716,6 +716,15 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
   CHECK(!s.plan.fsdp_copy_out);  // the gathered buffer used in place unless asked
   CHECK(error_of(base(), {"parallel.zero_stage=3", "parallel.fsdp_copy_out=1"}).find(
             "parallel.fsdp_copy_out: expected") != std::string::npos);
+  CHECK(!s.plan.fsdp_separate_reduce_scatter_group);  // one group for gathers and scatters, every framework's default
+  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_reduce_scatter_group=separate"})
+            .plan.fsdp_separate_reduce_scatter_group);
+  CHECK(with("parallel.fsdp_reduce_scatter_group=own") ==
+        "test.json: parallel.fsdp_reduce_scatter_group: expected \"shared\" or \"separate\", got \"own\" (from --set "
+        "parallel.fsdp_reduce_scatter_group=own)");
+  CHECK(error_of(base(), {"parallel.fsdp_reduce_scatter_group=shared"}) ==
+        "test.json: parallel.fsdp_reduce_scatter_group: applies only with parallel.zero_stage = 3 (parameters sharded "
+        "unit by unit), got zero_stage = 0 (from --set parallel.fsdp_reduce_scatter_group=shared)");
 }
 
 TEST_CASE("parallel.fsdp_grad_sync: each-backward or last-backward, only with zero_stage 3") {

@@ -333,6 +333,56 @@ TEST_CASE("DeepSpeed's blocking gradient copy: each unit's backward and gather w
   CHECK(last_overlapped == 0);
 }
 
+TEST_CASE("gathers and scatters share the sharding group: one at a time, in the order the host issues them") {
+  // Every framework's default: a unit's reduce-scatter and the next units'
+  // all-gathers go through one process group, whose collectives run one at
+  // a time. In the backward (units last to first, prefetching one ahead)
+  // the host issues unit u's scatter after u's backward and then, in the
+  // pre-hook of unit u - 1, the gather of unit u - 2: that gather starts
+  // after the scatter ends. A separate group for the scatters lets them run
+  // beside the gathers.
+  const driver::WhatIf shared = run({});
+  const driver::WhatIf separate = run({"parallel.fsdp_reduce_scatter_group=separate"});
+  struct Span {
+    core::Time start, end;
+    bool scatter;
+    int unit;
+  };
+  auto spans = [](const driver::WhatIf& w) {
+    std::vector<Span> out;
+    for (std::size_t t = 0; t < w.sim->info.size(); ++t) {
+      const lower::TaskInfo& in = w.sim->info[t];
+      const bool gather = in.kind == lower::TaskKind::kParamAllGather && in.unit >= 0;
+      const bool scatter = in.kind == lower::TaskKind::kGradReduce && in.unit >= 0;
+      if (gather || scatter) out.push_back({w.sim->timeline.start[t], w.sim->timeline.end[t], scatter, in.unit});
+    }
+    return out;
+  };
+  auto overlapping = [](const std::vector<Span>& s) {
+    int n = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      for (std::size_t j = i + 1; j < s.size(); ++j) n += s[i].start < s[j].end && s[j].start < s[i].end;
+    }
+    return n;
+  };
+  const std::vector<Span> one = spans(shared), two = spans(separate);
+  CHECK(one.size() == 78);  // 26 units: a gather each for the forward and the backward, a scatter each
+  CHECK(overlapping(one) == 0);
+  CHECK(overlapping(two) > 0);
+  // Unit u's scatter ends before the backward's gather of unit u - 2 (the
+  // unit's later gather) starts.
+  std::vector<Span> scatter(26), backward_gather(26);
+  for (const Span& s : one) {
+    Span& slot = (s.scatter ? scatter : backward_gather)[static_cast<std::size_t>(s.unit)];
+    if (s.start >= slot.start) slot = s;
+  }
+  for (std::size_t u = 25; u >= 2; --u) {
+    CAPTURE(u);
+    CHECK(backward_gather[u - 2].start >= scatter[u].end);
+  }
+  CHECK(shared.sim->timeline.makespan >= separate.sim->timeline.makespan);
+}
+
 TEST_CASE("the summary names what lives on the host and the gradient copies that applied") {
   const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
                                          "parallel.microbatch_size=2", "parallel.global_batch=16",

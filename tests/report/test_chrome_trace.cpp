@@ -101,9 +101,11 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 TEST_CASE("ZeRO-3's parameter gathers have a thread of their own; no thread's slices overlap") {
-  // GPT 52B, ZeRO-3, interleaved 1F1B: the gathers run on their own stream
-  // beside the gradient reductions, so on one thread they overlapped.
-  const Run r = run_example("gpt-52b-64xa100-breadth-first.json", {"parallel.schedule=interleaved-1f1b"});
+  // GPT 52B, ZeRO-3, interleaved 1F1B, the reduce-scatters over a group of
+  // their own: the gathers run on their own stream beside the gradient
+  // reductions, so on one thread they overlapped.
+  const Run r = run_example("gpt-52b-64xa100-breadth-first.json",
+                            {"parallel.schedule=interleaved-1f1b", "parallel.fsdp_reduce_scatter_group=separate"});
   check_threads(r.trace);
   int gathers = 0, reductions = 0;
   for (const auto& [thread, list] : r.trace.slices) {
@@ -123,6 +125,28 @@ TEST_CASE("ZeRO-3's parameter gathers have a thread of their own; no thread's sl
   CHECK(gathers > 0);
   CHECK(reductions > 0);
   CHECK(r.trace.threads.at({0, 2}) == "GPU 0 param gather");
+
+  // One group for both (the default): the gathers and the units'
+  // reduce-scatters share a thread, the group's queue; the tied embedding's
+  // all-reduce stays on comm.
+  const Run one = run_example("gpt-52b-64xa100-breadth-first.json", {"parallel.schedule=interleaved-1f1b"});
+  check_threads(one.trace);
+  int queued = 0, embedding = 0;
+  for (const auto& [thread, list] : one.trace.slices) {
+    const std::string& name = one.trace.threads.at(thread);
+    for (const Slice& s : list) {
+      if (starts_with(s.name, "param all-gather") || starts_with(s.name, "grad reduce-scatter")) {
+        ++queued;
+        CHECK(ends_with(name, " sharding group (gathers and scatters)"));
+      }
+      if (starts_with(s.name, "embedding grad all-reduce")) {
+        ++embedding;
+        CHECK(ends_with(name, " comm"));
+      }
+    }
+  }
+  CHECK(queued > 0);
+  CHECK(embedding > 0);
 }
 
 TEST_CASE("slices name their GPU by id, with its pipeline, data and tensor rank") {
@@ -237,26 +261,34 @@ TEST_CASE("collective slices say their kind, bytes per GPU, group size and dimen
   CHECK(gathers == 4);  // one per stage
 }
 
-TEST_CASE("DeepSpeed's second gathers in the trace: a thread of their own, named as such") {
+TEST_CASE("DeepSpeed's second gathers in the trace: on the group's queue, or a thread of their own") {
   // GPT 1.7B on pp 2, dp 4, ZeRO-3, every layer recomputed, a reuse
   // distance that gives back all but each layer's last weight: each of a
-  // rank's 12 layer units gathers again in each of its 2 backwards, on a
-  // thread beside the gather stream, and no thread's slices overlap.
-  const Run d = run_example("gpt-1.7b-8xa100.json",
-                            {"parallel.tp=1", "parallel.pp=2", "parallel.dp=4", "parallel.microbatch_size=2",
-                             "parallel.global_batch=16", "parallel.zero_stage=3", "parallel.recompute=full",
-                             "parallel.fsdp_max_reuse_distance=1e6"});
-  check_threads(d.trace);
-  int regathers = 0;
-  for (const auto& [thread, list] : d.trace.slices) {
-    for (const Slice& s : list) {
-      if (!starts_with(s.name, "param re-gather")) continue;
-      ++regathers;
-      CHECK(ends_with(d.trace.threads.at(thread), " param re-gather"));
-      CHECK(s.args["collective"] == "all-gather");
+  // rank's 12 layer units gathers again in each of its 2 backwards. With
+  // one group for gathers and scatters (the default) they queue on its
+  // thread; with the scatters over a group of their own, on a thread beside
+  // the gather stream. No thread's slices overlap either way.
+  for (const char* group : {"shared", "separate"}) {
+    CAPTURE(group);
+    const Run d = run_example("gpt-1.7b-8xa100.json",
+                              {"parallel.tp=1", "parallel.pp=2", "parallel.dp=4", "parallel.microbatch_size=2",
+                               "parallel.global_batch=16", "parallel.zero_stage=3", "parallel.recompute=full",
+                               "parallel.fsdp_max_reuse_distance=1e6",
+                               std::string("parallel.fsdp_reduce_scatter_group=") + group});
+    check_threads(d.trace);
+    const std::string thread_name = std::string(group) == "shared" ? " sharding group (gathers and scatters)"
+                                                                   : " param re-gather";
+    int regathers = 0;
+    for (const auto& [thread, list] : d.trace.slices) {
+      for (const Slice& s : list) {
+        if (!starts_with(s.name, "param re-gather")) continue;
+        ++regathers;
+        CHECK(ends_with(d.trace.threads.at(thread), thread_name));
+        CHECK(s.args["collective"] == "all-gather");
+      }
     }
+    CHECK(regathers == 2 * 12 * 2);
   }
-  CHECK(regathers == 2 * 12 * 2);
 }
 
 TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient scatter, named by unit") {
@@ -273,13 +305,13 @@ TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient sc
     for (const Slice& s : entry.second) {
       if (starts_with(s.name, "param all-gather s0 unit ")) {
         ++gathers;
-        CHECK(ends_with(thread, " param gather"));
+        CHECK(ends_with(thread, " sharding group (gathers and scatters)"));
         gathered_bytes += s.args["bytes_per_gpu"].get<double>();
       }
       if (starts_with(s.name, "F mb0 s0 unit ")) ++forward_parts;
       if (starts_with(s.name, "grad reduce-scatter s0 unit ")) {
         ++scatters;
-        CHECK(ends_with(thread, " comm"));
+        CHECK(ends_with(thread, " sharding group (gathers and scatters)"));
       }
     }
   }

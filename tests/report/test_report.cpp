@@ -355,13 +355,14 @@ TEST_CASE("link traffic: the bytes of every transfer, by link class, busiest fir
 }
 
 TEST_CASE("gradient reductions and parameter gathers are reported apart") {
-  // GPT 52B under ZeRO-3, interleaved 1F1B: each rank's gathers run on a
-  // stream of their own, beside its gradient reductions on the communication
-  // stream. Each figure is the most one rank spends in its kind (the sum of
-  // its tasks' durations), so each fits in the iteration; their sum did not.
+  // GPT 52B under ZeRO-3, interleaved 1F1B, its reduce-scatters over a
+  // group of their own: each rank's gathers run on a stream of their own,
+  // beside its gradient reductions on the communication stream. Each figure
+  // is the most one rank spends in its kind (the sum of its tasks'
+  // durations), so each fits in the iteration; their sum did not.
   Run r;
   r.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-52b-64xa100-breadth-first.json",
-                                 {"parallel.schedule=interleaved-1f1b"});
+                                 {"parallel.schedule=interleaved-1f1b", "parallel.fsdp_reduce_scatter_group=separate"});
   r.whatif = driver::simulate(r.scenario);
   const report::Summary s = summary_of(r);
   const lower::Simulation& sim = r.sim();
@@ -387,6 +388,19 @@ TEST_CASE("gradient reductions and parameter gathers are reported apart") {
   const std::string text = report::to_text(s);
   CHECK(text.find("parameter all-gather") != std::string::npos);
   CHECK(text.find("parameter-gather stream (ZeRO-3)") != std::string::npos);
+
+  // One group for both (the default): the two queue one after the other, so
+  // their sum fits in the iteration, and the lines say so.
+  Run shared;
+  shared.scenario = config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-52b-64xa100-breadth-first.json",
+                                      {"parallel.schedule=interleaved-1f1b"});
+  shared.whatif = driver::simulate(shared.scenario);
+  const report::Summary one = summary_of(shared);
+  CHECK(one.shard_queue);
+  CHECK(one.grad_all_reduce_s + one.param_all_gather_s <= one.iteration_time_s);
+  const std::string one_text = report::to_text(one);
+  CHECK(one_text.find("in one queue with the gathers (ZeRO-3)") != std::string::npos);
+  CHECK(one_text.find("in one queue with the reduce-scatters (ZeRO-3)") != std::string::npos);
 
   // The distributed optimizer's gathers under the next forward
   // (options.overlap_param_gather) run on that stream too, but are not ZeRO-3's.
