@@ -381,11 +381,13 @@ void Lowering::lower_pipeline(int p) {
           }
           // DeepSpeed's second gather of a recomputed unit (zero3_reuse.hpp):
           // after the compute before this piece and the unit's gather, the
-          // piece after it. On no stream's queue: the gathers' holds
-          // prefetches that wait for this backward's pieces, the collectives'
-          // may hold a reduction that waits for the other pipeline ranks (the
-          // tied embedding's), and DeepSpeed issues it when the recomputation
-          // gives the unit back.
+          // piece after it. In the sharding group's queue at that point (the
+          // recomputation gives the unit back, DeepSpeed issues it), ahead of
+          // the prefetches that wait for this backward's pieces; with a
+          // separate scatter group on no stream's queue: the gather stream
+          // holds those prefetches, the communication stream may hold a
+          // reduction that waits for the other pipeline ranks (the tied
+          // embedding's).
           std::optional<core::TaskId> regather;
           if (by_unit && (a.op == Op::kBackward || a.op == Op::kInputGrad)) {
             const workload::ShardUnit& held_unit = c.shard_units[static_cast<std::size_t>(pieces[j].unit)];

@@ -126,7 +126,7 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
       if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
     }
     if (is_dp(ti.kind)) {
-      // (A second gather after a recomputation runs on no stream: exposed time only.)
+      // (DeepSpeed's second gathers after a recomputation are left out: exposed time only.)
       if (!ti.regather) (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
       if (full) dp_spans[ti.rank].push_back(span);
     }
