@@ -598,7 +598,9 @@ void Lowering::lower_pipeline(int p) {
           bucket.parts = static_cast<int>(buckets);
           const double share = j < c.grad_bucket_share.size() ? c.grad_bucket_share[j] : 1.0;
           const core::Time time = j < c.grad_bucket_reduce.size() ? c.grad_bucket_reduce[j] : core::Time::zero();
-          const double bytes = plan_.replicas() > 1 ? share * c.grad_bytes : 0.0;
+          // Under ZeRO-3 the units' scatters carry every gradient: the
+          // bucket moves nothing (its analytic time is zero too).
+          const double bytes = plan_.replicas() > 1 && plan_.zero_stage < 3 ? share * c.grad_bytes : 0.0;
           const core::TaskId id =
               collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
                               c.grad_reduce_kind, bytes, dp, dp_participants, time, bucket);

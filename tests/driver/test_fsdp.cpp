@@ -383,6 +383,25 @@ TEST_CASE("gathers and scatters share the sharding group: one at a time, in the 
   CHECK(shared.sim->timeline.makespan >= separate.sim->timeline.makespan);
 }
 
+TEST_CASE("flow collectives under ZeRO-3: the units' scatters carry the gradients, the stage's bucket moves nothing") {
+  // The REDUCE_GRAD action's bucket is ZeRO-1/2's and plain data
+  // parallelism's reduction; under ZeRO-3 its analytic time is zero, and as
+  // flows it must move no bytes either (it moved the stage's whole
+  // gradients a second time).
+  auto bucket_time = [](const driver::WhatIf& w) {
+    core::Time sum;
+    for (std::size_t t = 0; t < w.sim->info.size(); ++t) {
+      const lower::TaskInfo& in = w.sim->info[t];
+      if (in.kind == lower::TaskKind::kGradReduce && in.unit < 0) sum += w.sim->timeline.end[t] - w.sim->timeline.start[t];
+    }
+    return sum;
+  };
+  CHECK(bucket_time(run({"options.collectives=flow"})) == core::Time::zero());
+  CHECK(bucket_time(run({})) == core::Time::zero());
+  // ZeRO-2 reduce-scatters its buckets: there they take time.
+  CHECK(bucket_time(run({"parallel.zero_stage=2", "options.collectives=flow"})) > core::Time::zero());
+}
+
 TEST_CASE("the summary names what lives on the host and the gradient copies that applied") {
   const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
                                          "parallel.microbatch_size=2", "parallel.global_batch=16",
