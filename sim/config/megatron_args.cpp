@@ -328,10 +328,16 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
     p["offload_modules"] = a.list("--offload-modules");
   }
   if (a.flag("--use-distributed-optimizer")) p["distributed_optimizer"] = true;
+  // --create-all-gather-group gives the gathers a process group apart from
+  // the reductions': under Megatron FSDP its reduce-scatters then run beside
+  // its gathers; the distributed optimizer's gathers run on a stream of
+  // their own here either way.
+  const bool all_gather_group = a.flag("--create-all-gather-group");
   if (a.flag("--use-megatron-fsdp")) {
     p["zero_stage"] = 3;
     p.erase("distributed_optimizer");
     (void)a.has("--data-parallel-sharding-strategy");
+    if (all_gather_group) p["fsdp_reduce_scatter_group"] = "separate";
   }
   // Precision.
   if (a.flag("--fp16") && a.flag("--bf16")) a.fail("--fp16", "with --bf16: give one of them");

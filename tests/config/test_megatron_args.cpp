@@ -147,6 +147,18 @@ TEST_CASE("Megatron-LM's defaults and derived settings") {
   CHECK(m.not_modelled.empty());
   CHECK(load_document(m.config, "args", ".").plan.offload_modules ==
         (workload::kOffloadExpertFc1 | workload::kOffloadMoeAct));
+  // Megatron FSDP gathers and reduces over one process group, unless
+  // --create-all-gather-group gives the gathers their own.
+  args = small();
+  args.insert(args.end(), {"--use-megatron-fsdp", "--use-distributed-optimizer"});
+  m = config_from_megatron(args, {"dgx-h100", 1, ""}, "args");
+  CHECK(m.config["parallel"]["zero_stage"] == 3);
+  CHECK(!m.config["parallel"].contains("fsdp_reduce_scatter_group"));  // "shared", the default
+  args.push_back("--create-all-gather-group");
+  m = config_from_megatron(args, {"dgx-h100", 1, ""}, "args");
+  CHECK(m.config["parallel"]["fsdp_reduce_scatter_group"] == "separate");
+  CHECK(m.not_modelled.empty());
+  CHECK(load_document(m.config, "args", ".").plan.fsdp_separate_reduce_scatter_group);
 }
 
 TEST_CASE("Megatron-LM arguments trainsim cannot map are errors naming the flag") {
