@@ -164,10 +164,10 @@ void Lowering::lower_pipeline(int p) {
     std::vector<std::size_t> first_use_point;  // per gather: the compute tasks issued up to its first use
     // ZeRO-3's gathers and scatters on the sharding group's one queue
     // (IssueQueue), in the order the host issues them; unless the plan gives
-    // the scatters a group of their own (Plan::fsdp_separate_reduce_scatter_group),
+    // the scatters a group of their own (Simulation::shard_queue false),
     // when the gathers queue on a stream of their own and the scatters on the
     // communication stream.
-    const bool one_queue = plan_.zero_stage == 3 && !plan_.fsdp_separate_reduce_scatter_group;
+    const bool one_queue = sim_->shard_queue;
     IssueQueue& queue = shard_queue_;
     constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
     std::vector<std::size_t> queued;  // per gather: its item in `queue`, kNoItem where it is not queued

@@ -202,12 +202,18 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   constexpr int kCommThread = 1;
   std::vector<std::vector<int>> peers(ranks);  // per rank, in order of first send
   bool gathers = false, regathers = false;
+  // What the sharding group's queue holds besides the gathers: the second
+  // gathers and the units' reduce-scatters (not HSDP's all-reduce after one,
+  // over another group).
+  auto queued_beside_gathers = [&](const lower::TaskInfo& ti) {
+    return sim.shard_queue && (ti.regather || (ti.kind == lower::TaskKind::kGradReduce && ti.unit >= 0 &&
+                                               !ti.across_shard_groups));
+  };
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     if (ti.on_gather_stream() && shown(id)) gathers = true;
     if (ti.regather && shown(id) && !sim.shard_queue) regathers = true;
-    const bool queued = ti.regather || (ti.kind == lower::TaskKind::kGradReduce && ti.unit >= 0 && !ti.across_shard_groups);
-    if (sim.shard_queue && queued && shown(id)) gathers = true;
+    if (queued_beside_gathers(ti) && shown(id)) gathers = true;
     if (ti.kind != lower::TaskKind::kTransfer) continue;
     auto& p = peers[ti.rank];
     if (std::find(p.begin(), p.end(), ti.peer) == p.end()) p.push_back(ti.peer);
@@ -240,12 +246,11 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kParamAllGather:
-        if (ti.regather) return tid_of(ti.rank, sim.shard_queue ? gather_thread : regather_thread);
+        if (queued_beside_gathers(ti)) return tid_of(ti.rank, gather_thread);
+        if (ti.regather) return tid_of(ti.rank, regather_thread);
         return ti.on_gather_stream() ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
-        // A unit's reduce-scatter (not HSDP's all-reduce after it, over another group).
-        if (sim.shard_queue && ti.unit >= 0 && !ti.across_shard_groups) return tid_of(ti.rank, gather_thread);
-        return tid_of(ti.rank, kCommThread);
+        return tid_of(ti.rank, queued_beside_gathers(ti) ? gather_thread : kCommThread);
       case lower::TaskKind::kEmbeddingAllReduce:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
       default: return tid_of(ti.rank, kComputeThread);
