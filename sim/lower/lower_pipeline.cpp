@@ -104,7 +104,19 @@ void Lowering::lower_pipeline(int p) {
   // Names a ZeRO-3 collective instance: the group's index in full fidelity.
   const int shard_key = full ? sharding_index(pipe.replica, Sharding::kShard) : pipe.replica;
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
-  enum Kind { kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather };
+  enum Kind {
+    kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather,
+    kBucketExperts, kGatherExperts, kParamGatherExperts
+  };
+  // Whether MoE stages reduce and gather their routed experts' share over
+  // an expert-data-parallel group of more than one GPU, and which group
+  // (named by edp_index in full fidelity) this pipeline's GPUs are in.
+  const bool experts_replicated = plan_.expert_replicas() > 1 &&
+                                  std::any_of(costs_.stages.begin(), costs_.stages.end(),
+                                              [](const workload::StageCost& c) { return c.expert_params > 0.0; });
+  const int edp = edp_index(pipe.replica, pipe.tensor);
+  const int edp_key = full ? edp : 0;
+  const int edp_participants = full ? plan_.expert_replicas() : 1;
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -140,6 +152,43 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> replica_copies =
         replicated ? sharding_copies(r, Sharding::kReplicate) : std::vector<std::vector<int>>{};
     const RankGroup dp{group, peers_groups}, shard{shard_group, shard_copies}, replica{replica_group, replica_copies};
+    const std::vector<int> expert_group = experts_replicated ? edp_group(r, edp) : std::vector<int>{};
+    const std::vector<std::vector<int>> expert_copies =
+        experts_replicated ? edp_copies(r, edp) : std::vector<std::vector<int>>{};
+    const RankGroup experts{expert_group, expert_copies};
+    // A stage's data-parallel collective (a gradient bucket's reduction, a
+    // parameter gather) of `bytes` in all, `whole` its analytic time: on a
+    // MoE stage whose experts have replicas, the dense parameters' share
+    // over dp, then the routed experts' share over their
+    // expert-data-parallel group (its time `experts_time`, StageCost's
+    // *_experts), two tasks one after the other on `stream`; elsewhere one
+    // task over dp, of the dense share where the experts have no replicas.
+    // The first task and the last.
+    struct Tasks {
+      core::TaskId first, last;
+    };
+    auto dp_collectives = [&](std::pair<Kind, Kind> keys, int stage, int index, hw::CollectiveKind kind, double bytes,
+                              core::Time whole, std::optional<core::Time> experts_time, const TaskInfo& info,
+                              CommStream stream) {
+      const double share = costs_.stages[static_cast<std::size_t>(stage)].expert_share();
+      const bool split = share > 0.0 && experts_replicated && experts_time;
+      Tasks t{};
+      bool made = false;
+      if (!split || plan_.replicas() > 1) {
+        t.first = t.last =
+            collective_task(q, {keys.first, stage, index, pipe.tensor, full ? 0 : pipe.replica}, kind,
+                            bytes * (1.0 - share), dp, dp_participants, split ? whole - *experts_time : whole, info, stream);
+        made = true;
+      }
+      if (split) {
+        TaskInfo part = info;
+        part.experts = true;
+        t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, bytes * share, experts,
+                                 edp_participants, *experts_time, part, stream);
+        if (!made) t.first = t.last;
+      }
+      return t;
+    };
     std::optional<core::TaskId> barrier;  // the tensor peers' meeting after the previous compute action
     std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
     // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
@@ -159,6 +208,7 @@ void Lowering::lower_pipeline(int p) {
     };
     std::vector<std::vector<Held>> held(stages);  // by stage
     std::vector<core::TaskId> gathers;
+    std::vector<core::TaskId> gathers_done;  // per gather: its last task (gathers[i] the first)
     std::vector<double> gathered_params;  // per gather
     std::vector<std::optional<core::TaskId>> first_use;
     std::vector<std::size_t> first_use_point;  // per gather: the compute tasks issued up to its first use
@@ -213,9 +263,12 @@ void Lowering::lower_pipeline(int p) {
       if (!b) return a;
       return std::max(*a, *b);
     };
-    auto add_gather = [&](core::TaskId id, double params, std::size_t item) {  // gather i, with what it waits for
+    // Gather i, with what it waits for; `done` its last task where it runs as
+    // two (dp_collectives), what its first use waits for.
+    auto add_gather = [&](core::TaskId id, double params, std::size_t item, std::optional<core::TaskId> done = std::nullopt) {
       const std::size_t i = gathers.size();
       gathers.push_back(id);
+      gathers_done.push_back(done.value_or(id));
       gathered_params.push_back(params);
       first_use.push_back(std::nullopt);
       first_use_point.push_back(0);
@@ -322,11 +375,12 @@ void Lowering::lower_pipeline(int p) {
             TaskInfo gather{TaskKind::kParamAllGather, {Op::kUnshard, a.stage, 0}, q, -1};
             gather.part = static_cast<int>(j);
             gather.parts = static_cast<int>(B);
-            const core::TaskId id = collective_task(
-                q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, full ? 0 : pipe.replica},
-                hw::CollectiveKind::kAllGather, share * c.param_bytes, dp, dp_participants, c.param_bucket_gather[j],
+            const Tasks gathered = dp_collectives(
+                {kParamGather, kParamGatherExperts}, a.stage, static_cast<int>(gathers.size()),
+                hw::CollectiveKind::kAllGather, share * c.param_bytes, c.param_bucket_gather[j],
+                j < c.param_bucket_gather_experts.size() ? std::optional(c.param_bucket_gather_experts[j]) : std::nullopt,
                 gather, CommStream::kGathers);
-            pieces.push_back({share, -1, add_gather(id, share * c.params, kNoItem)});
+            pieces.push_back({share, -1, add_gather(gathered.first, share * c.params, kNoItem, gathered.last)});
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
@@ -436,7 +490,7 @@ void Lowering::lower_pipeline(int p) {
             for (std::size_t& point : unit_part_point) point = issued();
           }
           if (const auto i = pieces[j].gather) {
-            edges_.emplace_back(gathers[*i], id);
+            edges_.emplace_back(gathers_done[*i], id);
             used_first(*i, id);
           }
           if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
@@ -600,16 +654,20 @@ void Lowering::lower_pipeline(int p) {
           const core::Time time = j < c.grad_bucket_reduce.size() ? c.grad_bucket_reduce[j] : core::Time::zero();
           // Under ZeRO-3 the units' scatters carry every gradient: the
           // bucket moves nothing (its analytic time is zero too).
-          const double bytes = plan_.replicas() > 1 && plan_.zero_stage < 3 ? share * c.grad_bytes : 0.0;
-          const core::TaskId id =
-              collective_task(q, {kBucket, a.stage, static_cast<int>(j), pipe.tensor, full ? 0 : pipe.replica},
-                              c.grad_reduce_kind, bytes, dp, dp_participants, time, bucket);
-          if (j == 0) first_[q][k] = id;
-          last_[q][k] = id;
+          const bool moves = plan_.zero_stage < 3 && (plan_.replicas() > 1 || experts_replicated);
+          const double bytes = moves ? share * c.grad_bytes : 0.0;
+          const Tasks reduced = dp_collectives(
+              {kBucket, kBucketExperts}, a.stage, static_cast<int>(j), c.grad_reduce_kind, bytes, time,
+              moves && j < c.grad_bucket_reduce_experts.size() ? std::optional(c.grad_bucket_reduce_experts[j])
+                                                                : std::nullopt,
+              bucket, CommStream::kCollectives);
+          if (j == 0) first_[q][k] = reduced.first;
+          last_[q][k] = reduced.last;
           // Bucket j is ready when part j of the stage's last backward ends
-          // (or, not overlapped, when the rank's backward has).
-          if (j < backward_parts[a.stage].size()) edges_.emplace_back(backward_parts[a.stage][j], id);
-          if (!plan_.overlap.grad_reduce) after_backward.push_back(id);
+          // (or, not overlapped, when the rank's backward has); a second part
+          // follows the first on the stream.
+          if (j < backward_parts[a.stage].size()) edges_.emplace_back(backward_parts[a.stage][j], reduced.first);
+          if (!plan_.overlap.grad_reduce) after_backward.push_back(reduced.first);
         }
         if (c.embedding_grad_all_reduce > core::Time::zero()) {
           // The first and last stages hold the tied embedding; both take part.
@@ -646,10 +704,11 @@ void Lowering::lower_pipeline(int p) {
           const workload::StageCost& c = costs_.stages[s];
           // Overlapped, the gather runs under the next forward (above).
           if (c.param_all_gather <= core::Time::zero() || !c.param_bucket_gather.empty()) continue;
-          const core::TaskId gather = collective_task(
-              q, {kGather, s, 0, pipe.tensor, full ? 0 : pipe.replica}, hw::CollectiveKind::kAllGather, c.param_bytes,
-              dp, dp_participants, c.param_all_gather, {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1});
-          edges_.emplace_back(id, gather);
+          const Tasks gather = dp_collectives(
+              {kGather, kGatherExperts}, s, 0, hw::CollectiveKind::kAllGather, c.param_bytes, c.param_all_gather,
+              c.expert_params > 0.0 ? std::optional(c.param_all_gather_experts) : std::nullopt,
+              {TaskKind::kParamAllGather, {Op::kOptimizer, s, 0}, q, -1}, CommStream::kCollectives);
+          edges_.emplace_back(id, gather.first);
         }
       }
     }

@@ -208,6 +208,27 @@ class Lowering {
     const int leaf = cluster_.network.nodes_per_leaf;
     return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
   }
+  // A MoE stage's expert-data-parallel groups, laid out as
+  // workload/stage_costs.cpp lays them out (Megatron-Core's folding): the
+  // stage's GPUs numbered j = replica x tp + tensor, the group of j the GPUs
+  // whose j is the same modulo etp x ep, named by that remainder.
+  int edp_index(int replica, int tensor) const { return (replica * plan_.tp + tensor) % (plan_.etp * plan_.ep); }
+  std::vector<int> edp_group(int rank, int index) const {
+    std::vector<int> g;
+    const int gpus = plan_.replicas() * plan_.tp;
+    for (int j = index; j < gpus; j += plan_.etp * plan_.ep) g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
+    return g;
+  }
+  // Symmetric fidelity with flow collectives: the stage's other edp groups
+  // beside the representative's.
+  std::vector<std::vector<int>> edp_copies(int rank, int index) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
+    for (int i = 0; i < plan_.etp * plan_.ep; ++i) {
+      if (i != index) copies.push_back(edp_group(rank, i));
+    }
+    return copies;
+  }
   // Symmetric fidelity with flow collectives: the other tensor ranks' copies
   // of a data-parallel group (they only matter to flows).
   std::vector<std::vector<int>> dp_copies(int rank) const {

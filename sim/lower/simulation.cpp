@@ -227,6 +227,11 @@ PipelineWork Lowering::work_per_pipeline() const {
   const double steps_cap = hw::kMaxRingSteps;
   const double ring = flows ? n * std::min(n - 1, steps_cap) : 0.0;
   const double all_reduce = flows ? n * std::min(2 * (n - 1), steps_cap) : 0.0;
+  // A MoE stage's collectives over dp add a second over its experts'
+  // expert-data-parallel group (dp_collectives in lower_pipeline.cpp).
+  const double ne = plan_.expert_replicas();
+  const double expert_all_reduce = flows ? ne * std::min(2 * (ne - 1), steps_cap) : 0.0;
+  const auto twice = [&](const workload::StageCost& c) { return c.expert_params > 0.0 && ne > 1 ? 2.0 : 1.0; };
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {
     std::fill(cut.begin(), cut.end(), 0);
@@ -235,8 +240,8 @@ PipelineWork Lowering::work_per_pipeline() const {
     // than enough).
     for (const workload::StageCost& c : costs_.stages) {
       const double b = static_cast<double>(c.param_bucket_gather.size());
-      work.tasks += 2 * b;
-      work.flow_steps += b * ring;
+      work.tasks += (1 + twice(c)) * b;
+      work.flow_steps += b * (ring + (twice(c) > 1 ? expert_all_reduce : 0.0));
     }
     for (auto it = actions.rbegin(); it != actions.rend(); ++it) {  // from the end: a stage's last backward first
       const Action& a = *it;
@@ -263,11 +268,11 @@ PipelineWork Lowering::work_per_pipeline() const {
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients
-        work.tasks += buckets + (embedding ? 1 : 0) + (copies ? 1 : 0);
-        work.flow_steps += buckets * all_reduce;
+        work.tasks += twice(c) * buckets + (embedding ? 1 : 0) + (copies ? 1 : 0);
+        work.flow_steps += buckets * (all_reduce + (twice(c) > 1 ? expert_all_reduce : 0.0));
       } else if (a.op == Op::kOptimizer) {
-        work.tasks += 2;  // and ZeRO-1/2's parameter gather
-        work.flow_steps += ring;
+        work.tasks += 1 + twice(c);  // and ZeRO-1/2's parameter gather
+        work.flow_steps += ring + (twice(c) > 1 ? expert_all_reduce : 0.0);
       } else if (a.op == Op::kUnshard) {
         work.tasks += units;
         work.flow_steps += units * ring;

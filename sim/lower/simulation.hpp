@@ -120,18 +120,22 @@ struct TaskInfo {
   // or a gradient scatter is of, and the stage's units; -1 and 0 otherwise.
   int unit = -1;
   int units = 0;
+  // The flags below take a bit each (TaskInfo's size, below).
   // HSDP: a unit's gradient shard all-reduced across the shard groups (a
   // kGradReduce after that unit's reduce-scatter).
-  bool across_shard_groups = false;
+  bool across_shard_groups : 1 = false;
   // DualPipe: a stage's reduced gradients added to its copy's in the other
   // direction (a kGradReduce after the stage's buckets).
-  bool across_copies = false;
+  bool across_copies : 1 = false;
   // ZeRO-3 with Plan::fsdp_copy_out: a compute task that copies a unit's
   // gathered parameters out of the gather's buffer before the unit runs.
-  bool copy_out = false;
+  bool copy_out : 1 = false;
   // DeepSpeed's second gather of a recomputed unit's weights before its
   // backward (a kParamAllGather on no stream's queue; workload/zero3_reuse.hpp).
-  bool regather = false;
+  bool regather : 1 = false;
+  // A MoE stage's gradient bucket or parameter gather, the routed experts'
+  // part: over the expert-data-parallel group, after the dense part over dp.
+  bool experts : 1 = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a

@@ -108,7 +108,8 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       const hw::CollectiveRunner::Description d = sim.collectives->describe(sim.graph.task(id).route);
       args.add("collective", ti.kind == lower::TaskKind::kTpBarrier ? "barrier" : collective_kind_name(d.kind));
       args.bytes("bytes_per_gpu", d.bytes);
-      args.add("group_size", d.members).add("group", ti.across_copies ? "pp" : group_dimension(ti.kind));
+      args.add("group_size", d.members)
+          .add("group", ti.across_copies ? "pp" : ti.experts ? "edp" : group_dimension(ti.kind));
       add_place(args, sim, ti.rank);
       if (ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kParamAllGather) {
         args.add("stage", a.stage);
@@ -153,11 +154,12 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
       if (ti.across_shard_groups) return fmt::format("grad all-reduce s{}{} (across shard groups)", a.stage, part);
       if (ti.across_copies) return fmt::format("grad all-reduce s{} with its copy (other direction)", a.stage);
       return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} (dp)", a.stage, part)
-                          : fmt::format("grad reduce s{} (dp){}", a.stage, part);
+                          : fmt::format("grad reduce s{} ({}){}", a.stage, ti.experts ? "edp, experts" : "dp", part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
     case lower::TaskKind::kParamAllGather:
-      return fmt::format("param {} s{}{} (dp)", ti.regather ? "re-gather" : "all-gather", a.stage, part);
+      return fmt::format("param {} s{}{} ({})", ti.regather ? "re-gather" : "all-gather", a.stage, part,
+                         ti.experts ? "edp, experts" : "dp");
     case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
   }
   return "?";

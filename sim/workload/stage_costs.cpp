@@ -885,14 +885,21 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // A MoE stage's buckets hold its mix of gradients: the routed experts'
     // share reduced (and gathered) over the expert-data-parallel group, the
     // rest over the data-parallel one.
-    const double expert_share = c.params > 0.0 ? c.expert_params / c.params : 0.0;
+    const double expert_share = c.expert_share();
     const bool reduces = plan.replicas() > 1 || (expert_share > 0.0 && expert_shard > 1);
+    // The routed experts' part of such a collective, over edp (zero without
+    // experts or with one expert replica); the whole is the dense part over
+    // dp, then this.
+    auto expert_collective = [&](hw::CollectiveKind kind, double bytes) {
+      return expert_share > 0.0 && expert_shard > 1
+                 ? hw::collective_time(kind, bytes * expert_share, edp_group, node, algorithm)
+                 : core::Time{};
+    };
     auto dp_collective = [&](hw::CollectiveKind kind, double bytes) {
       if (expert_share == 0.0) return hw::collective_time(kind, bytes, dp_group, node, algorithm);
       core::Time time;
       if (plan.replicas() > 1) time += hw::collective_time(kind, bytes * (1.0 - expert_share), dp_group, node, algorithm);
-      if (expert_shard > 1) time += hw::collective_time(kind, bytes * expert_share, edp_group, node, algorithm);
-      return time;
+      return time + expert_collective(kind, bytes);
     };
     // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
     const auto buckets = reduces && plan.zero_stage < 3
@@ -909,7 +916,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     c.grad_reduce_kind = reduce;
     // Every bucket but the last is full: cost each distinct size once.
     double costed_bytes = -1.0;
-    core::Time costed;
+    core::Time costed, costed_experts;
     for (std::size_t k = 0; k < buckets; ++k) {
       const double bytes = reduces && plan.zero_stage < 3
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
@@ -919,16 +926,23 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         // Offloaded, the bucket's reduced shard then goes to the host.
         costed = dp_collective(reduce, bytes) +
                  core::Time::seconds(pcie_seconds(bytes / plan.replicas()));
+        costed_experts = expert_collective(reduce, bytes);
         costed_bytes = bytes;
       }
       c.grad_bucket_reduce.push_back(costed);
+      if (expert_share > 0.0) c.grad_bucket_reduce_experts.push_back(costed_experts);
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
       c.param_all_gather = dp_collective(hw::CollectiveKind::kAllGather, c.param_bytes);
+      c.param_all_gather_experts = expert_collective(hw::CollectiveKind::kAllGather, c.param_bytes);
       if (plan.overlap.param_gather && reduces) {
         // The forward uses the buckets last-filled first.
         for (auto share = c.grad_bucket_share.rbegin(); share != c.grad_bucket_share.rend(); ++share) {
           c.param_bucket_gather.push_back(dp_collective(hw::CollectiveKind::kAllGather, *share * c.param_bytes));
+          if (expert_share > 0.0) {
+            c.param_bucket_gather_experts.push_back(
+                expert_collective(hw::CollectiveKind::kAllGather, *share * c.param_bytes));
+          }
         }
       }
     }

@@ -116,6 +116,15 @@ struct StageCost {
   // buckets' sizes, in the order the forward uses them), each under the
   // next iteration's forward. Empty otherwise.
   std::vector<core::Time> param_bucket_gather;
+  // A MoE stage's collectives above run in two parts, one after the other:
+  // the dense parameters' share over dp, then the routed experts'
+  // (expert_share) over the expert-data-parallel group. Each time above is
+  // the whole; these are the experts' parts (zero with one expert replica),
+  // one per bucket where the stage has experts, empty where it has none.
+  std::vector<core::Time> grad_bucket_reduce_experts;
+  core::Time param_all_gather_experts;
+  std::vector<core::Time> param_bucket_gather_experts;
+  double expert_share() const { return params > 0.0 ? expert_params / params : 0.0; }
   // ZeRO-3: the stage's parameters are sharded too, and gathered unit by
   // unit before each forward and each backward; each unit's gradients are
   // reduce-scattered after its backward. Empty otherwise.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
@@ -92,6 +93,78 @@ TEST_CASE("1F1B A2A overlap: each backward beside the next forward hides both ex
   // unpaired F0's and B3's stay exposed.
   CHECK(sa.exposed.ep == doctest::Approx(e_f + e_b).epsilon(1e-9));
   CHECK(sa.iteration_time_s < sb.iteration_time_s);
+}
+
+namespace {
+// The small MoE on one DGX H100 with one gradient bucket and the overrides:
+// GPU 0's bucket reductions in order (each one collective task).
+struct Reduction {
+  bool experts;
+  double bytes;
+  int members;
+  double seconds;
+};
+std::pair<workload::StageCost, std::vector<Reduction>> reductions(const std::vector<std::string>& overrides) {
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "grad_bucket_mib": 1000000}
+  })");
+  const driver::WhatIf w = driver::simulate(config::load_document(doc, "test.json", ".", overrides));
+  std::vector<Reduction> out;
+  for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+    const lower::TaskInfo& ti = w.sim->info[id];
+    if (ti.kind != lower::TaskKind::kGradReduce || ti.rank != 0) continue;
+    const auto d = w.sim->collectives->describe(w.sim->graph.task(id).route);
+    out.push_back({ti.experts, d.bytes, d.members, (w.sim->timeline.end[id] - w.sim->timeline.start[id]).to_seconds()});
+  }
+  return {w.costs.stages[0], out};
+}
+}  // namespace
+
+TEST_CASE("a MoE stage reduces its dense gradients over dp and its experts' over the expert-data-parallel group") {
+  // dp 8, ep 4: each GPU holds 2 of the 8 experts, and the 8 / 4 = 2 GPUs
+  // holding the same ones (edp 2) reduce their gradients. A GPU's experts:
+  // 4 layers x 2 experts x 3 x 2048 x 4096 (SwiGLU) = 201,326,592 parameters.
+  for (const char* collectives : {"analytic", "flow"}) {
+    CAPTURE(collectives);
+    const auto [c, r] = reductions({std::string("options.collectives=") + collectives});
+    CHECK(c.expert_params == 201326592.0);
+    const double share = c.expert_params / c.params;
+    // The bucket runs as two collectives, one after the other: the dense
+    // share over the 8 GPUs, then the experts' over their 2.
+    REQUIRE(r.size() == 2);
+    CHECK_FALSE(r[0].experts);
+    CHECK(r[0].members == 8);
+    CHECK(r[0].bytes == doctest::Approx(c.grad_bytes * (1.0 - share)));
+    CHECK(r[1].experts);
+    CHECK(r[1].members == 2);
+    CHECK(r[1].bytes == doctest::Approx(c.grad_bytes * share));
+    CHECK(r[1].seconds > 0.0);
+    if (std::string(collectives) == "analytic") {
+      // Their times split the stage's: the experts' part and the rest.
+      REQUIRE(c.grad_bucket_reduce_experts.size() == 1);
+      CHECK(r[1].seconds == doctest::Approx(c.grad_bucket_reduce_experts[0].to_seconds()));
+      CHECK(r[0].seconds + r[1].seconds == doctest::Approx(c.grad_reduce().to_seconds()));
+    }
+  }
+  // tp 8 and dp 1: no dense replica, but each expert is on 8 / 4 = 2 GPUs,
+  // whose gradients are reduced all the same (as flows too), and every GPU
+  // simulated gives what the one standing for them does.
+  const std::vector<std::string> tp8 = {"parallel.tp=8", "parallel.dp=1", "parallel.sequence_parallel=true",
+                                        "options.collectives=flow"};
+  const auto [c, r] = reductions(tp8);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].experts);
+  CHECK(r[0].members == 2);
+  CHECK(r[0].bytes == doctest::Approx(c.grad_bytes * c.expert_share()));
+  CHECK(r[0].seconds > 0.0);
+  std::vector<std::string> full = tp8;
+  full.push_back("options.fidelity=full");
+  const auto [c_full, r_full] = reductions(full);
+  REQUIRE(r_full.size() == 1);
+  CHECK(r_full[0].seconds == doctest::Approx(r[0].seconds).epsilon(0.01));
 }
 
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
