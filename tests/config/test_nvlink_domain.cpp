@@ -176,9 +176,11 @@ TEST_CASE("a GPU's shape grid: the Hopper and Blackwell presets carry XLA's; a m
         "cluster.node.gpu.gemm_grid={\"m\": [256], \"n\": [256], \"k\": [256, 512], \"tflops\": [1]})");
   CHECK(testing::load_error(doc, {R"(cluster.node.gpu.gemm_grid={"m": [512, 256], "n": [1], "k": [1], "tflops": [1, 1]})"})
             .find("gemm_grid.m[1]: expected sizes in ascending order") != std::string::npos);
-  // FP8 by shape: the Hopper presets only (the B200's FP8 curve is XLA's own
-  // sweep), on XLA's 5 sizes and 8192; only beside an FP8 curve, under the FP8 peak.
-  CHECK(b200.cluster.node.gpu.gemm_fp8_grid == nullptr);
+  // FP8 by shape: the B200's is XLA's own FP8 sweep, on its 5 sizes; the
+  // Hopper presets' on XLA's 5 sizes and 8192; only beside an FP8 curve,
+  // under the FP8 peak.
+  REQUIRE(b200.cluster.node.gpu.gemm_fp8_grid != nullptr);
+  CHECK(b200.cluster.node.gpu.gemm_fp8_grid->tflops.size() == 125);
   doc["cluster"] = json::parse(R"({"node": "dgx-h100", "nodes": 18})");
   REQUIRE(load(doc).cluster.node.gpu.gemm_fp8_grid != nullptr);
   CHECK(load(doc).cluster.node.gpu.gemm_fp8_grid->tflops.size() == 216);
