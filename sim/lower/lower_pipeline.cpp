@@ -106,7 +106,7 @@ void Lowering::lower_pipeline(int p) {
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
   enum Kind {
     kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather,
-    kBucketExperts, kGatherExperts, kParamGatherExperts
+    kBucketExperts, kGatherExperts, kParamGatherExperts, kEpExchange
   };
   // Whether MoE stages reduce and gather their routed experts' share over
   // an expert-data-parallel group of more than one GPU, and which group
@@ -117,6 +117,15 @@ void Lowering::lower_pipeline(int p) {
   const int edp = edp_index(pipe.replica, pipe.tensor);
   const int edp_key = full ? edp : 0;
   const int edp_participants = full ? plan_.expert_replicas() : 1;
+  // Flow collectives: MoE layers' dispatch and combine over the
+  // expert-parallel group (or the expert-tensor group), as tasks.
+  const bool ep_flows = options_.collectives == CollectiveModel::kFlow &&
+                        std::any_of(costs_.stages.begin(), costs_.stages.end(), [](const workload::StageCost& c) {
+                          return !c.ep_forward_collectives.empty() || !c.ep_backward_collectives.empty();
+                        });
+  const int ep_id = ep_index(pipe.replica, pipe.tensor), etp_id = etp_index(pipe.replica, pipe.tensor);
+  const int ep_key = full ? ep_id : 0, etp_key = full ? etp_id : 0;
+  const int ep_participants = full ? plan_.ep : 1, etp_participants = full ? plan_.etp : 1;
 
   for (int r = 0; r < R; ++r) {
     const int q = p * R + r;
@@ -156,6 +165,14 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> expert_copies =
         experts_replicated ? edp_copies(r, edp) : std::vector<std::vector<int>>{};
     const RankGroup experts{expert_group, expert_copies};
+    const std::vector<int> ep_members = ep_flows ? ep_group(r, ep_id) : std::vector<int>{};
+    const std::vector<int> etp_members = ep_flows ? etp_group(r, etp_id) : std::vector<int>{};
+    const std::vector<std::vector<int>> ep_copies =
+        ep_flows ? expert_group_copies(r, ep_id, false) : std::vector<std::vector<int>>{};
+    const std::vector<std::vector<int>> etp_copies =
+        ep_flows ? expert_group_copies(r, etp_id, true) : std::vector<std::vector<int>>{};
+    const RankGroup ep_rank_group{ep_members, ep_copies}, etp_rank_group{etp_members, etp_copies};
+    int ep_exchanges = 0;  // per rank: names each exchange's collective
     // A stage's data-parallel collective (a gradient bucket's reduction, a
     // parameter gather) of `bytes` in all, `whole` its analytic time: on a
     // MoE stage whose experts have replicas, the dense parameters' share
@@ -323,6 +340,19 @@ void Lowering::lower_pipeline(int p) {
         }
         if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) duration = core::Time::zero();
         if (a.op == Op::kWeightGrad && concat_end_[r][k]) duration = c.weight_grad_concat;
+        // Flow collectives: a MoE action's dispatch and combine run as
+        // collectives of their own between its compute pieces (a pass the
+        // A2A overlap pairs keeps them inside, as do DeepEP's).
+        const std::vector<workload::StageCost::EpCollective>& ep_collectives =
+            a.op == Op::kForward ? c.ep_forward_collectives : c.ep_backward_collectives;
+        const bool ep_tasks = options_.collectives == CollectiveModel::kFlow && partner[k] < 0 &&
+                              (a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) &&
+                              c.moe_layers > 0 && !c.sharded() && !ep_collectives.empty() &&
+                              ep > core::Time::zero();
+        if (ep_tasks) {
+          duration = std::max(core::Time::zero(), duration - ep);
+          ep = core::Time::zero();
+        }
         // The stage's first and last backward-ending actions on this rank.
         const bool backward_end = schedule::is_backward_end(a.op);
         const bool first_of_stage = backward_end && first_backward[static_cast<std::size_t>(a.stage)] == k;
@@ -384,6 +414,37 @@ void Lowering::lower_pipeline(int p) {
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
+        if (ep_tasks) {
+          // Each MoE layer's exchanges where the pass runs them: forward,
+          // attention, dispatch, experts, combine; backward (layers in
+          // reverse), the recomputation's dispatch and combine on a layer
+          // recomputed, then combine, experts, dispatch, attention. Each
+          // layer takes an equal share of the compute, cut as the stage's
+          // chunks cut theirs.
+          const bool forward = a.op == Op::kForward;
+          const workload::StageCost::EpChunks& ch = forward ? c.ep_forward_chunks : c.ep_backward_chunks;
+          const double cut = ch.rest + ch.mlp > 0.0 ? (forward ? ch.rest : ch.mlp) / (ch.rest + ch.mlp) : 0.0;
+          const int M = c.moe_layers;
+          ep_points_.clear();
+          for (int l = 0; l < M; ++l) {
+            const double from = static_cast<double>(l) / M, to = static_cast<double>(l + 1) / M;
+            if (forward) {
+              ep_points_.push_back({from + cut * (to - from), l, true, false});
+              ep_points_.push_back({to, l, false, false});
+            } else {
+              // The stage's first moe_layers_redone layers are recomputed:
+              // the last ones the backward reaches.
+              if (l >= M - c.moe_layers_redone && !c.ep_redo_collectives.empty()) {
+                ep_points_.push_back({from, l, true, true});
+                ep_points_.push_back({from, l, false, true});
+              }
+              ep_points_.push_back({from, l, false, false});
+              ep_points_.push_back({from + cut * (to - from), l, true, false});
+            }
+          }
+          cut_at_exchanges(pieces);
+        }
+        std::optional<core::TaskId> after_exchange;  // the last exchange the next piece waits for
         std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
         core::Time done, tp_done, cp_done, ep_done;
         for (std::size_t j = 0; j < pieces.size(); ++j) {
@@ -463,6 +524,8 @@ void Lowering::lower_pipeline(int p) {
             }
           }
           const core::TaskId id = compute_task(q, d, part);
+          if (after_exchange) edges_.emplace_back(*after_exchange, id);
+          after_exchange.reset();
           if (regather) edges_.emplace_back(*regather, id);
           const core::TaskId head = copy ? *copy : regather ? *regather : id;
           if (j == 0) {
@@ -493,7 +556,30 @@ void Lowering::lower_pipeline(int p) {
             edges_.emplace_back(gathers_done[*i], id);
             used_first(*i, id);
           }
-          if (split && (!by_unit || last)) backward_parts[a.stage].push_back(id);
+          if (split && pieces[j].ends_part && (!by_unit || last)) backward_parts[a.stage].push_back(id);
+          // The exchanges after this piece, one after another; the next
+          // piece, or what waits for the action, waits for the last.
+          core::TaskId prev = id;
+          for (int x = pieces[j].exchanges; x >= 0 && x < pieces[j].exchanges + pieces[j].exchange_count; ++x) {
+            const EpPoint& point = ep_points_[static_cast<std::size_t>(x)];
+            for (const workload::StageCost::EpCollective& e : point.redo ? c.ep_redo_collectives : ep_collectives) {
+              if (e.dispatch != point.dispatch) continue;
+              TaskInfo exchange{TaskKind::kEpExchange, a, q, -1};
+              exchange.part = point.layer;
+              exchange.parts = c.moe_layers;
+              exchange.dispatch = e.dispatch;
+              const core::TaskId ex = collective_task(
+                  q, {kEpExchange, a.stage, ep_exchanges++, e.over_etp ? etp_key : ep_key, e.over_etp ? 1 : 0}, e.kind,
+                  e.bytes, e.over_etp ? etp_rank_group : ep_rank_group, e.over_etp ? etp_participants : ep_participants,
+                  e.analytic, exchange, CommStream::kUnordered);
+              edges_.emplace_back(prev, ex);
+              prev = ex;
+            }
+          }
+          if (prev != id) {
+            after_exchange = prev;
+            last_[q][k] = prev;
+          }
         }
         // ZeRO-3: each unit's gradients go to their owners, on the
         // communication stream, after each run of backwards once its part
@@ -717,6 +803,55 @@ void Lowering::lower_pipeline(int p) {
     }
     queue.chain(edges_);
   }
+}
+
+void Lowering::cut_at_exchanges(std::vector<Piece>& pieces) const {
+  // Positions are shares of the action's compute; one within kSame of a
+  // piece's end falls at that end, not inside.
+  constexpr double kSame = 1e-12;
+  const std::vector<EpPoint>& points = ep_points_;
+  std::vector<Piece> out;
+  std::size_t p = 0;  // the next point
+  auto attach = [&] {
+    Piece& before = out.back();
+    if (before.exchanges < 0) before.exchanges = static_cast<int>(p);
+    ++before.exchange_count;
+    ++p;
+  };
+  std::vector<Piece> whole = std::move(pieces);
+  if (p < points.size() && points[p].at <= kSame) {
+    // Exchanges before any compute follow a piece of no time (which waits
+    // for what the first piece would have).
+    Piece none = whole.front();
+    none.share = 0.0;
+    none.ends_part = false;
+    out.push_back(none);
+    whole.front().gather.reset();
+    while (p < points.size() && points[p].at <= kSame) attach();
+  }
+  double start = 0.0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    Piece rest = whole[i];
+    const double end = start + rest.share;
+    double from = start;
+    while (p < points.size() && points[p].at < end - kSame) {
+      if (points[p].at > from + kSame) {
+        Piece head = rest;
+        head.share = points[p].at - from;
+        head.ends_part = false;
+        out.push_back(head);
+        rest.gather.reset();  // the head waited for it
+        from = points[p].at;
+      }
+      attach();
+    }
+    rest.share = end - from;
+    out.push_back(rest);
+    const bool last = i + 1 == whole.size();
+    while (p < points.size() && (last || points[p].at <= end + kSame)) attach();
+    start = end;
+  }
+  pieces = std::move(out);
 }
 
 }  // namespace trainsim::lower::detail

@@ -219,6 +219,35 @@ class Lowering {
     for (int j = index; j < gpus; j += plan_.etp * plan_.ep) g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
     return g;
   }
+  // A MoE stage's expert-parallel groups (ep GPUs, one of each expert
+  // group of etp) and expert-tensor-parallel groups (etp consecutive GPUs),
+  // numbered as workload/stage_costs.cpp lays them out; and, with flow
+  // collectives in symmetric fidelity, the stage's other groups of the kind.
+  int ep_index(int replica, int tensor) const {
+    const int j = replica * plan_.tp + tensor, et = plan_.etp;
+    return j % et + et * (j / (et * plan_.ep));
+  }
+  std::vector<int> ep_group(int rank, int index) const {
+    std::vector<int> g;
+    const int et = plan_.etp, base = index / et * et * plan_.ep + index % et;
+    for (int i = 0; i < plan_.ep; ++i) g.push_back(plan_.gpu_of(rank, (base + et * i) / plan_.tp, (base + et * i) % plan_.tp));
+    return g;
+  }
+  int etp_index(int replica, int tensor) const { return (replica * plan_.tp + tensor) / plan_.etp; }
+  std::vector<int> etp_group(int rank, int index) const {
+    std::vector<int> g;
+    for (int j = index * plan_.etp; j < (index + 1) * plan_.etp; ++j) g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
+    return g;
+  }
+  std::vector<std::vector<int>> expert_group_copies(int rank, int index, bool over_etp) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
+    const int groups = plan_.replicas() * plan_.tp / (over_etp ? plan_.etp : plan_.ep);
+    for (int i = 0; i < groups; ++i) {
+      if (i != index) copies.push_back(over_etp ? etp_group(rank, i) : ep_group(rank, i));
+    }
+    return copies;
+  }
   // Symmetric fidelity with flow collectives: the stage's other edp groups
   // beside the representative's.
   std::vector<std::vector<int>> edp_copies(int rank, int index) const {
@@ -346,7 +375,27 @@ class Lowering {
     double share;
     int unit;  // -1 for a bucket's part or the whole action
     std::optional<std::size_t> gather = std::nullopt;  // the parameter gather it waits for (into `gathers`)
+    // A MoE action's dispatch and combine as tasks (options.collectives
+    // "flow"): the exchanges that run after this piece (into ep_points_), -1
+    // for none; and whether the piece ends the part it was cut from (a
+    // gradient bucket's, for the bucket's reduction), false where an
+    // exchange cut that part in two.
+    int exchanges = -1;
+    int exchange_count = 0;
+    bool ends_part = true;
   };
+  // Where in a MoE action's compute its exchanges run (cut_at_exchanges).
+  struct EpPoint {
+    double at;   // the share of the action's compute before it
+    int layer;   // of the stage's MoE layers, in the order the pass runs them
+    bool dispatch;  // the exchanges on the tokens' way to the experts; else on their way back
+    bool redo;      // the recomputation's forward exchanges, ahead of the backward's
+  };
+  std::vector<EpPoint> ep_points_;
+  // The pieces cut again at each exchange point, the points attached to the
+  // piece before them (a zero-share piece first where one comes before any
+  // compute).
+  void cut_at_exchanges(std::vector<Piece>& pieces) const;
   std::vector<Piece> pieces_;
   std::vector<core::TaskId> unit_part_;  // per unit: the piece after which its gradients are ready
   std::vector<core::TaskId> unit_head_;  // per unit: the first task of its piece (its copy-out or regather, if any)

@@ -250,6 +250,19 @@ PipelineWork Lowering::work_per_pipeline() const {
       // ZeRO-3: a unit's gather, its part of an action, its gradient scatter.
       const double units = static_cast<double>(c.shard_units.size());
       if (schedule::is_compute(a.op)) {
+        // Flow collectives: a MoE action's exchanges as tasks, each layer's
+        // cutting its compute twice (and a piece of no time first).
+        const auto& exchanges = a.op == Op::kForward ? c.ep_forward_collectives : c.ep_backward_collectives;
+        if (flows && a.op != Op::kWeightGrad && !exchanges.empty()) {
+          const double layers = c.moe_layers;
+          const double count = layers * static_cast<double>(exchanges.size()) +
+                               (a.op == Op::kForward ? 0.0 : c.moe_layers_redone * static_cast<double>(c.ep_redo_collectives.size()));
+          work.tasks += count + 2 * layers + 1;
+          // An all-to-all over n GPUs: n (n - 1) flows; the stage's tp x dp / n
+          // groups at once (times tp below); a ring's are fewer.
+          const double n = std::max(plan_.ep, plan_.etp);
+          work.flow_steps += count * plan_.replicas() * (n - 1);
+        }
         const bool last_backward = schedule::is_backward_end(a.op) && !cut[a.stage];
         if (last_backward) cut[a.stage] = 1;
         const bool needs_params = a.op != Op::kWeightGrad;

@@ -99,7 +99,12 @@ struct Options {
 // What a GPU's tensors may use: its memory less the CUDA context.
 std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_context_bytes);
 
-enum class TaskKind : std::uint8_t { kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier };
+// kEpExchange: a MoE layer's dispatch or combine as a collective of its own
+// (options.collectives "flow"), blocking the compute stream; elsewhere they
+// run inside the compute tasks (CommInside::ep_s).
+enum class TaskKind : std::uint8_t {
+  kCompute, kTransfer, kGradReduce, kEmbeddingAllReduce, kOptimizer, kParamAllGather, kTpBarrier, kEpExchange
+};
 
 // Communication inside a compute task (it blocks the compute stream), its
 // part's share of its action's: for the trace and the summary's exposed times.
@@ -136,6 +141,9 @@ struct TaskInfo {
   // A MoE stage's gradient bucket or parameter gather, the routed experts'
   // part: over the expert-data-parallel group, after the dense part over dp.
   bool experts : 1 = false;
+  // kEpExchange: a dispatch (on the tokens' way to the experts), else a
+  // combine; the MoE layer is `part` of `parts`.
+  bool dispatch : 1 = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a

@@ -35,6 +35,7 @@ const char* group_dimension(lower::TaskKind k) {
   switch (k) {
     case lower::TaskKind::kEmbeddingAllReduce: return "pp";
     case lower::TaskKind::kTpBarrier: return "tp";
+    case lower::TaskKind::kEpExchange: return "ep";
     default: return "dp";
   }
 }
@@ -114,6 +115,12 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       if (ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kParamAllGather) {
         args.add("stage", a.stage);
       }
+      if (ti.kind == lower::TaskKind::kEpExchange) {
+        // As the exchanges laid out inside a compute slice say it (below).
+        args.add("stage", a.stage).add("microbatch", a.microbatch).add("layer", ti.part);
+        args.add("pass", a.op == schedule::Op::kForward ? "forward" : "backward");
+        break;
+      }
       if (ti.parts > 1) args.add("bucket", fmt::format("{}/{}", ti.part + 1, ti.parts));
       if (ti.units > 0) args.add("unit", fmt::format("{}/{}", ti.unit + 1, ti.units));
     }
@@ -161,6 +168,9 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
       return fmt::format("param {} s{}{} ({})", ti.regather ? "re-gather" : "all-gather", a.stage, part,
                          ti.experts ? "edp, experts" : "dp");
     case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
+    case lower::TaskKind::kEpExchange:
+      return fmt::format("{} {} mb{} s{} moe layer {}", ti.dispatch ? "dispatch" : "combine", schedule::op_name(a.op),
+                         a.microbatch, a.stage, ti.part);
   }
   return "?";
 }
@@ -175,6 +185,7 @@ const char* category(lower::TaskKind k) {
     case lower::TaskKind::kEmbeddingAllReduce:
     case lower::TaskKind::kParamAllGather:
     case lower::TaskKind::kTpBarrier: return "collective";
+    case lower::TaskKind::kEpExchange: return "ep";
     case lower::TaskKind::kOptimizer: return "optimizer";
   }
   return "other";
@@ -232,11 +243,17 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   // (report/ep_slices.hpp: where in each action its dispatch and combine run).
   const int background_thread = sim.background.empty() ? -1 : first_send_thread + static_cast<int>(most_peers);
   const std::vector<EpSlice> exchanges = ep_slices(sim);
-  const int ep_thread = exchanges.empty() ? -1
+  // Flow collectives run exchanges as tasks of their own, on the same thread.
+  bool exchange_tasks = false;
+  for (core::TaskId id = 0; id < sim.graph.size() && !exchange_tasks; ++id) {
+    exchange_tasks = sim.info[id].kind == lower::TaskKind::kEpExchange && shown(id);
+  }
+  const bool ep_lane = !exchanges.empty() || exchange_tasks;
+  const int ep_thread = !ep_lane ? -1
                                           : first_send_thread + static_cast<int>(most_peers) +
                                                 (sim.background.empty() ? 0 : 1);
   const int threads_per_gpu = first_send_thread + static_cast<int>(most_peers) + (sim.background.empty() ? 0 : 1) +
-                              (exchanges.empty() ? 0 : 1);
+                              (ep_lane ? 1 : 0);
   auto pid_of = [&](int r) { return cluster.node_of(sim.gpu_of_rank[r]); };
   auto tid_of = [&](int r, int offset) { return (sim.gpu_of_rank[r] % per_node) * threads_per_gpu + offset; };
   auto send_thread = [&](int r, int peer) {
@@ -255,6 +272,7 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
         return tid_of(ti.rank, queued_beside_gathers(ti) ? gather_thread : kCommThread);
       case lower::TaskKind::kEmbeddingAllReduce:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
+      case lower::TaskKind::kEpExchange: return tid_of(ti.rank, ep_thread);
       default: return tid_of(ti.rank, kComputeThread);
     }
   };

@@ -125,6 +125,13 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
       ep_comm[ti.rank] += inside.ep_s;
       if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
     }
+    if (ti.kind == lower::TaskKind::kEpExchange) {
+      // A dispatch or combine of its own (flow collectives) blocks the
+      // compute stream as it does inside a compute task.
+      busy[ti.rank] += span.second - span.first;
+      ep_comm[ti.rank] += d;
+      if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
+    }
     if (is_dp(ti.kind)) {
       // (DeepSpeed's second gathers after a recomputation are left out: exposed time only.)
       if (!ti.regather) (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;

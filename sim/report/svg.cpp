@@ -167,6 +167,7 @@ std::string schedule_svg(const lower::Simulation& sim, const Summary& summary) {
     const core::Time start = sim.timeline.start[id], end = sim.timeline.end[id];
     const schedule::Action& a = ti.action;
     switch (ti.kind) {
+      case lower::TaskKind::kEpExchange:  // between its action's parts (flow collectives): inside its box
       case lower::TaskKind::kCompute: {
         const Key key{static_cast<int>(a.op), a.stage, a.microbatch};
         auto [it, fresh] = compute[ti.rank].try_emplace(key);

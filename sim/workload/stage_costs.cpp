@@ -545,7 +545,33 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // between dispatch and combine, and the two exchanges, each pass with
     // what recompute redoes of it counted in the backward.
     StageCost::EpChunks layer_f, layer_b, layer_redo;
+    std::vector<StageCost::EpCollective> ep_forward, ep_backward, ep_redo;
     if (moe) {
+      // The layer's exchanges as collectives (StageCost::EpCollective), the
+      // backward's in reverse order, each kind as ep_exchange_seconds runs it.
+      bool flowable = true;
+      auto collectives = [&](std::size_t k, Pass pass, double share, std::vector<StageCost::EpCollective>& out) {
+        const Op& op = layer[k];
+        const int count = pass == Pass::kForward ? op.ep_forward : op.ep_input_grad;
+        if (op.kind != OpKind::kEpDispatch || count == 0 || share <= 0.0) return;
+        if (op.ep_dedup_experts > 0) flowable = false;
+        const bool forward = pass == Pass::kForward;
+        StageCost::EpCollective e;
+        e.kind = op.ep_exchange == EpExchange::kAllToAll        ? hw::CollectiveKind::kAllToAll
+                 : (op.ep_exchange == EpExchange::kGather) == forward ? hw::CollectiveKind::kAllGather
+                                                                      : hw::CollectiveKind::kReduceScatter;
+        e.bytes = share * op.ep_bytes;
+        e.over_etp = op.over_etp;
+        e.dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
+        e.analytic = core::Time::seconds(share * timing.ep_exchange_seconds(op, pass) / count);
+        for (int n = 0; n < count; ++n) out.push_back(e);
+      };
+      for (std::size_t k = 0; k < layer.size(); ++k) {
+        collectives(k, Pass::kForward, 1.0, ep_forward);
+        collectives(k, Pass::kForward, redone_share(layer[k], plan.recompute, plan.recompute_modules), ep_redo);
+      }
+      for (std::size_t k = layer.size(); k-- > 0;) collectives(k, Pass::kInputGrad, 1.0, ep_backward);
+      if (!flowable) ep_forward.clear(), ep_backward.clear(), ep_redo.clear();
       bool between = false;
       for (std::size_t k = 0; k < layer.size(); ++k) {
         const Op& op = layer[k];
@@ -654,6 +680,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         return out;
       };
       c.moe_layers = main_layers;
+      c.moe_layers_redone = main_redone;
+      c.ep_forward_collectives = ep_forward;
+      c.ep_backward_collectives = ep_backward;
+      c.ep_redo_collectives = ep_redo;
       c.ep_forward_chunks = stage_chunks(layer_f, StageCost::EpChunks{}, times.forward);
       c.ep_backward_chunks = stage_chunks(layer_b, layer_redo, times.input_grad + times.weight_grad);
     }

@@ -75,6 +75,24 @@ struct StageCost {
   };
   EpChunks ep_forward_chunks, ep_backward_chunks;
   int moe_layers = 0;  // of its layers, those with a MoE block (the chunks' sums run over them)
+  int moe_layers_redone = 0;  // of those, the ones recompute redoes (the stage's first ones)
+  // One MoE layer's dispatch and combine as collectives, for
+  // options.collectives "flow" (lower/lower_pipeline.cpp runs them as tasks
+  // of their own there): in the order each pass runs them, the forward's,
+  // the backward's (input gradient), and what recompute redoes of the
+  // forward's in the backward. Their analytic times add up to the layer's
+  // part of ep_comm_forward and ep_comm_backward. Empty without experts, and
+  // under DeepEP, whose exchanges forward tokens over NVLink to cross the
+  // NICs once a node (moe_spec.hpp), which flows between the group's
+  // members do not express: there they stay inside the compute.
+  struct EpCollective {
+    hw::CollectiveKind kind = hw::CollectiveKind::kAllToAll;
+    double bytes = 0.0;     // as hw::collective_time takes them
+    bool over_etp = false;  // over the expert-tensor group; else the expert-parallel group
+    bool dispatch = false;  // on the tokens' way to the experts; else on their way back (combine)
+    core::Time analytic;
+  };
+  std::vector<EpCollective> ep_forward_collectives, ep_backward_collectives, ep_redo_collectives;
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
   // Of activation_bytes, what Plan::offload_modules sends to the host after
   // F and brings back for the backward (workload/activation_offload.hpp).

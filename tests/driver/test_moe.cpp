@@ -97,6 +97,17 @@ TEST_CASE("1F1B A2A overlap: each backward beside the next forward hides both ex
 
 namespace {
 // The small MoE on one DGX H100 with one gradient bucket and the overrides:
+// The small MoE on one DGX H100 (dp 8, ep 4: two groups of 4 GPUs), 4
+// micro-batches a GPU, one gradient bucket; with the overrides.
+config::Scenario one_bucket(const std::vector<std::string>& overrides) {
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "grad_bucket_mib": 1000000}
+  })");
+  return config::load_document(doc, "test.json", ".", overrides);
+}
 // GPU 0's bucket reductions in order (each one collective task).
 struct Reduction {
   bool experts;
@@ -105,13 +116,7 @@ struct Reduction {
   double seconds;
 };
 std::pair<workload::StageCost, std::vector<Reduction>> reductions(const std::vector<std::string>& overrides) {
-  const json doc = json::parse(R"({
-    "cluster": {"node": "dgx-h100", "nodes": 1},
-    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
-              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
-    "parallel": {"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "grad_bucket_mib": 1000000}
-  })");
-  const driver::WhatIf w = driver::simulate(config::load_document(doc, "test.json", ".", overrides));
+  const driver::WhatIf w = driver::simulate(one_bucket(overrides));
   std::vector<Reduction> out;
   for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
     const lower::TaskInfo& ti = w.sim->info[id];
@@ -165,6 +170,79 @@ TEST_CASE("a MoE stage reduces its dense gradients over dp and its experts' over
   const auto [c_full, r_full] = reductions(full);
   REQUIRE(r_full.size() == 1);
   CHECK(r_full[0].seconds == doctest::Approx(r[0].seconds).epsilon(0.01));
+}
+
+TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as collectives of their own") {
+  auto run = [](const char* collectives) {
+    const config::Scenario sc = one_bucket({std::string("options.collectives=") + collectives});
+    driver::WhatIf w = driver::simulate(sc);
+    const report::Summary summary = driver::summarize(sc, w, "test.json");
+    return std::make_pair(std::move(w), summary);
+  };
+  const auto [flows, flow_summary] = run("flow");
+  const auto [analytic, analytic_summary] = run("analytic");
+  const lower::Simulation& sim = *flows.sim;
+  // GPU 0's exchanges: each of 4 layers dispatches and combines once in each
+  // forward and each backward, 16 a micro-batch, 64 in all; each an
+  // all-to-all over its 4 GPUs of the copies it sends: 4096 tokens x top_k 2
+  // x hidden 2048 x 2 bytes = 33,554,432 bytes.
+  int exchanges = 0;
+  double exchange_s = 0.0;
+  std::vector<std::pair<core::Time, core::Time>> busy;  // GPU 0's compute and exchanges
+  for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    if (ti.rank != 0) continue;
+    if (ti.kind == lower::TaskKind::kEpExchange) {
+      ++exchanges;
+      const auto d = sim.collectives->describe(sim.graph.task(id).route);
+      CHECK(d.kind == hw::CollectiveKind::kAllToAll);
+      CHECK(d.members == 4);
+      CHECK(d.bytes == 33554432.0);
+      exchange_s += (sim.timeline.end[id] - sim.timeline.start[id]).to_seconds();
+    }
+    if (ti.kind == lower::TaskKind::kEpExchange || ti.kind == lower::TaskKind::kCompute) {
+      busy.emplace_back(sim.timeline.start[id], sim.timeline.end[id]);
+    }
+  }
+  CHECK(exchanges == 64);
+  // They block the compute stream: nothing of GPU 0's overlaps.
+  std::sort(busy.begin(), busy.end());
+  for (std::size_t i = 1; i < busy.size(); ++i) CHECK(busy[i].first >= busy[i - 1].second);
+  // No compute task carries them inside; the summary's ep time is theirs.
+  CHECK(flow_summary.exposed.ep == doctest::Approx(exchange_s).epsilon(1e-9));
+  // Inside one node, with nothing else on NVLink at the time but the
+  // gradient reduction, flows take about the analytic model's time.
+  CHECK(flow_summary.exposed.ep == doctest::Approx(analytic_summary.exposed.ep).epsilon(0.1));
+  CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.03));
+  // Analytic collectives keep them inside the compute: no such task.
+  for (core::TaskId id = 0; id < analytic.sim->graph.size(); ++id) {
+    CHECK(analytic.sim->info[id].kind != lower::TaskKind::kEpExchange);
+  }
+  // Two nodes, tp 2 (sequence parallel), pp 2, dp 4, ep 8 (and ep 4 x etp
+  // 2): every GPU simulated, each group's members meeting in one
+  // collective, gives what one pipeline standing for the rest does.
+  for (const char* layout : {"parallel.ep=8", "parallel.etp=2"}) {
+    CAPTURE(layout);
+    auto iteration = [&](const char* fidelity) {
+      const json doc = json::parse(R"({
+        "cluster": {"node": "dgx-h100", "nodes": 2},
+        "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096,
+                  "vocab": 32000, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+        "parallel": {"tp": 2, "pp": 2, "dp": 4, "ep": 4, "sequence_parallel": true, "microbatch_size": 1,
+                     "global_batch": 32},
+        "options": {"collectives": "flow"}
+      })");
+      const driver::WhatIf w = driver::simulate(config::load_document(
+          doc, "test.json", ".", {layout, std::string("options.fidelity=") + fidelity}));
+      int exchanges = 0;
+      for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+        exchanges += w.sim->info[id].kind == lower::TaskKind::kEpExchange ? 1 : 0;
+      }
+      CHECK(exchanges > 0);
+      return w.sim->timeline.makespan.to_seconds();
+    };
+    CHECK(iteration("full") == doctest::Approx(iteration("symmetric")).epsilon(0.01));
+  }
 }
 
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
