@@ -283,6 +283,67 @@ CollectiveStage point_to_point_stage(const ClusterSpec& cluster, CollectiveKind 
   return stage;
 }
 
+// DeepEP's all-to-all (lay_out's across_share): per member, one transfer to
+// each other node, to the member at its own place in that node's block
+// (blocks_by_node), of across_share of what it sends that node's members;
+// that member forwards each of them its part over NVLink (the transfer its
+// input); and its own node's members their parts directly. Caps share the
+// bus bandwidth evenly: a NIC among the node transfers through it (the
+// busier end), a GPU's NVLink among the transfers it sends.
+CollectiveStage forwarded_all_to_all_stage(const ClusterSpec& cluster, double bytes, const std::vector<int>& members,
+                                           const CollectivePlan& plan, double across_share) {
+  const NodeSpec& node = cluster.node;
+  const auto blocks = blocks_by_node(cluster, members);
+  const int n = static_cast<int>(members.size());
+  const double per_peer = bytes / n / plan.bandwidth_share;
+  CollectiveStage stage;
+  stage.start_us = plan.base_us;
+  // The member of block c a member at place i sends through: the one at
+  // its place (a block without one: its first).
+  auto via_of = [&](std::size_t c, std::size_t i) { return blocks[c][i < blocks[c].size() ? i : 0]; };
+  // NVLink transfers each member sends (to its own block's others, and what
+  // it forwards), and the node transfers through each NIC, each way.
+  std::map<int, int> nvlink_sends;
+  std::map<std::pair<int, int>, int> nic_sends, nic_receives;  // by (node, NIC)
+  auto nic = [&](int gpu) { return std::make_pair(cluster.node_of(gpu), nic_of(node, gpu)); };
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (std::size_t i = 0; i < blocks[b].size(); ++i) {
+      const int from = blocks[b][i];
+      nvlink_sends[from] += static_cast<int>(blocks[b].size()) - 1;
+      for (std::size_t c = 0; c < blocks.size(); ++c) {
+        if (c == b) continue;
+        const int via = via_of(c, i);
+        ++nic_sends[nic(from)];
+        ++nic_receives[nic(via)];
+        nvlink_sends[via] += static_cast<int>(blocks[c].size()) - 1;
+      }
+    }
+  }
+  auto nvlink_cap = [&](int from) { return node.nvlink_bus_gb_per_s * 1e9 / std::max(1, nvlink_sends[from]); };
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    for (std::size_t i = 0; i < blocks[b].size(); ++i) {
+      const int from = blocks[b][i];
+      for (int to : blocks[b]) {
+        if (to != from) stage.transfers.push_back({from, to, per_peer, nvlink_cap(from), plan.nvlink_step_us, 0.0, {}});
+      }
+      for (std::size_t c = 0; c < blocks.size(); ++c) {
+        if (c == b) continue;
+        const int via = via_of(c, i);
+        const int busier = std::max(nic_sends[nic(from)], nic_receives[nic(via)]);
+        const double cap = node.nic_bus_gb_per_s * 1e9 / std::max(1, busier);
+        const int across = static_cast<int>(stage.transfers.size());
+        stage.transfers.push_back({from, via, across_share * static_cast<double>(blocks[c].size()) * per_peer, cap,
+                                   plan.network_step_us, 0.0, {}});
+        for (int to : blocks[c]) {
+          if (to != via) stage.transfers.push_back({via, to, per_peer, nvlink_cap(via), plan.nvlink_step_us, 0.0, {across}});
+        }
+      }
+    }
+  }
+  settle(stage, plan.base_us, 0.0);
+  return stage;
+}
+
 // Hierarchical: each phase a set of rings run at once, inside every node (the
 // node's members in GPU order) or across nodes (one ring per local rank, the
 // members of that local rank in node order, on that rank's NIC).
@@ -319,8 +380,12 @@ std::vector<CollectiveStage> hierarchical_stages(const ClusterSpec& cluster, con
 }  // namespace
 
 std::vector<CollectiveStage> lay_out(const ClusterSpec& cluster, CollectiveKind kind, double bytes,
-                                     const std::vector<int>& members, const CollectivePlan& plan) {
+                                     const std::vector<int>& members, const CollectivePlan& plan, double across_share) {
   if (members.size() < 2 || plan.steps == 0) return {};
+  if (plan.point_to_point && kind == CollectiveKind::kAllToAll && across_share < 1.0 &&
+      group_of(cluster, members).nodes > 1) {
+    return {forwarded_all_to_all_stage(cluster, bytes, members, plan, across_share)};
+  }
   if (plan.point_to_point) return {point_to_point_stage(cluster, kind, bytes, members, plan)};
   if (plan.algorithm == CollectiveAlgorithm::kTree) return {tree_stage(cluster, bytes, members, plan)};
   if (plan.algorithm == CollectiveAlgorithm::kHierarchical) return hierarchical_stages(cluster, members, plan);

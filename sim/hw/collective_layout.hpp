@@ -61,7 +61,15 @@ struct CollectiveStage {
 // The phases of `plan` (from plan_collective for this kind, size and group)
 // over `members`, a group of at least two GPUs. A broadcast starts from
 // members[0]; a send/recv goes from members[0] to members[1].
+//
+// `across_share` below 1 lays an all-to-all out as DeepEP's kernels move it
+// (deepseek-ai/DeepEP, the normal kernels): what a member sends to another
+// node crosses the NICs once, `across_share` of the all-to-all's bytes for
+// that node (tokens deduplicated, workload/moe.hpp's deepep_network_share),
+// to the member of that node at the sender's place in its node, which
+// forwards each receiver's part over NVLink, pipelined with its arrival.
 std::vector<CollectiveStage> lay_out(const ClusterSpec& cluster, CollectiveKind kind, double bytes,
-                                     const std::vector<int>& members, const CollectivePlan& plan);
+                                     const std::vector<int>& members, const CollectivePlan& plan,
+                                     double across_share = 1.0);
 
 }  // namespace trainsim::hw

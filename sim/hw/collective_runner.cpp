@@ -33,11 +33,12 @@ CollectiveRunner::GroupId CollectiveRunner::add_group(std::vector<int> members, 
 }
 
 std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId group, int participants,
-                                    std::optional<core::Time> analytic_time) {
+                                    std::optional<core::Time> analytic_time, double across_share) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
   if (group >= groups_.size()) throw std::logic_error("a collective over a missing group");
   Instance in;
   in.kind = kind;
+  in.across_share = static_cast<float>(across_share);
   in.bytes = bytes;
   in.group = group;
   in.participants = participants;
@@ -75,7 +76,7 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   const std::vector<int>& members = groups_[in.group].members;
   const CollectivePlan plan = plan_collective(in.kind, in.bytes, group_of(cluster_, members), cluster_.node, algorithm_);
   in.progress = std::make_unique<Instance::Progress>();
-  in.progress->stages = lay_out(cluster_, in.kind, in.bytes, members, plan);
+  in.progress->stages = lay_out(cluster_, in.kind, in.bytes, members, plan, in.across_share);
   if (in.progress->stages.empty()) {
     finish(id, engine);
     return;

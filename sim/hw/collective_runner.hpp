@@ -72,8 +72,9 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   // Task::route. `participants` tasks take part: it starts when all are ready
   // and they finish together. With `analytic_time` set it takes that long
   // once all have arrived, and moves no flows (the analytic fidelity).
+  // `across_share` below 1: an all-to-all as DeepEP moves it (lay_out).
   std::uint32_t add(CollectiveKind kind, double bytes, GroupId group, int participants,
-                    std::optional<core::Time> analytic_time = std::nullopt);
+                    std::optional<core::Time> analytic_time = std::nullopt, double across_share = 1.0);
   // The same over a group of its own.
   std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                     std::optional<core::Time> analytic_time = std::nullopt,
@@ -104,6 +105,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   };
   struct Instance {
     CollectiveKind kind = CollectiveKind::kAllReduce;
+    float across_share = 1.0f;  // lay_out's (in what padding after `kind` leaves)
     double bytes = 0.0;
     GroupId group = 0;
     int participants = 1;

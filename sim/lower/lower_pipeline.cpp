@@ -571,7 +571,7 @@ void Lowering::lower_pipeline(int p) {
               const core::TaskId ex = collective_task(
                   q, {kEpExchange, a.stage, ep_exchanges++, e.over_etp ? etp_key : ep_key, e.over_etp ? 1 : 0}, e.kind,
                   e.bytes, e.over_etp ? etp_rank_group : ep_rank_group, e.over_etp ? etp_participants : ep_participants,
-                  e.analytic, exchange, CommStream::kUnordered);
+                  e.analytic, exchange, CommStream::kUnordered, e.across_share);
               edges_.emplace_back(prev, ex);
               prev = ex;
             }

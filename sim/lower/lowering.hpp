@@ -171,9 +171,11 @@ class Lowering {
   // The collective's group as the rank's lowering knows it (RankGroup): it
   // is registered with the runner when a new instance first needs it.
   enum class CommStream { kCollectives, kGathers, kUnordered };
+  // `across_share`: CollectiveRunner::add's (DeepEP's all-to-all below 1).
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, const RankGroup& group, int participants, core::Time analytic,
-                               const TaskInfo& info, CommStream stream = CommStream::kCollectives);
+                               const TaskInfo& info, CommStream stream = CommStream::kCollectives,
+                               double across_share = 1.0);
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // In symmetric fidelity, the pairs of GPUs on pipeline ranks a and b of
   // every other replica and tensor rank, which the simulated pair's exchange

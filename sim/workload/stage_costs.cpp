@@ -549,12 +549,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     if (moe) {
       // The layer's exchanges as collectives (StageCost::EpCollective), the
       // backward's in reverse order, each kind as ep_exchange_seconds runs it.
-      bool flowable = true;
       auto collectives = [&](std::size_t k, Pass pass, double share, std::vector<StageCost::EpCollective>& out) {
         const Op& op = layer[k];
         const int count = pass == Pass::kForward ? op.ep_forward : op.ep_input_grad;
         if (op.kind != OpKind::kEpDispatch || count == 0 || share <= 0.0) return;
-        if (op.ep_dedup_experts > 0) flowable = false;
         const bool forward = pass == Pass::kForward;
         StageCost::EpCollective e;
         e.kind = op.ep_exchange == EpExchange::kAllToAll        ? hw::CollectiveKind::kAllToAll
@@ -563,6 +561,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         e.bytes = share * op.ep_bytes;
         e.over_etp = op.over_etp;
         e.dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
+        if (op.ep_dedup_experts > 0 && ep_group.nodes > 1) {
+          e.across_share = deepep_network_share(op.ep_dedup_experts, op.ep_dedup_top_k, ep_group.nodes);
+        }
         e.analytic = core::Time::seconds(share * timing.ep_exchange_seconds(op, pass) / count);
         for (int n = 0; n < count; ++n) out.push_back(e);
       };
@@ -571,7 +572,6 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         collectives(k, Pass::kForward, redone_share(layer[k], plan.recompute, plan.recompute_modules), ep_redo);
       }
       for (std::size_t k = layer.size(); k-- > 0;) collectives(k, Pass::kInputGrad, 1.0, ep_backward);
-      if (!flowable) ep_forward.clear(), ep_backward.clear(), ep_redo.clear();
       bool between = false;
       for (std::size_t k = 0; k < layer.size(); ++k) {
         const Op& op = layer[k];

@@ -81,15 +81,15 @@ struct StageCost {
   // of their own there): in the order each pass runs them, the forward's,
   // the backward's (input gradient), and what recompute redoes of the
   // forward's in the backward. Their analytic times add up to the layer's
-  // part of ep_comm_forward and ep_comm_backward. Empty without experts, and
-  // under DeepEP, whose exchanges forward tokens over NVLink to cross the
-  // NICs once a node (moe_spec.hpp), which flows between the group's
-  // members do not express: there they stay inside the compute.
+  // part of ep_comm_forward and ep_comm_backward. Empty without experts.
   struct EpCollective {
     hw::CollectiveKind kind = hw::CollectiveKind::kAllToAll;
     double bytes = 0.0;     // as hw::collective_time takes them
     bool over_etp = false;  // over the expert-tensor group; else the expert-parallel group
     bool dispatch = false;  // on the tokens' way to the experts; else on their way back (combine)
+    // DeepEP: what crosses the NICs over the all-to-all's (deepep_network_share;
+    // hw::lay_out forwards the rest over NVLink); 1 for a plain collective.
+    double across_share = 1.0;
     core::Time analytic;
   };
   std::vector<EpCollective> ep_forward_collectives, ep_backward_collectives, ep_redo_collectives;

@@ -243,6 +243,32 @@ TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as co
     };
     CHECK(iteration("full") == doctest::Approx(iteration("symmetric")).epsilon(0.01));
   }
+  // DeepEP over two nodes (ep 16): each token crosses to a node once and is
+  // forwarded there over NVLink; as flows it takes about the analytic
+  // model's time, a little more, as the flows also carry the forwarding
+  // over NVLink that the analytic model leaves out.
+  auto deepep = [](const char* collectives) {
+    const json doc = json::parse(R"({
+      "cluster": {"node": "dgx-h100", "nodes": 2},
+      "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096,
+                "vocab": 32000, "moe": {"experts": 16, "top_k": 4, "expert_ffn": 2048}},
+      "parallel": {"dp": 16, "ep": 16, "microbatch_size": 1, "global_batch": 64, "moe_dispatcher": "deepep"}
+    })");
+    const config::Scenario sc =
+        config::load_document(doc, "test.json", ".", {std::string("options.collectives=") + collectives});
+    const driver::WhatIf w = driver::simulate(sc);
+    int exchanges = 0;
+    for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+      exchanges += w.sim->info[id].kind == lower::TaskKind::kEpExchange ? 1 : 0;
+    }
+    return std::make_pair(exchanges, driver::summarize(sc, w, "test.json").exposed.ep);
+  };
+  const auto [deepep_exchanges, deepep_flows] = deepep("flow");
+  const auto [no_exchanges, deepep_analytic] = deepep("analytic");
+  CHECK(deepep_exchanges == 4 * 4 * 4);  // 4 micro-batches x 4 layers x 4 a layer
+  CHECK(no_exchanges == 0);
+  CHECK(deepep_flows >= deepep_analytic * 0.99);
+  CHECK(deepep_flows == doctest::Approx(deepep_analytic).epsilon(0.15));
 }
 
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {

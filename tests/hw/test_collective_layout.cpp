@@ -178,4 +178,48 @@ TEST_CASE("an all-to-all is every ordered pair at once") {
   for (const auto& t : stages[0].transfers) CHECK(t.inputs.empty());
 }
 
+TEST_CASE("DeepEP's all-to-all crosses the NICs once a node and forwards over NVLink") {
+  // 8 GPUs, 4 on each of 2 nodes, each sending 1/8 of its 8 MiB to each
+  // member (per_peer, before the protocol's bandwidth share). A member sends
+  // its node's 3 others their parts over NVLink (24 transfers in all); the
+  // other node's 4 parts cross once, as one transfer of across_share x 4
+  // parts to the member at its own place there (8), which forwards 3 of
+  // them over NVLink, each waiting for that crossing (24): 56 transfers, as
+  // the plain all-to-all's 8 x 7, but 8 across the NICs instead of 32.
+  const hw::ClusterSpec c = dgx_a100(2);
+  const std::vector<int> members = {0, 1, 2, 3, 8, 9, 10, 11};
+  const double bytes = 8.0 * 1048576.0;
+  const auto plan = hw::plan_collective(hw::CollectiveKind::kAllToAll, bytes, hw::group_of(c, members), c.node);
+  const double per_peer = bytes / 8.0 / plan.bandwidth_share;
+  const auto stages = hw::lay_out(c, hw::CollectiveKind::kAllToAll, bytes, members, plan, 0.5);
+  REQUIRE(stages.size() == 1u);
+  const auto& t = stages[0].transfers;
+  CHECK(t.size() == 56u);
+  int across = 0, forwarded = 0, direct = 0;
+  for (const auto& x : t) {
+    const bool crosses = c.node_of(x.from) != c.node_of(x.to);
+    if (crosses) {
+      ++across;
+      CHECK(x.to == (x.from + 8) % 16);  // the same place on the other node
+      CHECK(x.bytes == doctest::Approx(0.5 * 4 * per_peer));
+      CHECK(x.inputs.empty());
+    } else if (!x.inputs.empty()) {
+      ++forwarded;
+      REQUIRE(x.inputs.size() == 1u);
+      CHECK(t[static_cast<std::size_t>(x.inputs[0])].to == x.from);  // it forwards what crossed to it
+      CHECK(x.bytes == doctest::Approx(per_peer));
+    } else {
+      ++direct;
+      CHECK(x.bytes == doctest::Approx(per_peer));
+    }
+  }
+  CHECK(across == 8);
+  CHECK(forwarded == 24);
+  CHECK(direct == 24);
+  // Inside one node it is the plain all-to-all.
+  const std::vector<int> one_node = {0, 1, 2, 3};
+  const auto plain = hw::plan_collective(hw::CollectiveKind::kAllToAll, bytes, hw::group_of(c, one_node), c.node);
+  CHECK(hw::lay_out(c, hw::CollectiveKind::kAllToAll, bytes, one_node, plain, 0.5)[0].transfers.size() == 12u);
+}
+
 }  // namespace hw_collective_layout_test
