@@ -71,10 +71,10 @@ void check_work(const WorkEstimate& work, const WorkLimits& limits, const std::s
   const bool too_much_memory = limits.bytes > 0.0 && work.bytes > limits.bytes;
   const bool too_many_flows = limits.flow_steps > 0.0 && work.flow_steps > limits.flow_steps;
   if (too_many_flows && !too_many_tasks && !too_much_memory) {
-    throw WorkTooLarge(fmt::format("{} runs about {:.3g} flow steps in its data-parallel collectives, more than the "
-                                   "{:.3g} that simulate in about an hour; use options.collectives = \"analytic\" "
-                                   "(NCCL's cost model; flows matter where collectives share links with other "
-                                   "traffic), or fewer data-parallel replicas",
+    throw WorkTooLarge(fmt::format("{} runs about {:.3g} flow steps in its data-parallel and expert-parallel "
+                                   "collectives, more than the {:.3g} that simulate in about an hour; use "
+                                   "options.collectives = \"analytic\" (NCCL's cost model; flows matter where "
+                                   "collectives share links with other traffic), or fewer data-parallel replicas",
                                    what, work.flow_steps, limits.flow_steps));
   }
   if (!too_many_tasks && !too_much_memory) return;

@@ -123,7 +123,7 @@ TEST_CASE("flow collectives count their flow steps, and too many are refused") {
   lower::WorkLimits few;
   few.flow_steps = 1.0;
   const std::string why = refusal(flows, few);
-  CHECK(why.find("flow steps in its data-parallel collectives") != std::string::npos);
+  CHECK(why.find("flow steps in its data-parallel and expert-parallel collectives") != std::string::npos);
   CHECK(why.find("use options.collectives = \"analytic\"") != std::string::npos);
   CHECK(refusal(plan, few) == "not refused");
 }
