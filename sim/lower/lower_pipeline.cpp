@@ -173,6 +173,10 @@ void Lowering::lower_pipeline(int p) {
         ep_flows ? expert_group_copies(r, etp_id, true) : std::vector<std::vector<int>>{};
     const RankGroup ep_rank_group{ep_members, ep_copies}, etp_rank_group{etp_members, etp_copies};
     int ep_exchanges = 0;  // per rank: names each exchange's collective
+    // The exchange the rank's next compute piece waits for: the last after
+    // the piece before it, in its action or (a forward's final combine) the
+    // one before; the exchanges block the compute stream.
+    std::optional<core::TaskId> after_exchange;
     // A stage's data-parallel collective (a gradient bucket's reduction, a
     // parameter gather) of `bytes` in all, `whole` its analytic time: on a
     // MoE stage whose experts have replicas, the dense parameters' share
@@ -444,7 +448,6 @@ void Lowering::lower_pipeline(int p) {
           }
           cut_at_exchanges(pieces);
         }
-        std::optional<core::TaskId> after_exchange;  // the last exchange the next piece waits for
         std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
         core::Time done, tp_done, cp_done, ep_done;
         for (std::size_t j = 0; j < pieces.size(); ++j) {

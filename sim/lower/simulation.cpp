@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -228,10 +229,17 @@ PipelineWork Lowering::work_per_pipeline() const {
   const double ring = flows ? n * std::min(n - 1, steps_cap) : 0.0;
   const double all_reduce = flows ? n * std::min(2 * (n - 1), steps_cap) : 0.0;
   // A MoE stage's collectives over dp add a second over its experts'
-  // expert-data-parallel group (dp_collectives in lower_pipeline.cpp).
+  // expert-data-parallel group (dp_collectives in lower_pipeline.cpp): the
+  // stage's ep x etp such groups at once (times tp below, so over tp here).
   const double ne = plan_.expert_replicas();
-  const double expert_all_reduce = flows ? ne * std::min(2 * (ne - 1), steps_cap) : 0.0;
+  const double expert_all_reduce =
+      flows ? ne * std::min(2 * (ne - 1), steps_cap) * plan_.ep * plan_.etp / plan_.tp : 0.0;
   const auto twice = [&](const workload::StageCost& c) { return c.expert_params > 0.0 && ne > 1 ? 2.0 : 1.0; };
+  // The optimizer step gathers every stage of its rank (ZeRO-1/2): at most
+  // this many, each over dp and, on a MoE stage, over edp.
+  const double stages_per_rank = std::ceil(static_cast<double>(shape_.stages) / shape_.ranks);
+  double most_twice = 1.0;
+  for (const workload::StageCost& c : costs_.stages) most_twice = std::max(most_twice, twice(c));
   std::vector<char> cut(static_cast<std::size_t>(shape_.stages));
   for (const auto& actions : program_.ranks) {
     std::fill(cut.begin(), cut.end(), 0);
@@ -284,8 +292,8 @@ PipelineWork Lowering::work_per_pipeline() const {
         work.tasks += twice(c) * buckets + (embedding ? 1 : 0) + (copies ? 1 : 0);
         work.flow_steps += buckets * (all_reduce + (twice(c) > 1 ? expert_all_reduce : 0.0));
       } else if (a.op == Op::kOptimizer) {
-        work.tasks += 1 + twice(c);  // and ZeRO-1/2's parameter gather
-        work.flow_steps += ring + (twice(c) > 1 ? expert_all_reduce : 0.0);
+        work.tasks += 1 + stages_per_rank * most_twice;  // and ZeRO-1/2's parameter gathers
+        work.flow_steps += stages_per_rank * (ring + (most_twice > 1 ? expert_all_reduce : 0.0));
       } else if (a.op == Op::kUnshard) {
         work.tasks += units;
         work.flow_steps += units * ring;

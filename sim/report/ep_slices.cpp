@@ -114,13 +114,20 @@ std::vector<EpSlice> ep_slices(const lower::Simulation& sim) {
   const int gpus = static_cast<int>(sim.gpu_of_rank.size());
   std::vector<std::vector<Action>> actions(gpus);
   std::vector<std::vector<Spans>> spans(gpus);
+  // Per action: whether its exchanges are tasks of their own (flow
+  // collectives lower an unpaired pass's so), which the trace shows as they are.
+  std::vector<std::vector<char>> as_tasks(gpus);
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
-    if (ti.kind != lower::TaskKind::kCompute) continue;
     auto& acts = actions[ti.rank];
+    if (ti.kind == lower::TaskKind::kEpExchange && !acts.empty() && acts.back() == ti.action) {
+      as_tasks[ti.rank].back() = 1;  // made between its action's pieces, after the first
+    }
+    if (ti.kind != lower::TaskKind::kCompute) continue;
     if (acts.empty() || !(acts.back() == ti.action)) {
       acts.push_back(ti.action);
       spans[ti.rank].emplace_back();
+      as_tasks[ti.rank].push_back(0);
     }
     spans[ti.rank].back().emplace_back(sim.timeline.start[id], sim.timeline.end[id]);
   }
@@ -131,6 +138,7 @@ std::vector<EpSlice> ep_slices(const lower::Simulation& sim) {
     for (std::size_t i = 0; i < acts.size(); ++i) {
       const Action& a = acts[i];
       if (a.op == Op::kWeightGrad || (partner[i] >= 0 && static_cast<std::size_t>(partner[i]) < i)) continue;
+      if (as_tasks[q][i]) continue;
       double total = 0.0;
       std::vector<Window> windows;
       Spans where = spans[q][i];

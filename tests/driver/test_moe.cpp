@@ -9,6 +9,7 @@
 
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
+#include "report/ep_slices.hpp"
 #include "workload/tp_overlap.hpp"
 
 // The file's own names, kept apart from other test files' where the build
@@ -214,10 +215,14 @@ TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as co
   // gradient reduction, flows take about the analytic model's time.
   CHECK(flow_summary.exposed.ep == doctest::Approx(analytic_summary.exposed.ep).epsilon(0.1));
   CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.03));
-  // Analytic collectives keep them inside the compute: no such task.
+  // Analytic collectives keep them inside the compute: no such task, and
+  // the trace lays them out inside the compute slices instead; as flows it
+  // shows the tasks alone, not both.
   for (core::TaskId id = 0; id < analytic.sim->graph.size(); ++id) {
     CHECK(analytic.sim->info[id].kind != lower::TaskKind::kEpExchange);
   }
+  CHECK(report::ep_slices(*analytic.sim).size() == 64u);  // GPU 0, standing for the 8
+  CHECK(report::ep_slices(sim).empty());
   // Two nodes, tp 2 (sequence parallel), pp 2, dp 4, ep 8 (and ep 4 x etp
   // 2): every GPU simulated, each group's members meeting in one
   // collective, gives what one pipeline standing for the rest does.
@@ -235,10 +240,19 @@ TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as co
       const driver::WhatIf w = driver::simulate(config::load_document(
           doc, "test.json", ".", {layout, std::string("options.fidelity=") + fidelity}));
       int exchanges = 0;
+      std::vector<std::pair<core::Time, core::Time>> first_gpu;  // GPU 0's compute and exchanges
       for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
-        exchanges += w.sim->info[id].kind == lower::TaskKind::kEpExchange ? 1 : 0;
+        const lower::TaskInfo& ti = w.sim->info[id];
+        exchanges += ti.kind == lower::TaskKind::kEpExchange ? 1 : 0;
+        if (ti.rank == 0 && (ti.kind == lower::TaskKind::kEpExchange || ti.kind == lower::TaskKind::kCompute)) {
+          first_gpu.emplace_back(w.sim->timeline.start[id], w.sim->timeline.end[id]);
+        }
       }
       CHECK(exchanges > 0);
+      // 1F1B's warm-up runs two forwards back to back on stage 0: the second
+      // waits for the first's last combine, as nothing overlaps.
+      std::sort(first_gpu.begin(), first_gpu.end());
+      for (std::size_t i = 1; i < first_gpu.size(); ++i) CHECK(first_gpu[i].first >= first_gpu[i - 1].second);
       return w.sim->timeline.makespan.to_seconds();
     };
     CHECK(iteration("full") == doctest::Approx(iteration("symmetric")).epsilon(0.01));

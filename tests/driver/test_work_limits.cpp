@@ -63,6 +63,19 @@ TEST_CASE("the work estimate foresees the tasks lowering makes") {
     CHECK(w.sim->estimate.tasks <= 1.5 * made);
     CHECK(w.sim->estimate.gpus == static_cast<long long>(w.sim->gpu_of_rank.size()));
   }
+  // MoE plans whose buckets and gathers run twice (over dp and over edp),
+  // and whose dispatch and combine run as tasks with flow collectives.
+  const char* moe = TRAINSIM_SOURCE_DIR "/tests/fuzz/seeds/whatif/moe-flow-exchanges.json";
+  for (const char* fidelity : {"options.fidelity=symmetric", "options.fidelity=full"}) {
+    for (const char* collectives : {"options.collectives=flow", "options.collectives=analytic"}) {
+      CAPTURE(fidelity);
+      CAPTURE(collectives);
+      const driver::WhatIf w = driver::simulate(config::load_file(moe, {fidelity, collectives}), no_limits());
+      const double made = static_cast<double>(w.sim->graph.size());
+      CHECK(w.sim->estimate.tasks >= made);
+      CHECK(w.sim->estimate.tasks <= 1.5 * made);
+    }
+  }
 }
 
 TEST_CASE("work past the limits is refused before it is built, saying what to do instead") {
