@@ -26,6 +26,12 @@
   elementwise  eager element-wise kernels at a layer's activation size
              (8192 x 8192 BF16): copy, add, SiLU-and-multiply, RMSNorm forward,
              their bytes over their time.
+  host       the host's own cost of an eager op: the wall time of issuing a few
+             hundred small ops (add, linear, top-k, index_select, a dtype cast)
+             while a sleeping kernel keeps the GPU busy, so that none waits for
+             the GPU; and a device-to-host read's round trip (.item()) on an
+             idle GPU: what a run whose kernels are shorter than their launch
+             loses to the host.
 
 Writes one JSON document (--out). Times are CUDA-event medians after warm-up
 calls. Needs one NVIDIA GPU and PyTorch; FP8 parts need compute capability
@@ -389,12 +395,56 @@ def elementwise():
     return out
 
 
+def host(ops=200):
+    """Microseconds of host time an eager op takes to issue (median of 5 rounds of `ops` calls each,
+    the GPU busy with torch.cuda._sleep throughout so that nothing waits for it), and of a
+    device-to-host read of one value (.item(), median of 50 on an idle GPU)."""
+    x = torch.randn(1024, device="cuda")
+    a = torch.randn(16, 1024, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    scores = torch.randn(4096, 128, device="cuda")
+    index = torch.randint(0, 4096, (4096,), device="cuda")
+    calls = {
+        "add": lambda: x.add_(1.0),
+        "linear": lambda: F.linear(a, w),
+        "topk": lambda: torch.topk(scores, 8, dim=-1),
+        "index_select": lambda: scores.index_select(0, index),
+        "cast": lambda: a.float(),
+    }
+    # Cycles to keep the GPU busy well past the issuing: about 2 GHz x (ops x 50 us).
+    cycles = int(2e9 * ops * 50e-6)
+    out = {"ops_per_round": ops, "per_op_us": {}}
+    for name, fn in calls.items():
+        for _ in range(10):
+            fn()
+        torch.cuda.synchronize()
+        rounds = []
+        for _ in range(5):
+            torch.cuda._sleep(cycles)
+            t0 = time.perf_counter()
+            for _ in range(ops):
+                fn()
+            rounds.append((time.perf_counter() - t0) / ops * 1e6)
+            torch.cuda.synchronize()
+        out["per_op_us"][name] = {"median": statistics.median(rounds), "min": min(rounds), "max": max(rounds)}
+        print(f"  host {name}: {out['per_op_us'][name]['median']:.1f} us an op", file=sys.stderr)
+    reads = []
+    for _ in range(50):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        x[0].item()
+        reads.append((time.perf_counter() - t0) * 1e6)
+    out["item_us"] = {"median": statistics.median(reads), "min": min(reads), "max": max(reads)}
+    print(f"  host .item(): {out['item_us']['median']:.1f} us", file=sys.stderr)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="JSON file to write")
     ap.add_argument("--burn-s", type=float, default=30.0, help="seconds of each burn (default 30)")
     ap.add_argument("--only", nargs="*", choices=["burn", "burn_uniform_u32", "mixed", "attention", "fp8",
-                                                  "fp8_passes", "elementwise"],
+                                                  "fp8_passes", "elementwise", "host"],
                     help="sections to run (default all)")
     args = ap.parse_args()
     if torch is None:
@@ -411,12 +461,14 @@ def main():
                                              "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     except OSError:
         pass
-    sections = args.only or ["elementwise", "fp8", "fp8_passes", "attention", "burn", "burn_uniform_u32", "mixed"]
+    sections = args.only or ["host", "elementwise", "fp8", "fp8_passes", "attention", "burn", "burn_uniform_u32",
+                             "mixed"]
     for name in sections:
         t0 = time.monotonic()
         print(f"[{name}] ...", file=sys.stderr)
         try:
-            doc[name] = {"elementwise": elementwise, "fp8": fp8_shapes, "fp8_passes": fp8_passes, "attention": attention,
+            doc[name] = {"host": host, "elementwise": elementwise, "fp8": fp8_shapes, "fp8_passes": fp8_passes,
+                         "attention": attention,
                          "burn": lambda: burn(args.burn_s),
                          "burn_uniform_u32": lambda: burn(args.burn_s, "uniform-u32", fp8=False),
                          "mixed": lambda: mixed(args.burn_s)}[name]()
