@@ -20,6 +20,7 @@
 #include "lower/issue_queue.hpp"
 #include "lower/simulation.hpp"
 #include "lower/work_limits.hpp"
+#include "workload/expert_folding.hpp"
 
 namespace trainsim::lower::detail {
 
@@ -210,36 +211,33 @@ class Lowering {
     const int leaf = cluster_.network.nodes_per_leaf;
     return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
   }
-  // A MoE stage's expert-data-parallel groups, laid out as
-  // workload/stage_costs.cpp lays them out (Megatron-Core's folding): the
-  // stage's GPUs numbered j = replica x tp + tensor, the group of j the GPUs
-  // whose j is the same modulo etp x ep, named by that remainder.
-  int edp_index(int replica, int tensor) const { return (replica * plan_.tp + tensor) % (plan_.etp * plan_.ep); }
-  std::vector<int> edp_group(int rank, int index) const {
+  // A MoE stage's expert groups as Megatron-Core folds them
+  // (workload/expert_folding.hpp, the layout the stage costs use): the
+  // index of the group of each kind that the GPU at (replica, tensor) is in,
+  // and the members of one group; with flow collectives in symmetric
+  // fidelity, the stage's other groups of the kind too.
+  workload::ExpertFolding folding() const { return {plan_.etp, plan_.ep}; }
+  int edp_index(int replica, int tensor) const { return folding().edp_group_of(replica * plan_.tp + tensor); }
+  int ep_index(int replica, int tensor) const { return folding().ep_group_of(replica * plan_.tp + tensor); }
+  int etp_index(int replica, int tensor) const { return folding().etp_group_of(replica * plan_.tp + tensor); }
+  // Group `index`'s GPUs: `size` members, the i-th at stage position member(i).
+  template <class Member>
+  std::vector<int> stage_gpus(int rank, int size, Member member) const {
     std::vector<int> g;
-    const int gpus = plan_.replicas() * plan_.tp;
-    for (int j = index; j < gpus; j += plan_.etp * plan_.ep) g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
+    for (int i = 0; i < size; ++i) {
+      const int j = member(i);
+      g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
+    }
     return g;
   }
-  // A MoE stage's expert-parallel groups (ep GPUs, one of each expert
-  // group of etp) and expert-tensor-parallel groups (etp consecutive GPUs),
-  // numbered as workload/stage_costs.cpp lays them out; and, with flow
-  // collectives in symmetric fidelity, the stage's other groups of the kind.
-  int ep_index(int replica, int tensor) const {
-    const int j = replica * plan_.tp + tensor, et = plan_.etp;
-    return j % et + et * (j / (et * plan_.ep));
+  std::vector<int> edp_group(int rank, int index) const {
+    return stage_gpus(rank, plan_.expert_replicas(), [&](int i) { return folding().edp_member(index, i); });
   }
   std::vector<int> ep_group(int rank, int index) const {
-    std::vector<int> g;
-    const int et = plan_.etp, base = index / et * et * plan_.ep + index % et;
-    for (int i = 0; i < plan_.ep; ++i) g.push_back(plan_.gpu_of(rank, (base + et * i) / plan_.tp, (base + et * i) % plan_.tp));
-    return g;
+    return stage_gpus(rank, plan_.ep, [&](int i) { return folding().ep_member(index, i); });
   }
-  int etp_index(int replica, int tensor) const { return (replica * plan_.tp + tensor) / plan_.etp; }
   std::vector<int> etp_group(int rank, int index) const {
-    std::vector<int> g;
-    for (int j = index * plan_.etp; j < (index + 1) * plan_.etp; ++j) g.push_back(plan_.gpu_of(rank, j / plan_.tp, j % plan_.tp));
-    return g;
+    return stage_gpus(rank, plan_.etp, [&](int i) { return folding().etp_member(index, i); });
   }
   std::vector<std::vector<int>> expert_group_copies(int rank, int index, bool over_etp) const {
     std::vector<std::vector<int>> copies;

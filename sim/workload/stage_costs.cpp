@@ -11,6 +11,7 @@
 #include "workload/activation_offload.hpp"
 #include "workload/cp_merge.hpp"
 #include "workload/duty_clock.hpp"
+#include "workload/expert_folding.hpp"
 #include "workload/mla.hpp"
 #include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
@@ -456,11 +457,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       for (int d = 0; d < plan.replicas(); ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
     }
     const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
-    // MoE: the stage's GPUs in tp-cp-dp order, numbered j, laid out as
-    // Megatron-Core folds them, etp-ep-edp: j = t + etp (e + ep d). An
-    // expert-tensor group is etp consecutive GPUs; an expert-parallel group
-    // takes one of each of ep such groups; an expert-data-parallel group the
-    // GPUs that hold the same experts (every group of a kind running at once).
+    // MoE: the stage's GPUs in tp-cp-dp order, numbered j, in expert groups
+    // as Megatron-Core folds them (workload/expert_folding.hpp), every group
+    // of a kind running at once.
     hw::CollectiveGroup ep_group, etp_group, edp_group;
     if (moe) {
       std::vector<int> stage_gpus;
@@ -470,10 +469,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       const std::size_t et = static_cast<std::size_t>(plan.etp), e = static_cast<std::size_t>(plan.ep);
       std::vector<std::vector<int>> ep_groups(stage_gpus.size() / e), etp_groups(stage_gpus.size() / et),
           edp_groups(e * et);
+      const ExpertFolding folding{plan.etp, plan.ep};
       for (std::size_t j = 0; j < stage_gpus.size(); ++j) {
-        ep_groups[j % et + et * (j / (et * e))].push_back(stage_gpus[j]);
-        etp_groups[j / et].push_back(stage_gpus[j]);
-        edp_groups[j % (et * e)].push_back(stage_gpus[j]);
+        const int at = static_cast<int>(j);
+        ep_groups[static_cast<std::size_t>(folding.ep_group_of(at))].push_back(stage_gpus[j]);
+        etp_groups[static_cast<std::size_t>(folding.etp_group_of(at))].push_back(stage_gpus[j]);
+        edp_groups[static_cast<std::size_t>(folding.edp_group_of(at))].push_back(stage_gpus[j]);
       }
       // Groups of a kind can sit differently (ep 6 on 8-GPU nodes: one group
       // inside a node, the next across two): every rank waits for the
