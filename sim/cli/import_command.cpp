@@ -9,6 +9,7 @@
 #include "cli/run_command.hpp"
 #include "config/error.hpp"
 #include "config/hf_config.hpp"
+#include "config/sections.hpp"
 #include "config/json_text.hpp"
 #include "config/load.hpp"
 #include "config/megatron_args.hpp"
@@ -81,6 +82,12 @@ int import_hf_command(const ImportHfArgs& args) {
       spdlog::warn("no --seq: the model has no \"seq\" (a Hugging Face config does not give the training sequence "
                    "length); add it to the object, or import again with --seq N");
     }
+    // Checked as `trainsim run` reads a model (a shape it would refuse is
+    // refused here, not when a config first uses it); without --seq, a
+    // placeholder length stands in for the check alone.
+    nlohmann::json as_config = {{"model", mapped.model}};
+    if (!as_config["model"].contains("seq")) as_config["model"]["seq"] = 4096;
+    (void)config::detail::read_model(as_config, config::detail::Context{args.file + " (imported)", "."});
     std::cout << mapped.model.dump(2) << '\n';
     return kOk;
   } catch (const config::ConfigError& e) {

@@ -313,9 +313,10 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
   // model refuses both keys above instead).
   const bool fp16 = p.precision == workload::Precision::kFp16;
   if (p.grad_dtype == (fp16 ? workload::GradDtype::kBf16 : workload::GradDtype::kFp16)) {
+    const char* under = fp16 ? "fp16" : p.precision == workload::Precision::kFp8 ? "fp8 (BF16 weights)" : "bf16";
     ctx.fail("parallel.grad_dtype", fmt::format("{} gradients under {} precision; expected \"{}\" or \"fp32\" (or set "
                                                 "parallel.precision)",
-                                                fp16 ? "bf16" : "fp16", fp16 ? "fp16" : "bf16", fp16 ? "fp16" : "bf16"));
+                                                fp16 ? "bf16" : "fp16", under, fp16 ? "fp16" : "bf16"));
   }
   // tp x pp x dp, or with context parallelism tp x cp x pp x dp, fills the
   // cluster (a cp of 1 leaves the product as it is).
@@ -345,8 +346,8 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     const int parts = two_chunks ? 2 * p.cp : p.cp;
     if (m.seq % parts != 0) {
       ctx.fail("parallel.cp",
-               fmt::format("model.seq = {} does not split into {} equal chunks ({}cp = {}{})", m.seq, parts,
-                           two_chunks ? "2 x " : "", p.cp,
+               fmt::format("model.seq = {} does not split into {} equal chunks ({}{}{})", m.seq, parts,
+                           two_chunks ? "2 x cp = 2 x " : "cp = ", p.cp,
                            two_chunks ? ": each rank takes two, for causal load balancing" : ""),
                {"model.seq", pytorch ? "parallel.cp_merge" : "parallel.cp_algorithm"});
     }

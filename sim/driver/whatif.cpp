@@ -7,6 +7,7 @@
 #include "driver/layer_whatif.hpp"
 #include "driver/plan_cache.hpp"
 #include "hw/calibration_profile.hpp"
+#include "lower/a2a_pairs.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
@@ -97,6 +98,14 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
                                                 plan.grad_sync_after_last_backward},
                                                lay_out)
                      : std::make_shared<const CheckedProgram>(lay_out());
+  // options.moe_a2a_overlap pairs a forward with a whole backward (B): a
+  // schedule that splits every backward into I and W leaves nothing to pair.
+  if (plan.overlap.moe_a2a && !lower::a2a_can_pair(w.checked->program)) {
+    throw schedule::ProgramError(
+        "options.moe_a2a_overlap pairs each forward with a whole backward (B), and this schedule splits every "
+        "backward into I and W, so nothing would overlap: use a schedule that runs whole backwards (1f1b, "
+        "interleaved-1f1b, gpipe, breadth-first, dualpipe, dualpipev) or set options.moe_a2a_overlap to false");
+  }
   return w;
 }
 

@@ -27,16 +27,21 @@ int channels_of(const NodeSpec& node, const CollectiveGroup& group) {
   return group.nodes > 1 ? std::clamp(std::min(group.min_nics_per_node, node.nics_per_node), 1, 255) : 1;
 }
 
-// Where channel c leaves a node: the last member on NIC c (or on the nearest
-// NIC that has one), so that channels use different NICs.
+// Where channel c leaves a node: the last member on the c-th of the NICs
+// the node's members sit on (counted from the lowest, round again past the
+// last), so that channels use different NICs wherever the members have them,
+// and groups laid out alike on different GPUs of a node ({0, 4} and {1, 5})
+// use their NICs alike.
 int exit_of(const NodeSpec& node, const std::vector<int>& block, int c) {
-  const int k = static_cast<int>(block.size());
-  for (int shift = 0; shift < node.nics_per_node; ++shift) {
-    for (int j = k - 1; j >= 0; --j) {
-      if (nic_of(node, block[j]) == (c + shift) % node.nics_per_node) return j;
-    }
+  std::vector<int> nics;
+  for (int g : block) nics.push_back(nic_of(node, g));
+  std::sort(nics.begin(), nics.end());
+  nics.erase(std::unique(nics.begin(), nics.end()), nics.end());
+  const int nic = nics[static_cast<std::size_t>(c) % nics.size()];
+  for (int j = static_cast<int>(block.size()) - 1; j >= 0; --j) {
+    if (nic_of(node, block[static_cast<std::size_t>(j)]) == nic) return j;
   }
-  return (c + k - 1) % k;
+  throw std::logic_error("exit_of: no member on a NIC its members sit on");
 }
 
 // A node's members as channel c passes them: entering at the member after

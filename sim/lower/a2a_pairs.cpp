@@ -34,4 +34,13 @@ std::vector<int> a2a_partners(const std::vector<Action>& actions) {
   return partner;
 }
 
+bool a2a_can_pair(const schedule::Program& program) {
+  for (const auto& actions : program.ranks) {
+    for (const Action& a : actions) {
+      if (a.op == Op::kBackward) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace trainsim::lower

@@ -20,4 +20,8 @@ namespace trainsim::lower {
 // forwards, cool-down backwards).
 std::vector<int> a2a_partners(const std::vector<schedule::Action>& actions);
 
+// Whether a program has a whole backward (B) on some rank for the overlap
+// to pair: a schedule that splits every backward into I and W has none.
+bool a2a_can_pair(const schedule::Program& program);
+
 }  // namespace trainsim::lower

@@ -526,7 +526,7 @@ void Lowering::lower_pipeline(int p) {
               if (unit.gather) edges_.emplace_back(*unit.gather, *regather);
             }
           }
-          const core::TaskId id = compute_task(q, d, part);
+          const core::TaskId id = compute_task(q, d, part, tp_part + cp_part + ep_part);
           if (after_exchange) edges_.emplace_back(*after_exchange, id);
           after_exchange.reset();
           if (regather) edges_.emplace_back(*regather, id);
@@ -571,6 +571,7 @@ void Lowering::lower_pipeline(int p) {
               exchange.part = point.layer;
               exchange.parts = c.moe_layers;
               exchange.dispatch = e.dispatch;
+              exchange.over_etp = e.over_etp;
               const core::TaskId ex = collective_task(
                   q, {kEpExchange, a.stage, ep_exchanges++, e.over_etp ? etp_key : ep_key, e.over_etp ? 1 : 0}, e.kind,
                   e.bytes, e.over_etp ? etp_rank_group : ep_rank_group, e.over_etp ? etp_participants : ep_participants,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <map>
@@ -157,10 +158,15 @@ class Lowering {
     sim_->info.push_back(info);
     return id;
   }
-  core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info) {
+  // `inside`: the communication the duration includes (tensor-parallel
+  // collectives, context-parallel exchange, MoE dispatch and combine timed
+  // inside the compute), which a straggler (options.gpu_speed) does not slow.
+  core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info, core::Time inside = core::Time::zero()) {
     core::Task t;
     t.resource = static_cast<core::ResourceId>(q);
-    t.duration = slowdown_[q] == 1.0 ? duration : core::Time::seconds(duration.to_seconds() * slowdown_[q]);
+    const core::Time comm = std::min(inside, duration);
+    t.duration = slowdown_[q] == 1.0 ? duration
+                                     : core::Time::seconds((duration - comm).to_seconds() * slowdown_[q]) + comm;
     const core::TaskId id = add_task(t, info);
     compute_order_[q].push_back(id);
     return id;
@@ -238,6 +244,42 @@ class Lowering {
   }
   std::vector<int> etp_group(int rank, int index) const {
     return stage_gpus(rank, plan_.etp, [&](int i) { return folding().etp_member(index, i); });
+  }
+  // Symmetric fidelity with flow collectives runs the first group of each
+  // MoE kind and lays the others over it as copies: only right when every
+  // group of a kind sits on the nodes alike (ep 6 on 8-GPU nodes has one
+  // group inside a node and the next across two). Alike: the same number of
+  // members on each of its nodes in turn, on as many NICs.
+  bool expert_groups_alike() const {
+    auto layout = [&](const std::vector<int>& gpus) {
+      std::map<int, std::pair<int, std::vector<int>>> by_node;  // node -> members, their NICs
+      const hw::NodeSpec& node = cluster_.node;
+      for (int g : gpus) {
+        auto& [members, nics] = by_node[cluster_.node_of(g)];
+        ++members;
+        const int nic = (g % node.gpus_per_node) * node.nics_per_node / node.gpus_per_node;
+        if (std::find(nics.begin(), nics.end(), nic) == nics.end()) nics.push_back(nic);
+      }
+      std::vector<std::pair<int, std::size_t>> out;
+      for (const auto& [n, block] : by_node) out.emplace_back(block.first, block.second.size());
+      return out;
+    };
+    auto alike = [&](int groups, auto group_of) {
+      const auto first = layout(group_of(0));
+      for (int i = 1; i < groups; ++i) {
+        if (layout(group_of(i)) != first) return false;
+      }
+      return true;
+    };
+    const int gpus = plan_.replicas() * plan_.tp;
+    for (int r = 0; r < shape_.ranks; ++r) {
+      if (!alike(gpus / plan_.ep, [&](int i) { return ep_group(r, i); }) ||
+          !alike(gpus / plan_.etp, [&](int i) { return etp_group(r, i); }) ||
+          !alike(plan_.etp * plan_.ep, [&](int i) { return edp_group(r, i); })) {
+        return false;
+      }
+    }
+    return true;
   }
   std::vector<std::vector<int>> expert_group_copies(int rank, int index, bool over_etp) const {
     std::vector<std::vector<int>> copies;

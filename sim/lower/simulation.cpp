@@ -46,11 +46,17 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_ = std::make_unique<Simulation>();
   const int R = shape_.ranks;
   const bool custom = cluster_.network.kind == hw::NetworkKind::kCustom;
-  if (symmetric() && (custom || !placement_is_uniform())) {
+  const bool moe_flows = options_.collectives == CollectiveModel::kFlow &&
+                         std::any_of(costs_.stages.begin(), costs_.stages.end(),
+                                     [](const workload::StageCost& c) { return c.expert_params > 0.0; });
+  const bool groups_unlike = symmetric() && moe_flows && !expert_groups_alike();
+  if (symmetric() && (custom || !placement_is_uniform() || groups_unlike)) {
     // One pipeline could not stand for the others: simulate every GPU.
     fidelity_ = Fidelity::kFull;
     sim_->fell_back_to_full = true;
-    sim_->fell_back_because = custom ? "custom network" : "placement not uniform";
+    sim_->fell_back_because = custom                     ? "custom network"
+                              : !placement_is_uniform() ? "placement not uniform"
+                                                        : "expert groups laid out unlike";
   }
   if (symmetric()) {
     pipelines_.push_back({0, 0});
@@ -75,6 +81,7 @@ std::unique_ptr<Simulation> Lowering::build() {
                      "GPUs");
   }
   sim_->pipelines = P;
+  sim_->every_gpu = !symmetric();
   // The estimate is never below what lowering makes: room reserved up front
   // spares copies of the largest vectors (reserved, untouched room costs no
   // memory until used).
@@ -164,9 +171,13 @@ std::unique_ptr<Simulation> Lowering::build() {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
-      // The loss's passing copies, or what a layer's attention holds while it
-      // runs (never at once), from the action's first piece to its last.
-      const std::int64_t transient = std::max(c.loss_transient_bytes, c.attention_transient_bytes);
+      // The loss's passing copies, or what a layer holds while it runs: its
+      // attention's exchange buffers and, in a backward, a recomputed
+      // layer's activations (the loss's never at once with a layer's), from
+      // the action's first piece to its last.
+      const bool redoes = a.op == Op::kBackward || a.op == Op::kInputGrad;
+      const std::int64_t transient = std::max(
+          c.loss_transient_bytes, c.attention_transient_bytes + (redoes ? c.recompute_transient_bytes : 0));
       if (transient > 0 && a.op != Op::kWeightGrad) {
         effect_of(*first_[q][k]).allocate_at_start += transient;
         effect_of(*last_[q][k]).release_at_end += transient;

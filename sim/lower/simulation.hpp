@@ -25,8 +25,9 @@
 // collectives wait for all their members, and tensor peers meet after every
 // compute action (they all-reduce inside it). When the placement is not
 // uniform (see placement_is_uniform in lowering.hpp), or the network is a custom
-// one (no structure says that the copies' paths look alike), symmetric falls
-// back to full.
+// one (no structure says that the copies' paths look alike), or, with flow
+// collectives, a MoE model's expert groups of one kind sit on the nodes
+// unlike (expert_groups_alike), symmetric falls back to full.
 #pragma once
 
 #include <cstdint>
@@ -144,6 +145,8 @@ struct TaskInfo {
   // kEpExchange: a dispatch (on the tokens' way to the experts), else a
   // combine; the MoE layer is `part` of `parts`.
   bool dispatch : 1 = false;
+  // kEpExchange: over the expert-tensor-parallel group, else the expert-parallel one.
+  bool over_etp : 1 = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a
@@ -160,9 +163,10 @@ static_assert(sizeof(TaskInfo) <= 48, "TaskInfo grew: update the work estimate's
 
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
+  bool every_gpu = false;  // full fidelity, asked or fallen back to (one pipeline may be every GPU)
   WorkEstimate estimate;   // the work foreseen before building (checked against Options::limits)
   bool fell_back_to_full = false;  // symmetric was asked, but could not stand for the cluster:
-  std::string fell_back_because;   //   "placement not uniform" or "custom network"
+  std::string fell_back_because;   //   "placement not uniform", "custom network" or "expert groups laid out unlike"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   bool blocking_sends = false;  // Options::blocking_sends: a send holds its sender's compute too
   // ZeRO-3's gathers, second gathers and reduce-scatters share the sharding

@@ -54,8 +54,17 @@ struct SimulationError : Raised {
 py::object to_python(const nlohmann::json& j) {
   return py::module_::import("json").attr("loads")(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
-nlohmann::json from_python(const py::handle& o) {
-  return nlohmann::json::parse(py::cast<std::string>(py::module_::import("json").attr("dumps")(o)));
+// `where` names the value for the error a value JSON cannot hold raises
+// (NaN, infinity, an object json cannot write).
+nlohmann::json from_python(const py::handle& o, const std::string& where) {
+  std::string text;
+  try {
+    text = py::cast<std::string>(py::module_::import("json").attr("dumps")(o, py::arg("allow_nan") = false));
+  } catch (const py::error_already_set&) {
+    throw config::ConfigError(where + ": expected a JSON value (a finite number, a string, a bool, a list or a "
+                              "dict of them), got " + py::cast<std::string>(py::repr(o)));
+  }
+  return nlohmann::json::parse(text);
 }
 
 // A file's path, or a dict read as its JSON would be (relative paths in it
@@ -67,7 +76,7 @@ struct Source {
 };
 Source source_of(const py::object& o, const char* what) {
   if (py::isinstance<py::str>(o)) return {py::cast<std::string>(o), {}};
-  if (py::isinstance<py::dict>(o)) return {std::nullopt, from_python(o)};
+  if (py::isinstance<py::dict>(o)) return {std::nullopt, from_python(o, std::string("<dict> (") + what + ")")};
   throw py::type_error(std::string(what) + ": expected a path (str) or a dict");
 }
 
@@ -77,7 +86,7 @@ std::vector<std::string> overrides_of(const py::object& set) {
   if (set.is_none()) return out;
   for (const auto& [k, v] : py::cast<py::dict>(set)) {
     const std::string key = py::cast<std::string>(k);
-    out.push_back(key + "=" + (py::isinstance<py::str>(v) ? py::cast<std::string>(v) : from_python(v).dump()));
+    out.push_back(key + "=" + (py::isinstance<py::str>(v) ? py::cast<std::string>(v) : from_python(v, "set[\"" + key + "\"]").dump()));
   }
   return out;
 }

@@ -110,7 +110,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       args.add("collective", ti.kind == lower::TaskKind::kTpBarrier ? "barrier" : collective_kind_name(d.kind));
       args.bytes("bytes_per_gpu", d.bytes);
       args.add("group_size", d.members)
-          .add("group", ti.across_copies ? "pp" : ti.experts ? "edp" : group_dimension(ti.kind));
+          .add("group", ti.across_copies ? "pp" : ti.experts ? "edp" : ti.over_etp ? "etp" : group_dimension(ti.kind));
       add_place(args, sim, ti.rank);
       if (ti.kind == lower::TaskKind::kGradReduce || ti.kind == lower::TaskKind::kParamAllGather) {
         args.add("stage", a.stage);

@@ -91,9 +91,9 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
   s.events = sim.timeline.events;
   s.flow_collectives = sim.flow_collectives;
   s.simulated_gpus = static_cast<int>(sim.gpu_of_rank.size());
-  s.fidelity = sim.pipelines == 1 && !sim.fell_back_to_full ? "symmetric"
-               : sim.fell_back_to_full                      ? "full (" + sim.fell_back_because + ")"
-                                                            : "full";
+  s.fidelity = sim.fell_back_to_full ? "full (" + sim.fell_back_because + ")"
+               : sim.every_gpu        ? "full"
+                                      : "symmetric";
   s.tasks = sim.graph.size();
   if (t > 0.0) {
     s.samples_per_s = info.global_batch / t;

@@ -9,6 +9,7 @@
 
 #include "config/load.hpp"
 #include "core/checked.hpp"
+#include "lower/a2a_pairs.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::sweep {
@@ -90,15 +91,20 @@ Space enumerate(const Spec& spec) {
   track("ep", spec.ep);
   track("etp", spec.etp);
 
-  // A schedule's consent depends only on (schedule, pp, vp, micro-batches).
-  std::map<std::tuple<std::string, int, int, int>, std::optional<std::string>> consent;
-  auto refusal = [&](const std::string& name, int pp, int vp, int m) -> const std::optional<std::string>& {
-    const auto k = std::make_tuple(name, pp, vp, m);
+  // A schedule's consent depends only on (schedule, pp, vp, micro-batches),
+  // and on whether options.moe_a2a_overlap needs whole backwards (B) to pair.
+  std::map<std::tuple<std::string, int, int, int, bool>, std::optional<std::string>> consent;
+  auto refusal = [&](const std::string& name, int pp, int vp, int m,
+                     bool a2a_overlap) -> const std::optional<std::string>& {
+    const auto k = std::make_tuple(name, pp, vp, m, a2a_overlap);
     if (auto it = consent.find(k); it != consent.end()) return it->second;
     std::optional<std::string> why;
     try {
       const schedule::Schedule* s = schedule::find_schedule(name);
-      (void)s->program(schedule::Shape::placed(s->placement(), pp, vp, m));
+      const schedule::Program program = s->program(schedule::Shape::placed(s->placement(), pp, vp, m));
+      if (a2a_overlap && !lower::a2a_can_pair(program)) {
+        why = fmt::format("schedule {} splits every backward, which options.moe_a2a_overlap cannot pair", name);
+      }
     } catch (const std::exception& e) {
       why = fmt::format("schedule {} cannot lay out the shape", name);
     }
@@ -333,7 +339,7 @@ Space enumerate(const Spec& spec) {
                   refuse(below_s, *why, {{"schedule", si}});
                   continue;
                 }
-                if (const auto& why = refusal(scheds[si], pp, vp, m)) {
+                if (const auto& why = refusal(scheds[si], pp, vp, m, setting.plan.overlap.moe_a2a)) {
                   refuse(below_s, *why, {{"schedule", si}, {"vp", vi}});
                   continue;
                 }

@@ -737,6 +737,17 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     };
     double activations = main_redone * layer_bytes(plan.recompute) +
                          (main_layers - main_redone) * layer_bytes(Recompute::kNone);
+    // What a recomputed layer does not keep exists again in the backward,
+    // from its recomputation (run with gradients on, so it saves its
+    // activations) to its gradients; one layer at a time: the largest of the
+    // stage's recomputed kinds. (The forward frees a checkpointed layer's
+    // intermediates as it goes.)
+    double redo_working_set = 0.0;
+    if (main_redone > 0) redo_working_set = layer_bytes(Recompute::kNone) - layer_bytes(plan.recompute);
+    if (dense_redone > 0) {
+      redo_working_set = std::max(redo_working_set, dense_bytes(Recompute::kNone) - dense_bytes(plan.recompute));
+    }
+    c.recompute_transient_bytes = to_bytes(std::max(0.0, redo_working_set));
     if (dense_layers > 0) {
       activations += dense_redone * dense_bytes(plan.recompute) + (dense_layers - dense_redone) * dense_bytes(Recompute::kNone);
     }

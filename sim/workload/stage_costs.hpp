@@ -116,6 +116,10 @@ struct StageCost {
   // holds while it runs (cp_merge.hpp), through each F and backward of the
   // stage. 0 otherwise.
   std::int64_t attention_transient_bytes = 0;
+  // Recomputation (Plan::recompute): what one recomputed layer holds beyond
+  // what it keeps, while a backward of the stage redoes it. 0 without
+  // recomputation.
+  std::int64_t recompute_transient_bytes = 0;
   double params = 0.0;                 // parameters held per GPU
   double expert_params = 0.0;          // of those, routed experts' (reduced and sharded over Plan::expert_replicas())
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU

@@ -536,6 +536,10 @@ TEST_CASE("gradients: fused accumulation into a bf16 buffer by default, or as na
   CHECK(error_of(base(), {"parallel.grad_dtype=fp16"}) ==
         "test.json: parallel.grad_dtype: fp16 gradients under bf16 precision; expected \"bf16\" or \"fp32\" (or set "
         "parallel.precision) (from --set parallel.grad_dtype=fp16)");
+  // FP8 keeps BF16 weights: the message says both.
+  CHECK(error_of(base(), {"parallel.grad_dtype=fp16", "parallel.precision=fp8", "cluster.node=dgx-h100"}) ==
+        "test.json: parallel.grad_dtype: fp16 gradients under fp8 (BF16 weights) precision; expected \"bf16\" or "
+        "\"fp32\" (or set parallel.precision) (from --set parallel.grad_dtype=fp16)");
   CHECK(error_of(base(), {"parallel.grad_accumulation=add-fp32"}) ==
         "test.json: parallel.grad_accumulation: expected \"fused\", \"add\" or \"cast-add\", got \"add-fp32\" "
         "(from --set parallel.grad_accumulation=add-fp32)");

@@ -43,7 +43,7 @@ TEST_CASE("cp joins the GPU count; the ring is the default algorithm") {
 TEST_CASE("context parallelism: sequences, heads and attention that do not split") {
   // The ring splits 8,192 into 2 x cp chunks; 8,190 does not.
   CHECK(error_of({"model.seq=8190"}) ==
-        "test.json: parallel.cp: model.seq = 8190 does not split into 4 equal chunks (2 x cp = 2: each rank takes "
+        "test.json: parallel.cp: model.seq = 8190 does not split into 4 equal chunks (2 x cp = 2 x 2: each rank takes "
         "two, for causal load balancing) (from --set model.seq=8190)");
   // All-to-all hands out heads: 4 KV heads do not go round tp x cp = 8 ranks.
   CHECK(error_of({"parallel.cp=8", "parallel.dp=1", "parallel.global_batch=1", "parallel.cp_algorithm=all-to-all",
@@ -73,7 +73,7 @@ TEST_CASE("parallel.cp_merge: PyTorch's merges, with its rotate methods and load
   // PyTorch balances causal attention with two chunks a rank whatever brings
   // the keys: 8,194 splits into 2 parts but not into 2 x cp = 4.
   CHECK(error_of({"parallel.cp_algorithm=all-gather", "parallel.cp_merge=pytorch", "model.seq=8194"}) ==
-        "test.json: parallel.cp: model.seq = 8194 does not split into 4 equal chunks (2 x cp = 2: each rank takes "
+        "test.json: parallel.cp: model.seq = 8194 does not split into 4 equal chunks (2 x cp = 2 x 2: each rank takes "
         "two, for causal load balancing) (from --set model.seq=8194)");
   CHECK(error_of({"parallel.cp_algorithm=all-to-all", "parallel.cp_merge=pytorch"}) ==
         "test.json: parallel.cp_merge: \"pytorch\" is PyTorch's context_parallel, whose rotate methods are "

@@ -107,14 +107,34 @@ driver::WhatIf run_default(const std::vector<std::string>& overrides) {
 TEST_CASE("a straggler slows the whole iteration, and only in full fidelity") {
   // GPU 2 (pipeline rank 1, tensor rank 0) at 80% speed: its tensor peer GPU 3
   // waits for it after every action, and the pipeline waits for both.
-  const double even = run_default({"options.fidelity=full"}).sim->timeline.makespan.to_seconds();
-  const double slow =
-      run_default({"options.fidelity=full", R"(options.gpu_speed=[{"gpu": 2, "factor": 0.8}])"})
-          .sim->timeline.makespan.to_seconds();
+  const driver::WhatIf even_run = run_default({"options.fidelity=full"});
+  const driver::WhatIf slow_run =
+      run_default({"options.fidelity=full", R"(options.gpu_speed=[{"gpu": 2, "factor": 0.8}])"});
+  const double even = even_run.sim->timeline.makespan.to_seconds();
+  const double slow = slow_run.sim->timeline.makespan.to_seconds();
   CHECK(slow > even);
-  // Rank 1 computes 16 x (F + B); slowed by 1/0.8 it cannot finish sooner than that.
+  // Rank 1 computes 16 x (F + B), its tensor-parallel all-reduces inside;
+  // slowed by 1/0.8 but for those, it cannot finish sooner than that.
   const auto costs = run_default({}).costs.stages[1];
-  CHECK(slow >= 16 * (costs.forward + costs.backward()).to_seconds() / 0.8);
+  const double comm = (costs.tp_comm_forward + costs.tp_comm_backward).to_seconds();
+  CHECK(comm > 0.0);
+  CHECK(slow >= 16 * (((costs.forward + costs.backward()).to_seconds() - comm) / 0.8 + comm));
+  // Each of GPU 2's compute tasks: its compute at 0.8 of the speed, the
+  // communication timed inside it as it was (the collective runs at the
+  // group's pace, not the GPU's).
+  const lower::Simulation& a = *even_run.sim;
+  const lower::Simulation& b = *slow_run.sim;
+  REQUIRE(a.graph.size() == b.graph.size());
+  int checked = 0;
+  for (core::TaskId id = 0; id < a.graph.size(); ++id) {
+    const lower::TaskInfo& ti = a.info[id];
+    if (ti.kind != lower::TaskKind::kCompute || a.gpu_of_rank[static_cast<std::size_t>(ti.rank)] != 2) continue;
+    const double inside = ti.comm == lower::TaskInfo::kNoComm ? 0.0 : a.comm_inside[ti.comm].tp_s;
+    const double d = a.graph.task(id).duration.to_seconds();
+    CHECK(b.graph.task(id).duration.to_seconds() == doctest::Approx((d - inside) / 0.8 + inside).epsilon(1e-9));
+    checked += inside > 0.0 ? 1 : 0;
+  }
+  CHECK(checked > 0);
   CHECK_THROWS_AS(run_default({R"(options.gpu_speed=[{"gpu": 2, "factor": 0.8}])"}), std::invalid_argument);
 }
 
@@ -164,6 +184,22 @@ TEST_CASE("a placement one pipeline cannot stand for is simulated in full") {
   std::vector<std::string> full = plan;
   full.push_back("options.fidelity=full");
   CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
+}
+
+TEST_CASE("full fidelity is reported as full, also where one pipeline is every GPU") {
+  // tp 1, dp 1 on one node's 8 GPUs, pp 8: the one pipeline is the cluster.
+  const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=8", "parallel.dp=1"};
+  const config::Scenario asked_full = config::load_file(kDefault, [&] {
+    auto p = plan;
+    p.push_back("options.fidelity=full");
+    return p;
+  }());
+  const driver::WhatIf full = driver::simulate(asked_full);
+  CHECK(driver::summarize(asked_full, full, "x").fidelity == "full");
+  const config::Scenario asked_symmetric = config::load_file(kDefault, plan);
+  const driver::WhatIf symmetric = driver::simulate(asked_symmetric);
+  CHECK(driver::summarize(asked_symmetric, symmetric, "x").fidelity == "symmetric");
+  CHECK(full.sim->timeline.makespan == symmetric.sim->timeline.makespan);
 }
 
 TEST_CASE("a link name that is no link's suggests the nearest, in the form given") {

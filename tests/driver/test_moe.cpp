@@ -285,6 +285,60 @@ TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as co
   CHECK(deepep_flows == doctest::Approx(deepep_analytic).epsilon(0.15));
 }
 
+TEST_CASE("one pipeline stands for all under flow collectives only where every expert group sits alike") {
+  auto run = [](const json& doc, const std::vector<std::string>& sets) {
+    const config::Scenario sc = config::load_document(doc, "test.json", ".", sets);
+    driver::WhatIf w = driver::simulate(sc);
+    return std::make_pair(driver::summarize(sc, w, "test.json"), std::move(w));
+  };
+  // ep 6 on three 8-GPU nodes: group 0 is GPUs 0-5, inside node 0; group 1
+  // is GPUs 6-11, two on node 0 and four on node 1. The first cannot stand
+  // for the second: symmetric falls back to every GPU and says why.
+  const json ep6 = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 3, "network": "superpod-h100-rail"},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 12, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"tp": 1, "pp": 1, "dp": 24, "ep": 6, "microbatch_size": 1, "global_batch": 96},
+    "options": {"collectives": "flow"}
+  })");
+  const auto [asked_symmetric, symmetric_run] = run(ep6, {});
+  const auto [full, full_run] = run(ep6, {"options.fidelity=full"});
+  CHECK(symmetric_run.sim->fell_back_to_full);
+  CHECK(symmetric_run.sim->fell_back_because == "expert groups laid out unlike");
+  CHECK(asked_symmetric.iteration_time_s == full.iteration_time_s);
+  // Analytic collectives cost every group as the slowest of its kind: no need to fall back.
+  const auto [analytic, analytic_run] = run(ep6, {"options.collectives=analytic"});
+  CHECK_FALSE(analytic_run.sim->fell_back_to_full);
+  // ep 4 with dp 16 on two nodes a stage (pp 2 over 4 nodes): the
+  // expert-data-parallel groups are GPUs {0, 4} {1, 5} {2, 6}
+  // {3, 7} of each node, alike; each group's ring leaves a node through
+  // both its members' NICs (0 and 4 for the first, 1 and 5 for the second),
+  // so the first stands for the rest and both fidelities agree.
+  const json edp = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 4, "network": "superpod-h100-rail"},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 16, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"tp": 1, "pp": 2, "dp": 16, "ep": 4, "microbatch_size": 1, "global_batch": 64,
+                 "distributed_optimizer": true},
+    "options": {"collectives": "flow", "overlap_grad_reduce": true, "overlap_param_gather": true}
+  })");
+  const auto [edp_symmetric, edp_symmetric_run] = run(edp, {});
+  const auto [edp_full, edp_full_run] = run(edp, {"options.fidelity=full"});
+  CHECK_FALSE(edp_symmetric_run.sim->fell_back_to_full);
+  CHECK(edp_symmetric.iteration_time_s == doctest::Approx(edp_full.iteration_time_s).epsilon(0.01));
+  // Every edp gather takes the same time on every GPU in full fidelity.
+  double shortest = 1e9, longest = 0.0;
+  for (core::TaskId id = 0; id < edp_full_run.sim->graph.size(); ++id) {
+    const lower::TaskInfo& ti = edp_full_run.sim->info[id];
+    if (!ti.experts || ti.kind != lower::TaskKind::kParamAllGather) continue;
+    const double t = (edp_full_run.sim->timeline.end[id] - edp_full_run.sim->timeline.start[id]).to_seconds();
+    shortest = std::min(shortest, t);
+    longest = std::max(longest, t);
+  }
+  CHECK(longest > 0.0);
+  CHECK(longest == doctest::Approx(shortest).epsilon(0.05));
+}
+
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
   // The small MoE over two pipeline stages (dp 4, ep 4): 1F1B keeps two
   // micro-batches in flight on stage 0. Each holds its activations A from

@@ -52,6 +52,17 @@ class Run(unittest.TestCase):
         with self.assertRaises(TypeError):
             trainsim.run(3)
 
+    def test_values_json_cannot_hold_are_config_errors(self):
+        with self.assertRaises(trainsim.ConfigError) as caught:
+            trainsim.run(EXAMPLE, set={"options.moe_imbalance": float("nan")})
+        self.assertIn('set["options.moe_imbalance"]', str(caught.exception))
+        with open(EXAMPLE, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["parallel"]["microbatch_size"] = float("inf")
+        with self.assertRaises(trainsim.ConfigError) as caught:
+            trainsim.run(doc)
+        self.assertIn("<dict> (config)", str(caught.exception))
+
 
 class Sweep(unittest.TestCase):
     def test_ranked_results_one_dict_a_plan(self):

@@ -283,6 +283,34 @@ TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a st
   }
 }
 
+TEST_CASE("options.moe_a2a_overlap leaves out the schedules that split every backward") {
+  // Mixtral-like, tp 2 (sequence parallel), pp 2, dp 2, ep 4: 1F1B pairs
+  // each forward with a whole backward; zb-h1 runs I and W, nothing to pair.
+  const nlohmann::json doc = nlohmann::json::parse(R"({"cluster": {"node": "dgx-h100", "nodes": 1}, "global_batch": 8,
+      "model": {"arch": "llama", "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 8, "seq": 1024,
+                "vocab": 32000, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 2048}},
+      "options": {"moe_a2a_overlap": true},
+      "axes": {"tp": 2, "pp": 2, "ep": [4], "sequence_parallel": true, "schedule": "auto"}})");
+  const sweep::Space space = sweep::enumerate(sweep::parse_spec(doc, "moe.json", "."));
+  CHECK(space.invalid.at("schedule zb-h1 splits every backward, which options.moe_a2a_overlap cannot pair") == 1);
+  bool one_f_one_b = false;
+  for (const auto& c : space.plans) {
+    one_f_one_b = one_f_one_b || c.plan.schedule == "1f1b";
+    CHECK(c.plan.schedule != "zb-h1");
+  }
+  CHECK(one_f_one_b);
+  // Listed, it is a value no plan uses, and the error says why.
+  nlohmann::json listed = doc;
+  listed["axes"]["schedule"] = {"1f1b", "zb-h1"};
+  try {
+    (void)sweep::enumerate(sweep::parse_spec(listed, "moe.json", "."));
+    FAIL("expected an error");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "moe.json: axes.schedule[1]: no valid plan uses this value (schedule zb-h1 splits "
+                                   "every backward, which options.moe_a2a_overlap cannot pair)");
+  }
+}
+
 TEST_CASE("ZeRO-3's knobs as fixed keys: plans of stage 3 take them, a stage that cannot is named") {
   // tp 2, pp 1, dp 4, full recompute: at ZeRO 3 the plan takes a live limit
   // and a reuse distance; at ZeRO 1 no plan can, and the axis value is refused.
