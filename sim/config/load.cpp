@@ -155,8 +155,13 @@ void apply_override(json& doc, const std::string& text, Context& ctx) {
   std::string section;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::string& key = parts[i];
+    if (key.empty()) {
+      throw ConfigError(fmt::format("{}: --set {}: the key path {} has an empty name (two dots, or a dot at an end); "
+                                    "expected names joined by single dots, as parallel.tp",
+                                    ctx.file, text, show(json(path))));
+    }
     const auto* keys = section_keys(section);
-    if (key.empty() || keys == nullptr) {
+    if (keys == nullptr) {
       throw ConfigError(fmt::format("{}: --set {}: {} is not a section, so {} does not exist", ctx.file, text,
                                     section.empty() ? "(top level)" : section, path));
     }

@@ -162,6 +162,9 @@ TEST_CASE("--set of a path that does not exist is refused") {
   CHECK(error_of(base(), {"parallel.tp.x=3"}) ==
         "test.json: --set parallel.tp.x=3: parallel.tp is not a section, so parallel.tp.x does not exist");
   CHECK(error_of(base(), {"parallel"}) == "test.json: --set parallel: expected key.path=value");
+  CHECK(error_of(base(), {"parallel..ep=3"}) ==
+        "test.json: --set parallel..ep=3: the key path \"parallel..ep\" has an empty name (two dots, or a dot at an "
+        "end); expected names joined by single dots, as parallel.tp");
 }
 
 TEST_CASE("a bad value from --set says so") {
