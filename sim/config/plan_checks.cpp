@@ -624,10 +624,7 @@ void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
   // `why` makes the reason only when a message needs it.
   auto need = [&](int a, int b, const auto& why) {
     if (reach.connected(a, b)) return;
-    const hw::NodeSpec& n = cluster.node;
-    auto nic = [&](int gpu) {
-      return fmt::format("node{}.nic{}", cluster.node_of(gpu), (gpu % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node);
-    };
+    auto nic = [&](int gpu) { return fmt::format("node{}.nic{}", cluster.node_of(gpu), cluster.nic_of(gpu)); };
     ctx.fail("cluster.network.links", fmt::format("GPU {} and GPU {} must talk ({}) but no path of links joins them "
                                                   "(GPU {} uses {}, GPU {} uses {})",
                                                   a, b, why(), a, nic(a), b, nic(b)));

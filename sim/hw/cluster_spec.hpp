@@ -35,6 +35,10 @@ struct NodeSpec {
   // the domain's GPUs, NICs and hosts, so from then on a node is an NVLink
   // domain and this records how many config nodes each one stands for.
   int nodes_per_nvlink_domain = 1;
+
+  // The NIC of its node a GPU (by cluster-wide id) reaches the network
+  // through: the node's NICs shared out evenly over its GPUs in order.
+  int nic_of(int gpu) const { return (gpu % gpus_per_node) * nics_per_node / gpus_per_node; }
 };
 
 // How the nodes' NICs are wired together.
@@ -77,6 +81,7 @@ struct ClusterSpec {
   // The loader caps nodes x gpus_per_node well inside int.
   int gpus() const { return node.gpus_per_node * nodes; }
   int node_of(int gpu) const { return gpu / node.gpus_per_node; }
+  int nic_of(int gpu) const { return node.nic_of(gpu); }
 };
 
 }  // namespace trainsim::hw

@@ -20,8 +20,6 @@ std::vector<std::vector<int>> blocks_by_node(const ClusterSpec& cluster, const s
   return blocks;
 }
 
-int nic_of(const NodeSpec& node, int gpu) { return (gpu % node.gpus_per_node) * node.nics_per_node / node.gpus_per_node; }
-
 // Channels across nodes: one per NIC the members of the least busy node can drive, as NCCL's rings do.
 int channels_of(const NodeSpec& node, const CollectiveGroup& group) {
   return group.nodes > 1 ? std::clamp(std::min(group.min_nics_per_node, node.nics_per_node), 1, 255) : 1;
@@ -34,12 +32,12 @@ int channels_of(const NodeSpec& node, const CollectiveGroup& group) {
 // use their NICs alike.
 int exit_of(const NodeSpec& node, const std::vector<int>& block, int c) {
   std::vector<int> nics;
-  for (int g : block) nics.push_back(nic_of(node, g));
+  for (int g : block) nics.push_back(node.nic_of(g));
   std::sort(nics.begin(), nics.end());
   nics.erase(std::unique(nics.begin(), nics.end()), nics.end());
   const int nic = nics[static_cast<std::size_t>(c) % nics.size()];
   for (int j = static_cast<int>(block.size()) - 1; j >= 0; --j) {
-    if (nic_of(node, block[static_cast<std::size_t>(j)]) == nic) return j;
+    if (node.nic_of(block[static_cast<std::size_t>(j)]) == nic) return j;
   }
   throw std::logic_error("exit_of: no member on a NIC its members sit on");
 }
@@ -271,7 +269,7 @@ CollectiveStage point_to_point_stage(const ClusterSpec& cluster, CollectiveKind 
   std::map<int, int> on_node;
   for (int g : members) ++on_node[cluster.node_of(g)];
   std::map<std::pair<int, int>, int> nic_pairs;  // (node, NIC) -> pairs through it, each way
-  for (int g : members) nic_pairs[{cluster.node_of(g), nic_of(node, g)}] += n - on_node[cluster.node_of(g)];
+  for (int g : members) nic_pairs[{cluster.node_of(g), node.nic_of(g)}] += n - on_node[cluster.node_of(g)];
   const double per_peer = bytes / n / plan.bandwidth_share;
   for (int from : members) {
     for (int to : members) {
@@ -280,7 +278,7 @@ CollectiveStage point_to_point_stage(const ClusterSpec& cluster, CollectiveKind 
       const double cap =
           a == b ? node.nvlink_bus_gb_per_s * 1e9 / (on_node[a] - 1)
                  : node.nic_bus_gb_per_s * 1e9 /
-                       std::max(nic_pairs[{a, nic_of(node, from)}], nic_pairs[{b, nic_of(node, to)}]);
+                       std::max(nic_pairs[{a, node.nic_of(from)}], nic_pairs[{b, node.nic_of(to)}]);
       stage.transfers.push_back({from, to, per_peer, cap, latency(from, to), 0.0, {}});
     }
   }
@@ -310,7 +308,7 @@ CollectiveStage forwarded_all_to_all_stage(const ClusterSpec& cluster, double by
   // it forwards), and the node transfers through each NIC, each way.
   std::map<int, int> nvlink_sends;
   std::map<std::pair<int, int>, int> nic_sends, nic_receives;  // by (node, NIC)
-  auto nic = [&](int gpu) { return std::make_pair(cluster.node_of(gpu), nic_of(node, gpu)); };
+  auto nic = [&](int gpu) { return std::make_pair(cluster.node_of(gpu), node.nic_of(gpu)); };
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     for (std::size_t i = 0; i < blocks[b].size(); ++i) {
       const int from = blocks[b][i];

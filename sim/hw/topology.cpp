@@ -123,7 +123,7 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
       const VertexId v = add_vertex(VertexKind::kGpu, gpu);
       gpu_vertex_[gpu] = static_cast<long long>(v);
       connect(v, nvswitch, nvlink, nvlink_latency, core::Time::zero(), LinkClass::kNvLink);
-      connect(v, nics[l * n.nics_per_node / n.gpus_per_node], nic, nic_latency, core::Time::zero(), LinkClass::kNic);
+      connect(v, nics[static_cast<std::size_t>(n.nic_of(gpu))], nic, nic_latency, core::Time::zero(), LinkClass::kNic);
     }
     if (custom) {
       nvswitch_of.push_back(nvswitch);
@@ -288,8 +288,8 @@ Topology::CanonicalPath Topology::canonical_path(int from, int to) const {
     path.push_back({key(VertexKind::kNvSwitch, node_a), key(VertexKind::kGpu, to)});
     return path;
   }
-  const int nic_a = (from % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
-  const int nic_b = (to % n.gpus_per_node) * n.nics_per_node / n.gpus_per_node;
+  const int nic_a = cluster_.nic_of(from);
+  const int nic_b = cluster_.nic_of(to);
   auto switch_of = [&](int node, int nic) {
     switch (net.kind) {
       case NetworkKind::kFlat: return key(VertexKind::kSpine, 0);

@@ -111,9 +111,7 @@ void Lowering::lower_pipeline(int p) {
   // Whether MoE stages reduce and gather their routed experts' share over
   // an expert-data-parallel group of more than one GPU, and which group
   // (named by edp_index in full fidelity) this pipeline's GPUs are in.
-  const bool experts_replicated = plan_.expert_replicas() > 1 &&
-                                  std::any_of(costs_.stages.begin(), costs_.stages.end(),
-                                              [](const workload::StageCost& c) { return c.expert_params > 0.0; });
+  const bool experts_replicated = plan_.expert_replicas() > 1 && has_experts();
   const int edp = edp_index(pipe.replica, pipe.tensor);
   const int edp_key = full ? edp : 0;
   const int edp_participants = full ? plan_.expert_replicas() : 1;

@@ -245,6 +245,11 @@ class Lowering {
   std::vector<int> etp_group(int rank, int index) const {
     return stage_gpus(rank, plan_.etp, [&](int i) { return folding().etp_member(index, i); });
   }
+  // Whether any stage holds routed experts (a MoE model's).
+  bool has_experts() const {
+    return std::any_of(costs_.stages.begin(), costs_.stages.end(),
+                       [](const workload::StageCost& c) { return c.expert_params > 0.0; });
+  }
   // Symmetric fidelity with flow collectives runs the first group of each
   // MoE kind and lays the others over it as copies: only right when every
   // group of a kind sits on the nodes alike (ep 6 on 8-GPU nodes has one
@@ -253,11 +258,10 @@ class Lowering {
   bool expert_groups_alike() const {
     auto layout = [&](const std::vector<int>& gpus) {
       std::map<int, std::pair<int, std::vector<int>>> by_node;  // node -> members, their NICs
-      const hw::NodeSpec& node = cluster_.node;
       for (int g : gpus) {
         auto& [members, nics] = by_node[cluster_.node_of(g)];
         ++members;
-        const int nic = (g % node.gpus_per_node) * node.nics_per_node / node.gpus_per_node;
+        const int nic = cluster_.nic_of(g);
         if (std::find(nics.begin(), nics.end(), nic) == nics.end()) nics.push_back(nic);
       }
       std::vector<std::pair<int, std::size_t>> out;

@@ -46,9 +46,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_ = std::make_unique<Simulation>();
   const int R = shape_.ranks;
   const bool custom = cluster_.network.kind == hw::NetworkKind::kCustom;
-  const bool moe_flows = options_.collectives == CollectiveModel::kFlow &&
-                         std::any_of(costs_.stages.begin(), costs_.stages.end(),
-                                     [](const workload::StageCost& c) { return c.expert_params > 0.0; });
+  const bool moe_flows = options_.collectives == CollectiveModel::kFlow && has_experts();
   const bool groups_unlike = symmetric() && moe_flows && !expert_groups_alike();
   if (symmetric() && (custom || !placement_is_uniform() || groups_unlike)) {
     // One pipeline could not stand for the others: simulate every GPU.
