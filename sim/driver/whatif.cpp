@@ -75,6 +75,8 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
     }
     w.shape.times.push_back(t);
   }
+  // Megatron-Core's A2A overlap runs one more warm-up forward (1f1b, interleaved-1f1b).
+  if (plan.overlap.moe_a2a) w.shape.extra_warmup = 1;
   const bool sharded = plan.zero_stage == 3 && plan.replicas() > 1;
   auto lay_out = [&] {
     CheckedProgram out;
@@ -88,6 +90,31 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       throw schedule::ProgramError(e.what());  // the plugin refused the shape
     }
     out.deps = schedule::check(out.program, w.shape);
+    if (plan.overlap.moe_a2a) {
+      // Each pair starts once both of its passes' inputs are in.
+      const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(out.program, out.deps);
+      out.deps.insert(out.deps.end(), waits.begin(), waits.end());
+      const std::string use =
+          "use interleaved-1f1b (parallel.vp > 1), dualpipe, dualpipev or, with pp = 1, 1f1b; or set "
+          "options.moe_a2a_overlap to false";
+      switch (lower::a2a_refusal(plan.schedule, out.program, out.deps)) {
+        case lower::A2aRefusal::kRuns: break;
+        case lower::A2aRefusal::kNoWholeBackward:
+          throw schedule::ProgramError(
+              "options.moe_a2a_overlap pairs each forward with a whole backward (B), and this schedule splits every "
+              "backward into I and W, so nothing would overlap: " + use);
+        case lower::A2aRefusal::kPipelineWithoutChunks:
+          throw schedule::ProgramError(
+              "options.moe_a2a_overlap over pipeline stages needs virtual stages, as Megatron-Core requires: under "
+              "1f1b each steady pair would wait for the next rank's pair, which waits for this rank's pair before "
+              "it, so the pairs would run every other step: " + use);
+        case lower::A2aRefusal::kPairsWaitOnThemselves:
+          throw schedule::ProgramError(
+              "options.moe_a2a_overlap runs each paired forward and backward as one step, once the inputs of both "
+              "are in, and schedule \"" + plan.schedule + "\" pairs a forward with a backward that needs its "
+              "output (or the other way round), so the pair would wait for itself: " + use);
+      }
+    }
     out.digest = digest_of(out.program);
     return out;
   };
@@ -95,17 +122,9 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr && !sched->reads_stage_times();
   w.checked = shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
                                                 plan.microbatches(), sharded, plan.reshard_after_forward,
-                                                plan.grad_sync_after_last_backward},
+                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a},
                                                lay_out)
                      : std::make_shared<const CheckedProgram>(lay_out());
-  // options.moe_a2a_overlap pairs a forward with a whole backward (B): a
-  // schedule that splits every backward into I and W leaves nothing to pair.
-  if (plan.overlap.moe_a2a && !lower::a2a_can_pair(w.checked->program)) {
-    throw schedule::ProgramError(
-        "options.moe_a2a_overlap pairs each forward with a whole backward (B), and this schedule splits every "
-        "backward into I and W, so nothing would overlap: use a schedule that runs whole backwards (1f1b, "
-        "interleaved-1f1b, gpipe, breadth-first, dualpipe, dualpipev) or set options.moe_a2a_overlap to false");
-  }
   return w;
 }
 

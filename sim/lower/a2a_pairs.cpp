@@ -34,13 +34,57 @@ std::vector<int> a2a_partners(const std::vector<Action>& actions) {
   return partner;
 }
 
-bool a2a_can_pair(const schedule::Program& program) {
-  for (const auto& actions : program.ranks) {
-    for (const Action& a : actions) {
-      if (a.op == Op::kBackward) return true;
+std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
+                                                 const std::vector<schedule::Dependency>& deps) {
+  using schedule::ActionRef;
+  // Per rank, each action's partner when it is the later of its pair.
+  std::vector<std::vector<int>> earlier(program.ranks.size());
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    const std::vector<int> partner = a2a_partners(program.ranks[r]);
+    earlier[r].assign(partner.size(), -1);
+    for (std::size_t k = 0; k < partner.size(); ++k) {
+      if (partner[k] >= 0 && static_cast<std::size_t>(partner[k]) < k) earlier[r][k] = partner[k];
     }
   }
-  return false;
+  // The send each receive takes (the dependency ending at the receive).
+  std::vector<std::vector<ActionRef>> sender(program.ranks.size());
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) sender[r].assign(program.ranks[r].size(), ActionRef{-1, -1});
+  auto slot = [](auto& table, ActionRef a) -> auto& {
+    return table[static_cast<std::size_t>(a.rank)][static_cast<std::size_t>(a.index)];
+  };
+  auto is_receive = [&](ActionRef a) {
+    const Op op = slot(program.ranks, a).op;
+    return op == Op::kRecvF || op == Op::kRecvB;
+  };
+  auto is_send = [&](ActionRef a) {
+    const Op op = slot(program.ranks, a).op;
+    return op == Op::kSendF || op == Op::kSendB;
+  };
+  for (const schedule::Dependency& d : deps) {
+    if (is_receive(d.after) && is_send(d.before)) slot(sender, d.after) = d.before;
+  }
+  std::vector<schedule::Dependency> waits;
+  for (const schedule::Dependency& d : deps) {
+    const int first = slot(earlier, d.after);
+    if (first < 0) continue;
+    const ActionRef from = is_receive(d.before) ? slot(sender, d.before) : d.before;
+    if (from.rank < 0) continue;  // a receive without its send: schedule::check refuses that program
+    if (from.rank == d.after.rank && from.index <= first) continue;  // already before the pair on its rank
+    waits.push_back({from, ActionRef{d.after.rank, first}});
+  }
+  return waits;
+}
+
+A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Program& program,
+                       const std::vector<schedule::Dependency>& deps) {
+  bool whole_backward = false;
+  for (const auto& actions : program.ranks) {
+    for (const Action& a : actions) whole_backward = whole_backward || a.op == Op::kBackward;
+  }
+  if (!whole_backward) return A2aRefusal::kNoWholeBackward;
+  if (schedule == "1f1b" && program.ranks.size() > 1) return A2aRefusal::kPipelineWithoutChunks;
+  if (!schedule::acyclic(program, deps)) return A2aRefusal::kPairsWaitOnThemselves;
+  return A2aRefusal::kRuns;
 }
 
 }  // namespace trainsim::lower

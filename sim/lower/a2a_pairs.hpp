@@ -3,9 +3,11 @@
 // one overlapped step.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "schedule/action.hpp"
+#include "schedule/check.hpp"
 
 namespace trainsim::lower {
 
@@ -20,8 +22,31 @@ namespace trainsim::lower {
 // forwards, cool-down backwards).
 std::vector<int> a2a_partners(const std::vector<schedule::Action>& actions);
 
-// Whether a program has a whole backward (B) on some rank for the overlap
-// to pair: a schedule that splits every backward into I and W has none.
-bool a2a_can_pair(const schedule::Program& program);
+// What the first of each pair waits for besides its own inputs: those of
+// the other, as Megatron-Core's combined step waits for both the forward's
+// and the backward's receives before either runs (model_chunk_schedule_plan.py,
+// TransformerModelChunkSchedulePlan.run, phase 0) and DualPipe's overlapped
+// chunks for both of theirs. A receive stands for the send it matches, so
+// the first action waits for the data, not for a later action of its own
+// rank. `deps` are the program's (schedule::check); schedule::acyclic over
+// both tells whether the pairs can run at all.
+std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
+                                                 const std::vector<schedule::Dependency>& deps);
+
+// Why options.moe_a2a_overlap cannot run a schedule's program, or kRuns.
+// `program` has its sends and receives; `deps` are schedule::check's with
+// a2a_pair_waits appended. Megatron-Core takes the overlap over a pipeline
+// only with virtual stages (transformer_config.py asserts
+// virtual_pipeline_model_parallel_size when pipeline_model_parallel_size >
+// 1): under 1F1B each steady pair waits for the next rank's pair, which
+// waits for this rank's pair before, so the pairs would run every other step.
+enum class A2aRefusal {
+  kRuns,
+  kNoWholeBackward,        // every backward split into I and W: nothing to pair
+  kPipelineWithoutChunks,  // 1f1b over more than one rank
+  kPairsWaitOnThemselves,  // a pair needs its own output (a cycle)
+};
+A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Program& program,
+                       const std::vector<schedule::Dependency>& deps);
 
 }  // namespace trainsim::lower

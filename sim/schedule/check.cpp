@@ -38,10 +38,10 @@ struct Slots {
   const std::optional<ActionRef>& backward_end() const { return b ? b : w; }
 };
 
-// Whether the actions, each after the one before it on its rank and after
-// what `deps` says, can all run: Kahn's count of what becomes ready. Every
-// program a sweep checks passes, and this is several times cheaper than the
-// search that names a cycle.
+}  // namespace
+
+// Kahn's count of what becomes ready: every program a sweep checks passes,
+// and this is several times cheaper than the search that names a cycle.
 bool acyclic(const Program& program, const std::vector<Dependency>& deps) {
   std::vector<std::size_t> first(program.ranks.size() + 1, 0);
   for (std::size_t r = 0; r < program.ranks.size(); ++r) first[r + 1] = first[r] + program.ranks[r].size();
@@ -79,8 +79,6 @@ bool acyclic(const Program& program, const std::vector<Dependency>& deps) {
   }
   return ready.size() == n;
 }
-
-}  // namespace
 
 std::vector<Dependency> dependencies(const Program& program, const Shape& shape) {
   if (static_cast<int>(program.ranks.size()) != shape.ranks) {

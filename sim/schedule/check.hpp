@@ -41,6 +41,10 @@ struct Dependency {
 // Issue order within a rank is not listed.
 std::vector<Dependency> dependencies(const Program& program, const Shape& shape);
 
+// Whether the actions, each after the one before it on its rank and after
+// what `deps` says, can all run (no cycle).
+bool acyclic(const Program& program, const std::vector<Dependency>& deps);
+
 // All checks, including the cycle check. Throws ProgramError. Returns the
 // data dependencies (as dependencies() does), for lowering to reuse.
 std::vector<Dependency> check(const Program& program, const Shape& shape);

@@ -27,7 +27,7 @@ Program InterleavedOneFOneB::program(const Shape& shape) const {
   out.ranks.resize(p);
   for (int r = 0; r < p; ++r) {
     auto& actions = out.ranks[r];
-    const int warmup = m == p ? total : std::min(total, 2 * (p - r - 1) + (v - 1) * p);
+    const int warmup = m == p ? total : std::min(total, 2 * (p - r - 1) + (v - 1) * p + shape.extra_warmup);
     auto forward = [&](int k) { actions.push_back({Op::kForward, chunk(k, true) * p + r, microbatch(k)}); };
     auto backward = [&](int k) { actions.push_back({Op::kBackward, chunk(k, false) * p + r, microbatch(k)}); };
     for (int k = 0; k < warmup; ++k) forward(k);

@@ -5,8 +5,8 @@
 // rank's whole per-micro-batch work, for v times the point-to-point traffic.
 //
 // Warm-up as Megatron-LM computes it: 2 (p - r - 1) + (v - 1) p forward steps
-// on rank r, or every step when m = p. Like Megatron-LM's original schedule,
-// it needs m to be a multiple of p.
+// on rank r (Shape::extra_warmup more), or every step when m = p. Like
+// Megatron-LM's original schedule, it needs m to be a multiple of p.
 #pragma once
 
 #include "schedule/schedule.hpp"

@@ -12,7 +12,7 @@ Program OneFOneB::program(const Shape& shape) const {
   const int m = shape.microbatches;
   for (int s = 0; s < shape.stages; ++s) {
     auto& actions = p.ranks[shape.stage_rank[s]];
-    const int warmup = std::min(shape.stages - s - 1, m);
+    const int warmup = std::min(shape.stages - s - 1 + shape.extra_warmup, m);
     for (int mb = 0; mb < warmup; ++mb) actions.push_back({Op::kForward, s, mb});
     for (int k = 0; k < m - warmup; ++k) {
       actions.push_back({Op::kForward, s, warmup + k});

@@ -10,6 +10,8 @@
 #include "config/load.hpp"
 #include "core/checked.hpp"
 #include "lower/a2a_pairs.hpp"
+#include "schedule/check.hpp"
+#include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
 
 namespace trainsim::sweep {
@@ -92,7 +94,8 @@ Space enumerate(const Spec& spec) {
   track("etp", spec.etp);
 
   // A schedule's consent depends only on (schedule, pp, vp, micro-batches),
-  // and on whether options.moe_a2a_overlap needs whole backwards (B) to pair.
+  // and on options.moe_a2a_overlap, which needs whole backwards (B) to pair
+  // and pairs that do not wait for themselves (driver::prepare's checks).
   std::map<std::tuple<std::string, int, int, int, bool>, std::optional<std::string>> consent;
   auto refusal = [&](const std::string& name, int pp, int vp, int m,
                      bool a2a_overlap) -> const std::optional<std::string>& {
@@ -101,9 +104,26 @@ Space enumerate(const Spec& spec) {
     std::optional<std::string> why;
     try {
       const schedule::Schedule* s = schedule::find_schedule(name);
-      const schedule::Program program = s->program(schedule::Shape::placed(s->placement(), pp, vp, m));
-      if (a2a_overlap && !lower::a2a_can_pair(program)) {
-        why = fmt::format("schedule {} splits every backward, which options.moe_a2a_overlap cannot pair", name);
+      schedule::Shape shape = schedule::Shape::placed(s->placement(), pp, vp, m);
+      shape.extra_warmup = a2a_overlap ? 1 : 0;
+      const schedule::Program program = s->program(shape);
+      if (a2a_overlap) {
+        const schedule::Program sent = schedule::with_communication(program, shape);
+        std::vector<schedule::Dependency> deps = schedule::check(sent, shape);
+        const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(sent, deps);
+        deps.insert(deps.end(), waits.begin(), waits.end());
+        switch (lower::a2a_refusal(name, sent, deps)) {
+          case lower::A2aRefusal::kRuns: break;
+          case lower::A2aRefusal::kNoWholeBackward:
+            why = fmt::format("schedule {} splits every backward, which options.moe_a2a_overlap cannot pair", name);
+            break;
+          case lower::A2aRefusal::kPipelineWithoutChunks:
+            why = fmt::format("schedule {} over pp > 1 without virtual stages, which options.moe_a2a_overlap needs", name);
+            break;
+          case lower::A2aRefusal::kPairsWaitOnThemselves:
+            why = fmt::format("schedule {} pairs passes that wait for each other under options.moe_a2a_overlap", name);
+            break;
+        }
       }
     } catch (const std::exception& e) {
       why = fmt::format("schedule {} cannot lay out the shape", name);

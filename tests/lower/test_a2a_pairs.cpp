@@ -2,7 +2,11 @@
 // which backward, for the orders 1F1B and DualPipeV give.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "lower/a2a_pairs.hpp"
+#include "schedule/check.hpp"
+#include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
 #include "schedule/schedule.hpp"
 
@@ -58,6 +62,75 @@ TEST_CASE("DualPipeV: the main phase pairs F0 with B1 and F1 with B0; phase 5 le
   CHECK(p[12] == 13);
   // Warm-up and cool-down: nothing paired.
   for (int k : {0, 1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18}) CHECK(p[static_cast<std::size_t>(k)] == -1);
+}
+
+namespace {
+// A schedule's program for pp x vp stages and m micro-batches with `extra`
+// more warm-up forwards, its sends and receives added, and its dependencies
+// with the pairs' waits.
+struct Paired {
+  schedule::Program program;
+  std::vector<schedule::Dependency> deps, waits;
+};
+Paired paired(const char* name, int pp, int vp, int m, int extra) {
+  const schedule::Schedule* s = schedule::find_schedule(name);
+  REQUIRE(s != nullptr);
+  schedule::Shape shape = schedule::Shape::placed(s->placement(), pp, vp, m);
+  shape.extra_warmup = extra;
+  Paired out;
+  out.program = schedule::with_communication(s->program(shape), shape);
+  out.deps = schedule::check(out.program, shape);
+  out.waits = lower::a2a_pair_waits(out.program, out.deps);
+  return out;
+}
+bool runs(const Paired& p) {
+  std::vector<schedule::Dependency> all = p.deps;
+  all.insert(all.end(), p.waits.begin(), p.waits.end());
+  return schedule::acyclic(p.program, all);
+}
+// The index on `rank` of the compute action (op, stage, micro-batch).
+int index_of(const schedule::Program& program, int rank, Action a) {
+  const auto& actions = program.ranks[static_cast<std::size_t>(rank)];
+  return static_cast<int>(std::find(actions.begin(), actions.end(), a) - actions.begin());
+}
+}  // namespace
+
+TEST_CASE("a pair waits for both passes' inputs: 1F1B needs Megatron-Core's extra warm-up forward for that") {
+  // pp 2, m 3 as the schedule gives it. Rank 0: F0 F1 B0 F2 B1 B2, pairs
+  // (F1, B0) and (F2, B1); rank 1: F0 B0 F1 B1 F2 B2, pairs (B0, F1) and
+  // (B1, F2). Rank 0's F1 would wait for B0's gradient, sent after rank 1's
+  // B0, which would wait for F1's activation, sent after rank 0's F1: the
+  // pair waits for itself.
+  const Paired plain = paired("1f1b", 2, 1, 3, 0);
+  CHECK_FALSE(runs(plain));
+  // One more warm-up forward: rank 0 F0 F1 F2 B0 B1 B2, pair (F2, B0);
+  // rank 1 F0 F1 B0 F2 B1 B2, pairs (F1, B0) and (F2, B1).
+  const Paired extra = paired("1f1b", 2, 1, 3, 1);
+  CHECK(runs(extra));
+  const auto& rank0 = extra.program.ranks[0];
+  const int f2 = index_of(extra.program, 0, {Op::kForward, 0, 2});
+  CHECK(lower::a2a_partners(rank0)[static_cast<std::size_t>(f2)] == index_of(extra.program, 0, {Op::kBackward, 0, 0}));
+  // Rank 0's F2 also waits for B0's gradient: the send of stage 1's B0, on
+  // rank 1. Rank 1's pairs wait for nothing more: F1's input is rank 0's
+  // warm-up send, which B0 needs anyway (after F0 on its rank), and F2's
+  // comes to F2 itself.
+  const int send_b0 = index_of(extra.program, 1, {Op::kSendB, 1, 0});
+  CHECK(std::count_if(extra.waits.begin(), extra.waits.end(), [&](const schedule::Dependency& d) {
+          return d.after == schedule::ActionRef{0, f2} && d.before == schedule::ActionRef{1, send_b0};
+        }) == 1);
+  for (const schedule::Dependency& d : extra.waits) CHECK(d.after.rank == 0);
+}
+
+TEST_CASE("interleaved 1F1B with the extra warm-up forward and DualPipe's pairs run without waiting for themselves") {
+  CHECK(runs(paired("interleaved-1f1b", 4, 2, 8, 1)));
+  CHECK(runs(paired("interleaved-1f1b", 2, 3, 4, 1)));
+  CHECK(runs(paired("dualpipe", 4, 1, 8, 0)));
+  CHECK(runs(paired("dualpipev", 2, 2, 8, 0)));
+  // One stage: F0, then each forward beside the backward before it; every
+  // input is the rank's own, so nothing more to wait for.
+  const Paired one = paired("1f1b", 1, 1, 4, 1);
+  CHECK(runs(one));
+  CHECK(one.waits.empty());
 }
 
 }  // namespace lower_a2a_pairs_test

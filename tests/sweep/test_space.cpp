@@ -283,25 +283,33 @@ TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a st
   }
 }
 
-TEST_CASE("options.moe_a2a_overlap leaves out the schedules that split every backward") {
-  // Mixtral-like, tp 2 (sequence parallel), pp 2, dp 2, ep 4: 1F1B pairs
-  // each forward with a whole backward; zb-h1 runs I and W, nothing to pair.
+TEST_CASE("options.moe_a2a_overlap leaves out the schedules it cannot run") {
+  // Mixtral-like, tp 2 (sequence parallel), pp 2, dp 2, ep 4, vp 1 or 2:
+  // interleaved 1F1B pairs each forward with a whole backward; zb-h1 runs I
+  // and W, nothing to pair; 1F1B over two ranks has no virtual stages, which
+  // Megatron-Core needs for the overlap; GPipe pairs rank 0's last forward
+  // with its first backward, which waits for rank 1's backward, which waits
+  // for that forward's output.
   const nlohmann::json doc = nlohmann::json::parse(R"({"cluster": {"node": "dgx-h100", "nodes": 1}, "global_batch": 8,
       "model": {"arch": "llama", "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 8, "seq": 1024,
                 "vocab": 32000, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 2048}},
       "options": {"moe_a2a_overlap": true},
-      "axes": {"tp": 2, "pp": 2, "ep": [4], "sequence_parallel": true, "schedule": "auto"}})");
+      "axes": {"tp": 2, "pp": 2, "vp": [1, 2], "ep": [4], "sequence_parallel": true, "schedule": "auto"}})");
   const sweep::Space space = sweep::enumerate(sweep::parse_spec(doc, "moe.json", "."));
   CHECK(space.invalid.at("schedule zb-h1 splits every backward, which options.moe_a2a_overlap cannot pair") == 1);
-  bool one_f_one_b = false;
+  CHECK(space.invalid.at("schedule gpipe pairs passes that wait for each other under options.moe_a2a_overlap") == 1);
+  CHECK(space.invalid.at("schedule 1f1b over pp > 1 without virtual stages, which options.moe_a2a_overlap needs") == 1);
+  bool interleaved = false;
   for (const auto& c : space.plans) {
-    one_f_one_b = one_f_one_b || c.plan.schedule == "1f1b";
+    interleaved = interleaved || c.plan.schedule == "interleaved-1f1b";
     CHECK(c.plan.schedule != "zb-h1");
+    CHECK(c.plan.schedule != "gpipe");
+    CHECK(c.plan.schedule != "1f1b");
   }
-  CHECK(one_f_one_b);
+  CHECK(interleaved);
   // Listed, it is a value no plan uses, and the error says why.
   nlohmann::json listed = doc;
-  listed["axes"]["schedule"] = {"1f1b", "zb-h1"};
+  listed["axes"]["schedule"] = {"interleaved-1f1b", "zb-h1"};
   try {
     (void)sweep::enumerate(sweep::parse_spec(listed, "moe.json", "."));
     FAIL("expected an error");
