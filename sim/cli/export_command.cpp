@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cli/run_command.hpp"
+#include "cli/whole_number.hpp"
 #include "config/schema.hpp"
 #include "core/checked.hpp"
 #include "schedule/check.hpp"
@@ -27,12 +28,12 @@ CLI::App* add_export_command(CLI::App& schedules, ExportArgs& args) {
       "export", "Write a schedule's compute actions as CSV (one row per pipeline rank, torch.distributed.pipelining's "
                 "form) to stdout; run it with parallel.schedule = \"csv:FILE\"");
   cmd->add_option("name", args.name, "Schedule name (see `trainsim schedules`)")->required();
-  cmd->add_option("--pp", args.pp, "Pipeline ranks")->required()->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--pp", args.pp, "Pipeline ranks")->required()->check(whole_number(1, 10'000'000));
   cmd->add_option("--microbatches", args.microbatches, "Micro-batches per iteration")
       ->required()
-      ->check(CLI::Range(1, 10'000'000));
+      ->check(whole_number(1, 10'000'000));
   cmd->add_option("--vp", args.vp, "Virtual stages per rank (stage s on rank s mod pp, or in a V for zb-v)")
-      ->check(CLI::Range(1, 10'000'000))
+      ->check(whole_number(1, 10'000'000))
       ->capture_default_str();
   cmd->footer(
       "Exit status: 0 success; 2 no schedule of that name; 3 the schedule cannot lay out that shape, or pp x vp x\n"

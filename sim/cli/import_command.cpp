@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/run_command.hpp"
+#include "cli/whole_number.hpp"
 #include "config/error.hpp"
 #include "config/hf_config.hpp"
 #include "config/sections.hpp"
@@ -27,7 +28,7 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
   hf->add_option("file", args.file, "The model's config.json")->required();
   hf->add_option("--seq", args.seq,
                  "Training sequence length to add as model.seq (a Hugging Face config does not give it)")
-      ->check(CLI::Range(1, 1'000'000'000));
+      ->check(whole_number(1, 1'000'000'000));
   std::string known;
   for (const std::string& n : config::hf_architectures()) known += (known.empty() ? "" : ", ") + n;
   hf->footer("Maps " + known +
@@ -38,12 +39,12 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
       "megatron", "Print Megatron-LM's arguments (after --, or a launch script's) as a trainsim config");
   megatron->add_option("--cluster", megatron_args.node, "Node preset the run is on, e.g. dgx-h100 (see `trainsim presets`)")
       ->required();
-  megatron->add_option("--nodes", megatron_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
+  megatron->add_option("--nodes", megatron_args.nodes, "How many nodes")->required()->check(whole_number(1, 10'000'000));
   megatron->add_option("--network", megatron_args.network, "Network preset (default: the node's own)");
   megatron->add_option("--nvlink-domain-nodes", megatron_args.nvlink_domain_nodes,
                        "Nodes the job takes of each NVLink domain, as cluster.nvlink_domain_nodes (e.g. 16 trays of "
                        "a GB200 NVL72 rack; default: the node's whole domain)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number(1, 1024));
   megatron->add_option("--script", megatron_args.script,
                        "A launch script: the arguments it passes to pretrain_*.py (its variables and arrays expanded); "
                        "arguments after -- are added to them");
@@ -57,12 +58,12 @@ ImportCommands add_import_command(CLI::App& app, ImportHfArgs& args, ImportMegat
       import->add_subcommand("torchtitan", "Print a TorchTitan job config (its TOML file) as a trainsim config");
   torchtitan->add_option("file", torchtitan_args.file, "The job's TOML file")->required();
   torchtitan->add_option("--cluster", torchtitan_args.node, "Node preset the run is on, e.g. dgx-h100")->required();
-  torchtitan->add_option("--nodes", torchtitan_args.nodes, "How many nodes")->required()->check(CLI::Range(1, 10'000'000));
+  torchtitan->add_option("--nodes", torchtitan_args.nodes, "How many nodes")->required()->check(whole_number(1, 10'000'000));
   torchtitan->add_option("--network", torchtitan_args.network, "Network preset (default: the node's own)");
   torchtitan->add_option("--nvlink-domain-nodes", torchtitan_args.nvlink_domain_nodes,
                          "Nodes the job takes of each NVLink domain, as cluster.nvlink_domain_nodes (e.g. 16 trays "
                          "of a GB200 NVL72 rack; default: the node's whole domain)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number(1, 1024));
   torchtitan->footer(
       "FSDP takes the GPUs tp x pp x cp x replication leave (data_parallel_shard_degree -1). Keys with no bearing on a\n"
       "step's cost are listed as ignored on stderr, keys it does not model as not modelled.\n"

@@ -14,6 +14,7 @@
 #include "cli/progress_line.hpp"
 #include "cli/run_command.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/whole_number.hpp"
 #include "config/error.hpp"
 #include "report/output_file.hpp"
 #include "sweep/baseline.hpp"
@@ -152,7 +153,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   CLI::App* cmd = app.add_subcommand("sweep", "Simulate every valid parallel plan of a sweep file and rank them");
   cmd->add_option("sweep", args.sweep, "Sweep file (JSON): model, cluster, global_batch, axes")->required();
   cmd->add_option("-j,--jobs", args.jobs, "Plans simulated at once (default: the hardware's threads)")
-      ->check(CLI::Range(1, 4096));
+      ->check(whole_number(1, 4096));
   cmd->add_option_function<int>(
          "--top",
          [&args](const int& k) {
@@ -161,7 +162,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
          },
          "Show the K best plans; with it, plans that cannot reach the top K are pruned, unless --pareto or --plot "
          "needs every plan (default table: 10)")
-      ->check(CLI::Range(1, 1'000'000'000));
+      ->check(whole_number(1, 1'000'000'000));
   cmd->add_flag("--no-prune", args.no_prune, "Simulate every plan even with --top");
   cmd->add_option("--csv", args.csv, "Write every plan's result as CSV to this file")->check(non_empty);
   cmd->add_option("--json", args.json, "Write every plan's result as JSON to this file")->check(non_empty);
@@ -192,7 +193,7 @@ CLI::App* add_sweep_merge_command(CLI::App& app, SweepMergeArgs& args) {
   CLI::App* cmd = app.add_subcommand("sweep-merge",
                                      "Merge the --json outputs of a sharded sweep into the ranking one run gives");
   cmd->add_option("files", args.files, "The shards' --json outputs")->required();
-  cmd->add_option("--top", args.top, "Show the K best plans (default 10)")->check(CLI::Range(1, 1'000'000'000));
+  cmd->add_option("--top", args.top, "Show the K best plans (default 10)")->check(whole_number(1, 1'000'000'000));
   cmd->add_option("--csv", args.csv, "Write every plan's result as CSV to this file")->check(non_empty);
   cmd->add_option("--json", args.json, "Write every plan's result as JSON to this file")->check(non_empty);
   cmd->add_flag("--pareto", args.pareto, "Also list the plans not dominated in (iteration time, peak memory)");
