@@ -82,6 +82,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
     CheckedProgram out;
     try {
       out.program = schedule::with_communication(sched->program(w.shape), w.shape);
+      if (plan.overlap.moe_a2a) out.program = lower::with_paired_sends(out.program);
       // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
       if (sharded) {
         out.program = schedule::with_sharding(out.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
@@ -89,15 +90,18 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
     } catch (const std::invalid_argument& e) {
       throw schedule::ProgramError(e.what());  // the plugin refused the shape
     }
-    out.deps = schedule::check(out.program, w.shape);
     if (plan.overlap.moe_a2a) {
-      // Each pair starts once both of its passes' inputs are in.
-      const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(out.program, out.deps);
-      out.deps.insert(out.deps.end(), waits.begin(), waits.end());
+      // Each pair starts once both of its passes' inputs are in, and sends
+      // once both have run. Refused before the cycle check would name a
+      // deadlock: the waits can make one where the schedule alone has none.
+      const std::vector<schedule::Dependency> deps = schedule::dependencies(out.program, w.shape);
+      std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(out.program, deps);
+      std::vector<schedule::Dependency> all = deps;
+      all.insert(all.end(), waits.begin(), waits.end());
       const std::string use =
           "use interleaved-1f1b (parallel.vp > 1), dualpipe, dualpipev or, with pp = 1, 1f1b; or set "
           "options.moe_a2a_overlap to false";
-      switch (lower::a2a_refusal(plan.schedule, out.program, out.deps)) {
+      switch (lower::a2a_refusal(plan.schedule, out.program, all)) {
         case lower::A2aRefusal::kRuns: break;
         case lower::A2aRefusal::kNoWholeBackward:
           throw schedule::ProgramError(
@@ -114,6 +118,10 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
               "are in, and schedule \"" + plan.schedule + "\" pairs a forward with a backward that needs its "
               "output (or the other way round), so the pair would wait for itself: " + use);
       }
+      out.deps = schedule::check(out.program, w.shape);
+      out.deps.insert(out.deps.end(), waits.begin(), waits.end());
+    } else {
+      out.deps = schedule::check(out.program, w.shape);
     }
     out.digest = digest_of(out.program);
     return out;

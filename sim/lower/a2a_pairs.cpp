@@ -34,13 +34,55 @@ std::vector<int> a2a_partners(const std::vector<Action>& actions) {
   return partner;
 }
 
+namespace {
+// Whether `send` carries the output of compute action `a`.
+bool sends_output_of(const Action& send, const Action& a) {
+  const Op op = a.op == Op::kForward ? Op::kSendF : Op::kSendB;
+  return send.op == op && send.stage == a.stage && send.microbatch == a.microbatch;
+}
+}  // namespace
+
+schedule::Program with_paired_sends(const schedule::Program& program) {
+  schedule::Program out;
+  out.ranks.resize(program.ranks.size());
+  for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    const std::vector<Action>& in = program.ranks[r];
+    const std::vector<int> partner = a2a_partners(in);
+    // The sends right after each pair's first action, which move.
+    std::vector<std::vector<Action>> moved(in.size());
+    std::vector<char> skip(in.size(), 0);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (partner[k] <= static_cast<int>(k)) continue;
+      for (std::size_t j = k + 1; j < in.size() && sends_output_of(in[j], in[k]); ++j) {
+        moved[static_cast<std::size_t>(partner[k])].push_back(in[j]);
+        skip[j] = 1;
+      }
+    }
+    std::vector<Action>& actions = out.ranks[r];
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (skip[k] != 0) continue;
+      actions.push_back(in[k]);
+      if (moved[k].empty()) continue;
+      // The second of a pair: the forward's output goes first.
+      std::size_t j = k + 1;
+      if (in[k].op == Op::kForward) {
+        for (; j < in.size() && sends_output_of(in[j], in[k]); ++j) actions.push_back(in[j]);
+        for (std::size_t x = k + 1; x < j; ++x) skip[x] = 1;
+      }
+      actions.insert(actions.end(), moved[k].begin(), moved[k].end());
+    }
+  }
+  return out;
+}
+
 std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
                                                  const std::vector<schedule::Dependency>& deps) {
   using schedule::ActionRef;
-  // Per rank, each action's partner when it is the later of its pair.
-  std::vector<std::vector<int>> earlier(program.ranks.size());
+  // Per rank, each action's partner, and its partner when it is the later of its pair.
+  std::vector<std::vector<int>> partners(program.ranks.size()), earlier(program.ranks.size());
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
-    const std::vector<int> partner = a2a_partners(program.ranks[r]);
+    partners[r] = a2a_partners(program.ranks[r]);
+    const std::vector<int>& partner = partners[r];
     earlier[r].assign(partner.size(), -1);
     for (std::size_t k = 0; k < partner.size(); ++k) {
       if (partner[k] >= 0 && static_cast<std::size_t>(partner[k]) < k) earlier[r][k] = partner[k];
@@ -71,6 +113,13 @@ std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& progra
     if (from.rank < 0) continue;  // a receive without its send: schedule::check refuses that program
     if (from.rank == d.after.rank && from.index <= first) continue;  // already before the pair on its rank
     waits.push_back({from, ActionRef{d.after.rank, first}});
+  }
+  // The first's sends after the second, which with_paired_sends placed before them.
+  for (const schedule::Dependency& d : deps) {
+    if (!is_send(d.after) || d.before.rank != d.after.rank) continue;
+    const auto& partner_of = partners[static_cast<std::size_t>(d.before.rank)];
+    const int second = partner_of[static_cast<std::size_t>(d.before.index)];
+    if (second > d.before.index) waits.push_back({ActionRef{d.before.rank, second}, d.after});
   }
   return waits;
 }

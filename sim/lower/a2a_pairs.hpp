@@ -22,19 +22,29 @@ namespace trainsim::lower {
 // forwards, cool-down backwards).
 std::vector<int> a2a_partners(const std::vector<schedule::Action>& actions);
 
+// The program (its sends and receives added) with each pair's sends after
+// both its passes, the forward's first: Megatron-Core's combined step sends
+// the forward's output and then the backward's once the pair's last layer
+// is done (TransformerModelChunkSchedulePlan.run, phase 5), as DualPipe's
+// _forward_backward_chunk does (_send_forward, then _send_backward). The
+// compute order, and so the pairs, stay as they were.
+schedule::Program with_paired_sends(const schedule::Program& program);
+
 // What the first of each pair waits for besides its own inputs: those of
 // the other, as Megatron-Core's combined step waits for both the forward's
 // and the backward's receives before either runs (model_chunk_schedule_plan.py,
 // TransformerModelChunkSchedulePlan.run, phase 0) and DualPipe's overlapped
 // chunks for both of theirs. A receive stands for the send it matches, so
 // the first action waits for the data, not for a later action of its own
-// rank. `deps` are the program's (schedule::check); schedule::acyclic over
-// both tells whether the pairs can run at all.
+// rank. And what the first's sends wait for besides it: the second's end
+// (with_paired_sends put them after it). `deps` are the program's
+// (schedule::dependencies); schedule::acyclic over both tells whether the pairs
+// can run at all.
 std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
                                                  const std::vector<schedule::Dependency>& deps);
 
 // Why options.moe_a2a_overlap cannot run a schedule's program, or kRuns.
-// `program` has its sends and receives; `deps` are schedule::check's with
+// `program` has its sends and receives; `deps` are schedule::dependencies' with
 // a2a_pair_waits appended. Megatron-Core takes the overlap over a pipeline
 // only with virtual stages (transformer_config.py asserts
 // virtual_pipeline_model_parallel_size when pipeline_model_parallel_size >

@@ -108,8 +108,8 @@ Space enumerate(const Spec& spec) {
       shape.extra_warmup = a2a_overlap ? 1 : 0;
       const schedule::Program program = s->program(shape);
       if (a2a_overlap) {
-        const schedule::Program sent = schedule::with_communication(program, shape);
-        std::vector<schedule::Dependency> deps = schedule::check(sent, shape);
+        const schedule::Program sent = lower::with_paired_sends(schedule::with_communication(program, shape));
+        std::vector<schedule::Dependency> deps = schedule::dependencies(sent, shape);
         const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(sent, deps);
         deps.insert(deps.end(), waits.begin(), waits.end());
         switch (lower::a2a_refusal(name, sent, deps)) {

@@ -162,6 +162,34 @@ TEST_CASE("A2A overlap over a pipeline: one more warm-up forward, and each pair 
   }
   CHECK(pairs > 0);
   CHECK(held > 0);
+  // And the first pass's output leaves once the second has run: each
+  // transfer of a pair's first action starts no earlier than the second
+  // action's last compute task ends.
+  auto last_end = [&](const schedule::Action& a) {
+    core::Time t = core::Time::zero();
+    for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+      const lower::TaskInfo& ti = w.sim->info[id];
+      if (ti.kind == lower::TaskKind::kCompute && ti.action == a) t = std::max(t, w.sim->timeline.end[id]);
+    }
+    return t;
+  };
+  int sends = 0;
+  for (int r : {0, 1}) {
+    const auto& actions = w.program->ranks[static_cast<std::size_t>(r)];
+    const std::vector<int> partner = lower::a2a_partners(actions);
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      if (partner[k] <= static_cast<int>(k)) continue;
+      const schedule::Action& a = actions[k];
+      const schedule::Action send{a.op == Op::kForward ? Op::kSendF : Op::kSendB, a.stage, a.microbatch};
+      for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+        const lower::TaskInfo& ti = w.sim->info[id];
+        if (ti.kind != lower::TaskKind::kTransfer || !(ti.action == send)) continue;
+        ++sends;
+        CHECK(w.sim->timeline.start[id] >= last_end(actions[static_cast<std::size_t>(partner[k])]));
+      }
+    }
+  }
+  CHECK(sends > 0);
 }
 
 namespace {

@@ -78,8 +78,8 @@ Paired paired(const char* name, int pp, int vp, int m, int extra) {
   schedule::Shape shape = schedule::Shape::placed(s->placement(), pp, vp, m);
   shape.extra_warmup = extra;
   Paired out;
-  out.program = schedule::with_communication(s->program(shape), shape);
-  out.deps = schedule::check(out.program, shape);
+  out.program = lower::with_paired_sends(schedule::with_communication(s->program(shape), shape));
+  out.deps = schedule::dependencies(out.program, shape);
   out.waits = lower::a2a_pair_waits(out.program, out.deps);
   return out;
 }
@@ -118,7 +118,36 @@ TEST_CASE("a pair waits for both passes' inputs: 1F1B needs Megatron-Core's extr
   CHECK(std::count_if(extra.waits.begin(), extra.waits.end(), [&](const schedule::Dependency& d) {
           return d.after == schedule::ActionRef{0, f2} && d.before == schedule::ActionRef{1, send_b0};
         }) == 1);
+  // Rank 1's F1 (stage 1, the last: no send) pairs with B0, whose gradient
+  // goes back to rank 0 after both; F2 with B1 likewise.
+  const auto& rank1 = extra.program.ranks[1];
+  const int b0 = index_of(extra.program, 1, {Op::kBackward, 1, 0});
+  CHECK(rank1[static_cast<std::size_t>(b0) + 1] == Action{Op::kSendB, 1, 0});
   for (const schedule::Dependency& d : extra.waits) CHECK(d.after.rank == 0);
+}
+
+TEST_CASE("a pair's sends go out after both its passes, the forward's first") {
+  // Rank 0 of interleaved 1F1B, pp 2, vp 2, m 4, one extra warm-up forward:
+  // stages 0 and 2 on rank 0. Its first steady pair is F(stage 0, mb 3)
+  // with B(stage 2, mb 0): F's activation and B's gradient both leave after
+  // the pair, the activation first, and each send waits for the pair's end.
+  const Paired p = paired("interleaved-1f1b", 2, 2, 4, 1);
+  REQUIRE(runs(p));
+  const auto& rank0 = p.program.ranks[0];
+  const int f = index_of(p.program, 0, {Op::kForward, 0, 3});
+  const int b = index_of(p.program, 0, {Op::kBackward, 2, 0});
+  REQUIRE(lower::a2a_partners(rank0)[static_cast<std::size_t>(f)] == b);
+  CHECK(b == f + 2);  // F, the receive of B's gradient, B
+  CHECK(rank0[static_cast<std::size_t>(b) + 1] == Action{Op::kSendF, 0, 3});
+  CHECK(rank0[static_cast<std::size_t>(b) + 2] == Action{Op::kSendB, 2, 0});
+  const int send_f = b + 1;
+  CHECK(std::count_if(p.waits.begin(), p.waits.end(), [&](const schedule::Dependency& d) {
+          return d.before == schedule::ActionRef{0, b} && d.after == schedule::ActionRef{0, send_f};
+        }) == 1);
+  // Nothing else moved: the program has the same actions, and an unpaired
+  // forward's send still follows it (the warm-up F(stage 0, mb 0)).
+  const int f0 = index_of(p.program, 0, {Op::kForward, 0, 0});
+  CHECK(rank0[static_cast<std::size_t>(f0) + 1] == Action{Op::kSendF, 0, 0});
 }
 
 TEST_CASE("interleaved 1F1B with the extra warm-up forward and DualPipe's pairs run without waiting for themselves") {
