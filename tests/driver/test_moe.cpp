@@ -122,16 +122,19 @@ TEST_CASE("A2A overlap over a pipeline: one more warm-up forward, and each pair 
     }
     CHECK(warmup == (r == 0 ? 6 : 4));
   }
-  // When an action's first compute task starts, and when its input (the
-  // transfer a stage on the other rank sent it) has come.
-  auto first_start = [&](const schedule::Action& a) {
-    core::Time t = core::Time::max();
+  // When an action's first compute task starts and its last one ends, and
+  // when its input (the transfer a stage on the other rank sent it) has come.
+  auto span = [&](const schedule::Action& a) {
+    std::pair<core::Time, core::Time> t{core::Time::max(), core::Time::zero()};
     for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
       const lower::TaskInfo& ti = w.sim->info[id];
-      if (ti.kind == lower::TaskKind::kCompute && ti.action == a) t = std::min(t, w.sim->timeline.start[id]);
+      if (ti.kind != lower::TaskKind::kCompute || !(ti.action == a)) continue;
+      t.first = std::min(t.first, w.sim->timeline.start[id]);
+      t.second = std::max(t.second, w.sim->timeline.end[id]);
     }
     return t;
   };
+  auto first_start = [&](const schedule::Action& a) { return span(a).first; };
   auto input_arrival = [&](const schedule::Action& a) {
     const schedule::Action send = a.op == Op::kForward ? schedule::Action{Op::kSendF, a.stage - 1, a.microbatch}
                                                        : schedule::Action{Op::kSendB, a.stage + 1, a.microbatch};
@@ -165,14 +168,7 @@ TEST_CASE("A2A overlap over a pipeline: one more warm-up forward, and each pair 
   // And the first pass's output leaves once the second has run: each
   // transfer of a pair's first action starts no earlier than the second
   // action's last compute task ends.
-  auto last_end = [&](const schedule::Action& a) {
-    core::Time t = core::Time::zero();
-    for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
-      const lower::TaskInfo& ti = w.sim->info[id];
-      if (ti.kind == lower::TaskKind::kCompute && ti.action == a) t = std::max(t, w.sim->timeline.end[id]);
-    }
-    return t;
-  };
+  auto last_end = [&](const schedule::Action& a) { return span(a).second; };
   int sends = 0;
   for (int r : {0, 1}) {
     const auto& actions = w.program->ranks[static_cast<std::size_t>(r)];
