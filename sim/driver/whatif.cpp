@@ -101,7 +101,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       const std::string use =
           "use interleaved-1f1b (parallel.vp > 1), dualpipe, dualpipev or, with pp = 1, 1f1b; or set "
           "options.moe_a2a_overlap to false";
-      switch (lower::a2a_refusal(plan.schedule, out.program, all)) {
+      switch (lower::a2a_refusal(plan.schedule, w.shape, out.program, all)) {
         case lower::A2aRefusal::kRuns: break;
         case lower::A2aRefusal::kNoWholeBackward:
           throw schedule::ProgramError(
@@ -109,14 +109,16 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
               "backward into I and W, so nothing would overlap: " + use);
         case lower::A2aRefusal::kPipelineWithoutChunks:
           throw schedule::ProgramError(
-              "options.moe_a2a_overlap over pipeline stages needs virtual stages, as Megatron-Core requires: under "
-              "1f1b each steady pair would wait for the next rank's pair, which waits for this rank's pair before "
-              "it, so the pairs would run every other step: " + use);
+              "options.moe_a2a_overlap over pipeline stages needs virtual stages (parallel.vp > 1), as Megatron-Core "
+              "requires: with one stage a rank each steady pair would wait for the next rank's pair, which waits "
+              "for this rank's pair before it, so the pairs would run every other step: " + use);
         case lower::A2aRefusal::kPairsWaitOnThemselves:
           throw schedule::ProgramError(
               "options.moe_a2a_overlap runs each paired forward and backward as one step, once the inputs of both "
               "are in, and schedule \"" + plan.schedule + "\" pairs a forward with a backward that needs its "
-              "output (or the other way round), so the pair would wait for itself: " + use);
+              "output (or the other way round), so the pair would wait for itself (interleaved-1f1b does so with "
+              "as few micro-batches as pipeline ranks, where a rank's last warm-up forward meets its first "
+              "backward): give each pipeline more micro-batches, or " + use);
       }
       out.deps = schedule::check(out.program, w.shape);
       out.deps.insert(out.deps.end(), waits.begin(), waits.end());

@@ -124,14 +124,15 @@ std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& progra
   return waits;
 }
 
-A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Program& program,
+A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program,
                        const std::vector<schedule::Dependency>& deps) {
   bool whole_backward = false;
   for (const auto& actions : program.ranks) {
     for (const Action& a : actions) whole_backward = whole_backward || a.op == Op::kBackward;
   }
   if (!whole_backward) return A2aRefusal::kNoWholeBackward;
-  if (schedule == "1f1b" && program.ranks.size() > 1) return A2aRefusal::kPipelineWithoutChunks;
+  const bool megatron = schedule == "1f1b" || schedule == "interleaved-1f1b";
+  if (megatron && shape.ranks > 1 && shape.virtual_stages() == 1) return A2aRefusal::kPipelineWithoutChunks;
   if (!schedule::acyclic(program, deps)) return A2aRefusal::kPairsWaitOnThemselves;
   return A2aRefusal::kRuns;
 }

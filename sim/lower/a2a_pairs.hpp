@@ -43,20 +43,21 @@ schedule::Program with_paired_sends(const schedule::Program& program);
 std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
                                                  const std::vector<schedule::Dependency>& deps);
 
-// Why options.moe_a2a_overlap cannot run a schedule's program, or kRuns.
-// `program` has its sends and receives; `deps` are schedule::dependencies' with
-// a2a_pair_waits appended. Megatron-Core takes the overlap over a pipeline
-// only with virtual stages (transformer_config.py asserts
-// virtual_pipeline_model_parallel_size when pipeline_model_parallel_size >
-// 1): under 1F1B each steady pair waits for the next rank's pair, which
+// Why options.moe_a2a_overlap cannot run a schedule's program for `shape`,
+// or kRuns. `program` has its sends and receives; `deps` are
+// schedule::dependencies' with a2a_pair_waits appended. Megatron-Core takes
+// the overlap over a pipeline only with virtual stages (transformer_config.py
+// asserts virtual_pipeline_model_parallel_size when
+// pipeline_model_parallel_size > 1; its best-practice runs turn it off at
+// VPP=1): under 1F1B each steady pair waits for the next rank's pair, which
 // waits for this rank's pair before, so the pairs would run every other step.
 enum class A2aRefusal {
   kRuns,
   kNoWholeBackward,        // every backward split into I and W: nothing to pair
-  kPipelineWithoutChunks,  // 1f1b over more than one rank
+  kPipelineWithoutChunks,  // 1f1b or interleaved-1f1b over more than one rank, vp 1
   kPairsWaitOnThemselves,  // a pair needs its own output (a cycle)
 };
-A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Program& program,
+A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program,
                        const std::vector<schedule::Dependency>& deps);
 
 }  // namespace trainsim::lower

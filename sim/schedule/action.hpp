@@ -66,8 +66,8 @@ struct Shape {
   };
   std::vector<StageTimes> times;
   int pipelines = 1;
-  // Forwards each rank runs ahead beyond its schedule's own warm-up (1f1b
-  // and interleaved-1f1b read it; 0 elsewhere). Megatron-Core runs one more
+  // Forwards each rank runs ahead beyond its schedule's own warm-up (1f1b,
+  // 2bp through 1f1b, and interleaved-1f1b read it; 0 elsewhere). Megatron-Core runs one more
   // under its MoE A2A overlap, so that the forward and the backward of each
   // steady step, run as one, never wait for each other
   // (megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches).

@@ -112,13 +112,13 @@ Space enumerate(const Spec& spec) {
         std::vector<schedule::Dependency> deps = schedule::dependencies(sent, shape);
         const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(sent, deps);
         deps.insert(deps.end(), waits.begin(), waits.end());
-        switch (lower::a2a_refusal(name, sent, deps)) {
+        switch (lower::a2a_refusal(name, shape, sent, deps)) {
           case lower::A2aRefusal::kRuns: break;
           case lower::A2aRefusal::kNoWholeBackward:
             why = fmt::format("schedule {} splits every backward, which options.moe_a2a_overlap cannot pair", name);
             break;
           case lower::A2aRefusal::kPipelineWithoutChunks:
-            why = fmt::format("schedule {} over pp > 1 without virtual stages, which options.moe_a2a_overlap needs", name);
+            why = fmt::format("schedule {} over pp > 1 with vp = 1, and options.moe_a2a_overlap needs virtual stages", name);
             break;
           case lower::A2aRefusal::kPairsWaitOnThemselves:
             why = fmt::format("schedule {} pairs passes that wait for each other under options.moe_a2a_overlap", name);

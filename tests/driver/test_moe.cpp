@@ -98,6 +98,30 @@ TEST_CASE("1F1B A2A overlap: each forward beside the backward before it hides bo
   CHECK(sa.iteration_time_s < sb.iteration_time_s);
 }
 
+TEST_CASE("a sweep's shared programs keep the A2A overlap's apart from the plain schedule's") {
+  // The same plan with and without the overlap through one cache: one
+  // stage, so 1F1B runs F0 B0 F1 ... plain and F0 F1 B0 ... paired.
+  driver::PlanCache cache;
+  driver::Controls controls;
+  controls.cache = &cache;
+  const driver::Prepared plain = driver::prepare(scenario(false), controls);
+  const driver::Prepared paired = driver::prepare(scenario(true), controls);
+  REQUIRE(plain.checked->program.ranks.size() == 1);
+  CHECK(plain.checked != paired.checked);
+  CHECK(plain.checked->digest != paired.checked->digest);
+  auto second_compute = [](const schedule::Program& p) {
+    int seen = 0;
+    for (const schedule::Action& a : p.ranks[0]) {
+      if (schedule::is_compute(a.op) && ++seen == 2) return a;
+    }
+    return schedule::Action{};
+  };
+  CHECK(second_compute(plain.checked->program) == schedule::Action{schedule::Op::kBackward, 0, 0});
+  CHECK(second_compute(paired.checked->program) == schedule::Action{schedule::Op::kForward, 0, 1});
+  // Asked again, each takes its own entry.
+  CHECK(driver::prepare(scenario(true), controls).checked == paired.checked);
+}
+
 TEST_CASE("A2A overlap over a pipeline: one more warm-up forward, and each pair starts once both inputs are in") {
   // The small MoE over pp 2 with 2 virtual stages (each rank 4 GPUs, dp 4,
   // ep 4), interleaved 1F1B, 4 micro-batches: 8 forward steps a rank.

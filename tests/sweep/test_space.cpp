@@ -298,7 +298,7 @@ TEST_CASE("options.moe_a2a_overlap leaves out the schedules it cannot run") {
   const sweep::Space space = sweep::enumerate(sweep::parse_spec(doc, "moe.json", "."));
   CHECK(space.invalid.at("schedule zb-h1 splits every backward, which options.moe_a2a_overlap cannot pair") == 1);
   CHECK(space.invalid.at("schedule gpipe pairs passes that wait for each other under options.moe_a2a_overlap") == 1);
-  CHECK(space.invalid.at("schedule 1f1b over pp > 1 without virtual stages, which options.moe_a2a_overlap needs") == 1);
+  CHECK(space.invalid.at("schedule 1f1b over pp > 1 with vp = 1, and options.moe_a2a_overlap needs virtual stages") == 1);
   bool interleaved = false;
   for (const auto& c : space.plans) {
     interleaved = interleaved || c.plan.schedule == "interleaved-1f1b";
@@ -309,7 +309,8 @@ TEST_CASE("options.moe_a2a_overlap leaves out the schedules it cannot run") {
   CHECK(interleaved);
   // Listed, it is a value no plan uses, and the error says why.
   nlohmann::json listed = doc;
-  listed["axes"]["schedule"] = {"interleaved-1f1b", "zb-h1"};
+  listed["axes"]["vp"] = {1};
+  listed["axes"]["schedule"] = {"dualpipe", "zb-h1"};
   try {
     (void)sweep::enumerate(sweep::parse_spec(listed, "moe.json", "."));
     FAIL("expected an error");
