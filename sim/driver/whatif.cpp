@@ -94,14 +94,11 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       // Each pair starts once both of its passes' inputs are in, and sends
       // once both have run. Refused before the cycle check would name a
       // deadlock: the waits can make one where the schedule alone has none.
-      const std::vector<schedule::Dependency> deps = schedule::dependencies(out.program, w.shape);
-      std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(out.program, deps);
-      std::vector<schedule::Dependency> all = deps;
-      all.insert(all.end(), waits.begin(), waits.end());
+      const lower::A2aWaits a2a = lower::a2a_waits(plan.schedule, w.shape, out.program);
       const std::string use =
           "use interleaved-1f1b (parallel.vp > 1), dualpipe, dualpipev or, with pp = 1, 1f1b; or set "
           "options.moe_a2a_overlap to false";
-      switch (lower::a2a_refusal(plan.schedule, w.shape, out.program, all)) {
+      switch (a2a.refusal) {
         case lower::A2aRefusal::kRuns: break;
         case lower::A2aRefusal::kNoWholeBackward:
           throw schedule::ProgramError(
@@ -121,7 +118,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
               "backward): give each pipeline more micro-batches, or " + use);
       }
       out.deps = schedule::check(out.program, w.shape);
-      out.deps.insert(out.deps.end(), waits.begin(), waits.end());
+      out.deps.insert(out.deps.end(), a2a.waits.begin(), a2a.waits.end());
     } else {
       out.deps = schedule::check(out.program, w.shape);
     }

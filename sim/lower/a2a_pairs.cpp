@@ -124,8 +124,10 @@ std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& progra
   return waits;
 }
 
-A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program,
-                       const std::vector<schedule::Dependency>& deps) {
+namespace {
+// `deps`: the program's dependencies with the pairs' waits.
+A2aRefusal refusal_of(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program,
+                      const std::vector<schedule::Dependency>& deps) {
   bool whole_backward = false;
   for (const auto& actions : program.ranks) {
     for (const Action& a : actions) whole_backward = whole_backward || a.op == Op::kBackward;
@@ -135,6 +137,16 @@ A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Shape& shape, 
   if (megatron && shape.ranks > 1 && shape.virtual_stages() == 1) return A2aRefusal::kPipelineWithoutChunks;
   if (!schedule::acyclic(program, deps)) return A2aRefusal::kPairsWaitOnThemselves;
   return A2aRefusal::kRuns;
+}
+}  // namespace
+
+A2aWaits a2a_waits(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program) {
+  std::vector<schedule::Dependency> deps = schedule::dependencies(program, shape);
+  A2aWaits out;
+  out.waits = a2a_pair_waits(program, deps);
+  deps.insert(deps.end(), out.waits.begin(), out.waits.end());
+  out.refusal = refusal_of(schedule, shape, program, deps);
+  return out;
 }
 
 }  // namespace trainsim::lower

@@ -43,11 +43,9 @@ schedule::Program with_paired_sends(const schedule::Program& program);
 std::vector<schedule::Dependency> a2a_pair_waits(const schedule::Program& program,
                                                  const std::vector<schedule::Dependency>& deps);
 
-// Why options.moe_a2a_overlap cannot run a schedule's program for `shape`,
-// or kRuns. `program` has its sends and receives; `deps` are
-// schedule::dependencies' with a2a_pair_waits appended. Megatron-Core takes
-// the overlap over a pipeline only with virtual stages (transformer_config.py
-// asserts virtual_pipeline_model_parallel_size when
+// Why options.moe_a2a_overlap cannot run a schedule's program, or kRuns.
+// Megatron-Core takes the overlap over a pipeline only with virtual stages
+// (transformer_config.py asserts virtual_pipeline_model_parallel_size when
 // pipeline_model_parallel_size > 1; its best-practice runs turn it off at
 // VPP=1): under 1F1B each steady pair waits for the next rank's pair, which
 // waits for this rank's pair before, so the pairs would run every other step.
@@ -57,7 +55,13 @@ enum class A2aRefusal {
   kPipelineWithoutChunks,  // 1f1b or interleaved-1f1b over more than one rank, vp 1
   kPairsWaitOnThemselves,  // a pair needs its own output (a cycle)
 };
-A2aRefusal a2a_refusal(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program,
-                       const std::vector<schedule::Dependency>& deps);
+// The overlap on a schedule's program for `shape` (sends and receives
+// added, with_paired_sends applied): the waits a2a_pair_waits adds to
+// schedule::dependencies', and whether the program can run with them.
+struct A2aWaits {
+  std::vector<schedule::Dependency> waits;
+  A2aRefusal refusal = A2aRefusal::kRuns;
+};
+A2aWaits a2a_waits(std::string_view schedule, const schedule::Shape& shape, const schedule::Program& program);
 
 }  // namespace trainsim::lower

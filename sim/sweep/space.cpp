@@ -10,7 +10,6 @@
 #include "config/load.hpp"
 #include "core/checked.hpp"
 #include "lower/a2a_pairs.hpp"
-#include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
 
@@ -109,10 +108,7 @@ Space enumerate(const Spec& spec) {
       const schedule::Program program = s->program(shape);
       if (a2a_overlap) {
         const schedule::Program sent = lower::with_paired_sends(schedule::with_communication(program, shape));
-        std::vector<schedule::Dependency> deps = schedule::dependencies(sent, shape);
-        const std::vector<schedule::Dependency> waits = lower::a2a_pair_waits(sent, deps);
-        deps.insert(deps.end(), waits.begin(), waits.end());
-        switch (lower::a2a_refusal(name, shape, sent, deps)) {
+        switch (lower::a2a_waits(name, shape, sent).refusal) {
           case lower::A2aRefusal::kRuns: break;
           case lower::A2aRefusal::kNoWholeBackward:
             why = fmt::format("schedule {} splits every backward, which options.moe_a2a_overlap cannot pair", name);
