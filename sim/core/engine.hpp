@@ -70,6 +70,8 @@ class Engine {
   void start(TaskId task);
   void finish(TaskId task);
   bool is_ready(TaskId task) const { return tasks_[task].state() == State::kReady; }
+  bool is_running(TaskId task) const { return tasks_[task].state() == State::kRunning; }
+  bool is_done(TaskId task) const { return tasks_[task].state() == State::kDone; }
 
  private:
   enum class State : std::uint8_t { kWaiting, kReady, kRunning, kDone };

@@ -149,6 +149,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
   options.collective_algorithm = sc.options.collective_algorithm;
   options.record_link_rates = controls.record_link_rates;
+  options.merge_bucket_trains = controls.merge_bucket_trains;
   // Compute shares the GPU with the collectives that overlap it (NCCL's
   // kernels take SMs and memory bandwidth): unless the config says
   // otherwise, it runs 18.9% slower meanwhile, the average Chang et al.
@@ -164,7 +165,15 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   w.sim = lower::lower(*w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
-  lower::run(*w.sim, nullptr, controls.progress);
+  try {
+    lower::run(*w.sim, nullptr, controls.progress);
+  } catch (const hw::TrainBroken& e) {
+    // A bucket train's premise failed as it ran: a task per bucket instead.
+    spdlog::info("{}; lowering again with a task per gradient bucket", e.what());
+    options.merge_bucket_trains = false;
+    w.sim = lower::lower(*w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
+    lower::run(*w.sim, nullptr, controls.progress);
+  }
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();
   spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);
   return w;

@@ -69,6 +69,21 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   for (core::TaskId task : arrived(in)) engine.start(task);
   if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, true, engine);
+  if (in.train >= 0) {
+    BucketTrain& train = (*trains_)[static_cast<std::size_t>(in.train)];
+    if (train.tail_from_start) {
+      // Back to back from now: the tail as times.
+      if (engine.now() < train.compute_end) throw TrainBroken("a bucket train's reductions start before its pieces end");
+      for (core::Time& at : train.tail) at += engine.now();
+      train.tail_from_start = false;
+    } else if (engine.now() != train.tail_start) {
+      throw TrainBroken("a bucket train's reductions start other than when its play says");
+    }
+    if (train.tail.empty()) throw std::logic_error("a bucket train without reductions");
+    train.tail_passed = 0;
+    engine.schedule(id_, train.tail.front(), token(kAnalyticDone, id));
+    return;
+  }
   if (in.analytic_time) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
     return;
@@ -192,6 +207,20 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
   const std::uint32_t id = instance_of(t);
   Instance& in = instances_[id];
   if (what_of(t) == kAnalyticDone) {
+    if (in.train >= 0) {
+      BucketTrain& train = (*trains_)[static_cast<std::size_t>(in.train)];
+      const auto next = static_cast<std::size_t>(index_of(t)) + 1;
+      train.tail_passed = next;
+      if (next < train.tail.size()) {
+        // One reduction of the train ends and the next starts.
+        if (listener_ != nullptr) {
+          listener_->on_collective(in.group, groups_[in.group].members, false, engine);
+          listener_->on_collective(in.group, groups_[in.group].members, true, engine);
+        }
+        engine.schedule(id_, train.tail[next], token(kAnalyticDone, id, next));
+        return;
+      }
+    }
     finish(id, engine);
     return;
   }

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "hw/bucket_train.hpp"
 #include "hw/collective.hpp"
 #include "hw/collective_layout.hpp"
 #include "hw/flow_network.hpp"
@@ -94,6 +95,13 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
 
   void set_id(core::ResourceId id) { id_ = id; }
   void set_listener(CollectiveListener* listener) { listener_ = listener; }
+  // An analytic collective that runs a bucket train's reductions left at
+  // the end of its pieces (hw/bucket_train.hpp): from the train's tail_start,
+  // with a boundary at each instant of its tail (the listener told the
+  // collective ends and starts again, as at one reduction's end and the
+  // next's start), ending at the last. `trains` outlives the run.
+  void set_trains(std::vector<BucketTrain>* trains) { trains_ = trains; }
+  void set_train(std::uint32_t instance, std::uint32_t train) { instances_.at(instance).train = static_cast<std::int32_t>(train); }
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;
   void on_flow_done(std::uint64_t token, core::Engine& engine) override;
@@ -106,6 +114,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   struct Instance {
     CollectiveKind kind = CollectiveKind::kAllReduce;
     float across_share = 1.0f;  // lay_out's (in what padding after `kind` leaves)
+    std::int32_t train = -1;    // set_train's, or -1
     double bytes = 0.0;
     GroupId group = 0;
     int participants = 1;
@@ -161,6 +170,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   std::vector<core::TaskId> arrivals_;  // every instance's, in one table (no allocation per instance)
   core::ResourceId id_ = 0;
   CollectiveListener* listener_ = nullptr;
+  std::vector<BucketTrain>* trains_ = nullptr;
 };
 
 }  // namespace trainsim::hw

@@ -13,6 +13,26 @@ void Stream::try_start(core::Engine& engine) {
   if (!engine.is_ready(head)) return;
   busy_ = true;
   engine.start(head);
+  if (const std::uint32_t route = engine.graph().task(head).route; route > 0) {
+    BucketTrain& train = (*trains_)[route - 1];
+    if (train.after && !engine.is_done(*train.after) && !engine.is_running(*train.after)) {
+      // The reductions wait for a collective that has not started.
+      if (speed_ != 1.0) throw TrainBroken("a bucket train starts beside a running collective");
+      queue_train(train, engine.now());
+    } else if (train.after && !engine.is_done(*train.after)) {
+      // Only the previous train's reductions, whose boundaries are known, may still run.
+      if (!train.after_train) throw TrainBroken("a bucket train starts beside a collective not yet ended");
+      const BucketTrain& before = (*trains_)[*train.after_train];
+      if (speed_ != before.slowed_speed) throw TrainBroken("a bucket train starts beside another collective");
+      run_train(train, engine.now(), {before.tail.begin() + static_cast<std::ptrdiff_t>(before.tail_passed), before.tail.end()});
+    } else {
+      if (speed_ != 1.0) throw TrainBroken("a bucket train starts beside a running collective");
+      run_train(train, engine.now());
+    }
+    train_ = true;
+    engine.schedule(id_, train.compute_end, head);
+    return;
+  }
   const core::Time duration = engine.graph().task(head).duration;
   work_left_ps_ = static_cast<double>(duration.ps());
   updated_ = engine.now();
@@ -25,6 +45,15 @@ core::Time Stream::at_speed(double work_ps, double speed) {
 
 void Stream::set_speed(double speed, core::Engine& engine) {
   if (speed == speed_) return;
+  if (busy_ && train_) {
+    // The collective before the train, which the train's play took in
+    // (checked at its end); nothing may run beside a queued train's pieces.
+    if ((*trains_)[engine.graph().task(order_[next_]).route - 1].tail_from_start) {
+      throw TrainBroken("a collective ran beside a bucket train's pieces");
+    }
+    speed_ = speed;
+    return;
+  }
   if (busy_) {
     // Work done so far at the old speed; the rest at the new one.
     const core::TaskId running = order_[next_];
@@ -38,6 +67,16 @@ void Stream::set_speed(double speed, core::Engine& engine) {
 
 void Stream::on_event(std::uint64_t token, core::Engine& engine) {
   busy_ = false;
+  if (train_) {
+    const BucketTrain& train = (*trains_)[engine.graph().task(static_cast<core::TaskId>(token)).route - 1];
+    if (speed_ != (train.before_runs_at_end ? train.slowed_speed : 1.0)) {
+      throw TrainBroken("a collective other than the one before ran beside a bucket train");
+    }
+    if (train.tail_from_start && engine.is_done(*train.after)) {
+      throw TrainBroken("the collective a queued bucket train waits for ended beside its pieces");
+    }
+    train_ = false;
+  }
   ++next_;
   engine.finish(static_cast<core::TaskId>(token));
   try_start(engine);

@@ -5,11 +5,17 @@
 // A task's duration is its work at full speed; set_speed() changes the speed
 // of the running and later tasks (a compute kernel slowed while a collective
 // runs beside it on the same GPU), moving the pending completion.
+//
+// A task whose `route` is n > 0 runs bucket train n - 1 (set_trains,
+// hw/bucket_train.hpp): the pieces of a stage's last backward after the
+// first, ending when the train's play of them says. It throws TrainBroken
+// where the train's premise fails (see there).
 #pragma once
 
 #include <vector>
 
 #include "core/engine.hpp"
+#include "hw/bucket_train.hpp"
 
 namespace trainsim::hw {
 
@@ -22,6 +28,8 @@ class Stream final : public core::Resource {
   void on_event(std::uint64_t token, core::Engine& engine) override;
 
   void set_id(core::ResourceId id) { id_ = id; }
+  // Played (run_train) as each starts; outlives the run.
+  void set_trains(std::vector<BucketTrain>* trains) { trains_ = trains; }
   // 1 is full speed; 0.9 runs the same work in 1/0.9 of the time.
   void set_speed(double speed, core::Engine& engine);
   core::ResourceId id() const { return id_; }
@@ -37,6 +45,8 @@ class Stream final : public core::Resource {
   core::ResourceId id_ = 0;
   double speed_ = 1.0;
   double work_left_ps_ = 0.0;  // of the running task, at full speed
+  bool train_ = false;         // the running task is a bucket train
+  std::vector<BucketTrain>* trains_ = nullptr;
   core::Time updated_;         // when work_left_ps_ was last brought up to date
 };
 

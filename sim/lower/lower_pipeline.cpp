@@ -45,6 +45,26 @@ core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
   return comm_inside(a, c.ep_comm_forward, c.ep_comm_backward);
 }
 
+// Options::merge_bucket_trains: whether stage `c`'s gradient buckets run
+// as a train (hw/bucket_train.hpp), where a train gives the times a task per
+// bucket would: analytic collectives (a reduction's time known before it
+// runs), one pipeline standing for all (one participant a collective), no
+// straggler; one collective a bucket (no expert gradients), no ZeRO-3 unit,
+// no parameter gathers on a stream of their own; B >= 3 buckets, the full
+// ones alike, each reduction taking time. The stream checks the rest as the
+// train runs.
+bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, const workload::StageCost& c) {
+  if (!o.merge_bucket_trains || o.collectives != CollectiveModel::kAnalytic || !symmetric || !o.gpu_speed.empty() ||
+      param_gathers) {
+    return false;
+  }
+  const std::size_t B = c.grad_bucket_reduce.size();
+  if (B < 3 || !c.grad_bucket_reduce_experts.empty() || c.sharded() || c.moe_layers > 0) return false;
+  return c.grad_bucket_share[0] == c.grad_bucket_share[B - 2] &&
+         c.grad_bucket_reduce[0] == c.grad_bucket_reduce[B - 2] && c.grad_bucket_reduce[0] > core::Time::zero() &&
+         c.grad_bucket_reduce[B - 1] > core::Time::zero();
+}
+
 // options.moe_a2a_overlap: a forward and a backward run as one step, each
 // one's exchanges under the other's compute, as Megatron-Core's combined
 // 1F1B step and DeepSeek-V3's paired chunks run them (arXiv 2412.19437,
@@ -149,6 +169,8 @@ void Lowering::lower_pipeline(int p) {
     // Overlap::grad_reduce off: the reductions wait for the rank's whole backward.
     std::vector<core::TaskId> after_backward;
     std::vector<std::vector<core::TaskId>> backward_parts(shape_.stages);
+    // Per stage: its bucket train's number in sim_->trains plus one, or 0 (merges_bucket_train).
+    std::vector<std::size_t> train_of_stage(static_cast<std::size_t>(shape_.stages), 0);
     const std::vector<std::vector<int>> peers_groups = dp_copies(r);  // once per rank, not per bucket
     const std::vector<int> group = dp_group(r, pipe.tensor);
     const std::vector<int> shard_group = sharding_group(r, pipe.tensor, pipe.replica, Sharding::kShard);
@@ -396,6 +418,22 @@ void Lowering::lower_pipeline(int p) {
                                                    : 0.0;
             pieces.push_back({share, static_cast<int>(u)});
           }
+        } else if (split && merges_bucket_train(options_, symmetric(), plan_.overlap.param_gather, c)) {
+          // The first bucket's piece, then the others' as one train.
+          hw::BucketTrain train;
+          train.buckets = static_cast<std::uint32_t>(c.grad_bucket_reduce.size());
+          train.piece = core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[0]);
+          train.last_piece = std::max(core::Time::zero(),
+                                      duration - train.piece * static_cast<std::int64_t>(train.buckets - 1));
+          train.reduce = c.grad_bucket_reduce.front();
+          train.last_reduce = c.grad_bucket_reduce.back();
+          train.slowed_speed = Interference::speed_beside_collectives(options_.comm_slowdown);
+          sim_->trains.push_back(train);
+          train_of_stage[static_cast<std::size_t>(a.stage)] = sim_->trains.size();
+          pieces.push_back({c.grad_bucket_share[0], -1});
+          Piece rest{1.0 - c.grad_bucket_share[0], -1};
+          rest.train = true;
+          pieces.push_back(rest);
         } else if (split) {
           for (double share : c.grad_bucket_share) pieces.push_back({share, -1});
         } else if (by_bucket_gather) {
@@ -524,7 +562,8 @@ void Lowering::lower_pipeline(int p) {
               if (unit.gather) edges_.emplace_back(*unit.gather, *regather);
             }
           }
-          const core::TaskId id = compute_task(q, d, part, tp_part + cp_part + ep_part);
+          const core::TaskId id = pieces[j].train ? train_task(q, train_of_stage[static_cast<std::size_t>(a.stage)], part)
+                                                  : compute_task(q, d, part, tp_part + cp_part + ep_part);
           if (after_exchange) edges_.emplace_back(*after_exchange, id);
           after_exchange.reset();
           if (regather) edges_.emplace_back(*regather, id);
@@ -734,7 +773,27 @@ void Lowering::lower_pipeline(int p) {
       } else if (a.op == Op::kReduceGrad) {
         const workload::StageCost& c = costs_.stages[a.stage];
         const std::size_t buckets = std::max<std::size_t>(1, c.grad_bucket_reduce.size());
-        for (std::size_t j = 0; j < buckets; ++j) {
+        const std::size_t train = train_of_stage[static_cast<std::size_t>(a.stage)];
+        if (train > 0) {
+          // The train's reductions as one collective (hw/bucket_train.hpp),
+          // after its pieces; the collective before it on the stream has
+          // ended when the train starts, or the train is refused.
+          hw::BucketTrain& t = sim_->trains[train - 1];
+          t.after = last_collective_[q];
+          for (std::size_t i = 0; i + 1 < train && t.after; ++i) {
+            if (sim_->trains[i].reductions == t.after) t.after_train = static_cast<std::uint32_t>(i);
+          }
+          TaskInfo bucket{TaskKind::kGradReduce, a, q, -1};
+          core::Time time;
+          for (core::Time r : c.grad_bucket_reduce) time += r;
+          const Tasks reduced = dp_collectives({kBucket, kBucketExperts}, a.stage, 0, c.grad_reduce_kind, c.grad_bytes,
+                                               time, std::nullopt, bucket, CommStream::kCollectives);
+          sim_->collectives->set_train(sim_->graph.task(reduced.first).route, static_cast<std::uint32_t>(train - 1));
+          t.reductions = reduced.first;
+          first_[q][k] = last_[q][k] = reduced.first;
+          edges_.emplace_back(backward_parts[a.stage].back(), reduced.first);
+        }
+        for (std::size_t j = 0; j < (train > 0 ? 0 : buckets); ++j) {
           TaskInfo bucket{TaskKind::kGradReduce, a, q, -1};
           bucket.part = static_cast<int>(j);
           bucket.parts = static_cast<int>(buckets);

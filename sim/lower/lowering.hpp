@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -31,7 +33,9 @@ using schedule::Op;
 // Slows a GPU's compute stream while collectives of that GPU run.
 class Interference final : public hw::CollectiveListener {
  public:
-  Interference(Simulation& sim, double slowdown) : sim_(sim), speed_(1.0 / (1.0 + slowdown)) {
+  // The compute's speed while a collective of its GPU runs.
+  static double speed_beside_collectives(double slowdown) { return 1.0 / (1.0 + slowdown); }
+  Interference(Simulation& sim, double slowdown) : sim_(sim), speed_(speed_beside_collectives(slowdown)) {
     // GPU id -> the simulated streams on it, as a dense table: every member
     // of every collective is looked up at its start and its end.
     int most = 0;
@@ -167,6 +171,18 @@ class Lowering {
     const core::Time comm = std::min(inside, duration);
     t.duration = slowdown_[q] == 1.0 ? duration
                                      : core::Time::seconds((duration - comm).to_seconds() * slowdown_[q]) + comm;
+    const core::TaskId id = add_task(t, info);
+    compute_order_[q].push_back(id);
+    return id;
+  }
+  // Bucket train number `train` (one more than its index in sim_->trains)
+  // on GPU q's compute stream: hw::Stream plays it. No straggler slows it
+  // (merges_bucket_train).
+  core::TaskId train_task(int q, std::size_t train, const TaskInfo& info) {
+    if (slowdown_[q] != 1.0) throw std::logic_error("lower: a bucket train on a straggler's stream");
+    core::Task t;
+    t.resource = static_cast<core::ResourceId>(q);
+    t.route = static_cast<std::uint32_t>(train);
     const core::TaskId id = add_task(t, info);
     compute_order_[q].push_back(id);
     return id;
@@ -429,6 +445,7 @@ class Lowering {
     int exchanges = -1;
     int exchange_count = 0;
     bool ends_part = true;
+    bool train = false;  // a bucket train's pieces (hw/bucket_train.hpp)
   };
   // Where in a MoE action's compute its exchanges run (cut_at_exchanges).
   struct EpPoint {

@@ -217,7 +217,11 @@ std::unique_ptr<Simulation> Lowering::build() {
     sim_->memory.set_effect(task, {static_cast<std::uint32_t>(sim_->info[task].rank), effect.allocate_at_start,
                                    effect.release_at_end});
   }
-  for (int q = 0; q < Q; ++q) sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
+  for (int q = 0; q < Q; ++q) {
+    sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
+    sim_->streams.back()->set_trains(&sim_->trains);
+  }
+  sim_->collectives->set_trains(&sim_->trains);
   if (options_.comm_slowdown > 0.0) {
     sim_->interference = std::make_unique<Interference>(*sim_, options_.comm_slowdown);
     sim_->collectives->set_listener(sim_->interference.get());

@@ -90,6 +90,16 @@ struct Options {
   // Device memory held outside tensors on every GPU (the CUDA context): the
   // memory pools get what is left of the GPU's capacity.
   std::int64_t cuda_context_bytes = 0;
+  // A stage's gradient buckets lowered as one reduction, and its last
+  // backward's pieces after the first as one task (hw::Stream's train of
+  // kernels), wherever that gives the same times as a task per bucket:
+  // analytic collectives, no straggler, and each bucket's reduction longer
+  // than the next piece of backward slowed beside it, so that the reductions
+  // run back to back from the first piece's end (or all wait for the whole
+  // backward, options.overlap_grad_reduce off). For a sweep, which reads
+  // the times and the memory but never shows each bucket: a trace shows one
+  // reduction where there were many.
+  bool merge_bucket_trains = false;
   // Work past these is refused before it is built (WorkTooLarge); none by default.
   WorkLimits limits;
   // (copies of the pipeline lowered, copies in all), after each copy: for a
@@ -188,6 +198,9 @@ struct Simulation {
   std::unique_ptr<hw::Topology> topology;
   std::unique_ptr<hw::CollectiveRunner> collectives;
   std::unique_ptr<hw::CollectiveListener> interference;  // slows compute beside collectives
+  // Options::merge_bucket_trains: the trains a stream's task and a
+  // collective stand for (hw/bucket_train.hpp).
+  std::vector<hw::BucketTrain> trains;
   hw::MemoryTracker memory;  // pool q belongs to simulated GPU q
   // Activations offloaded to the host (Plan::offload_modules): a task whose
   // end sends bytes there (> 0: a forward's last piece) or whose start takes

@@ -1,0 +1,149 @@
+// hw::run_train against the engine: a train's play gives the times its
+// pieces and reductions take as tasks of their own.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "hw/bucket_train.hpp"
+#include "hw/stream.hpp"
+
+// The file's own names, kept apart from other test files' where the build
+// merges files (TRAINSIM_UNITY_BUILD).
+namespace hw_bucket_train_test {
+
+using namespace trainsim;
+using core::Time;
+
+// Reductions as the collective runner and lower::Interference run them for
+// one GPU: each takes its task's duration once its inputs are in; while
+// any runs, `stream` runs at `slowed`; ends before starts at one instant.
+class Reductions final : public core::Resource {
+ public:
+  hw::Stream* stream = nullptr;
+  double slowed = 1.0;
+  core::ResourceId id = 0;
+  void on_ready(core::TaskId t, core::Engine& e) override {
+    e.start(t);
+    if (++running_ == 1) stream->set_speed(slowed, e);
+    e.schedule(id, e.now() + e.graph().task(t).duration, t);
+  }
+  void on_event(std::uint64_t token, core::Engine& e) override {
+    if (--running_ == 0) stream->set_speed(1.0, e);
+    e.finish(static_cast<core::TaskId>(token));
+  }
+
+ private:
+  int running_ = 0;
+};
+
+struct Case {
+  std::uint32_t buckets;
+  std::int64_t piece, last_piece, reduce, last_reduce;
+  double slowed;
+  std::vector<std::int64_t> before;  // a collective ahead on the stream: its pieces back to back from t = 0
+};
+
+// The tasks: `lead` of compute (0..lead), then the first piece, then the
+// others; each piece's reduction after it and the reduction before; the
+// collective ahead as reductions of the given lengths from t = 0 (the
+// first ready at once). Returns the train as played from the engine's
+// times: compute_end, and each reduction's end after it.
+hw::BucketTrain by_tasks(const Case& c, std::int64_t lead, Time* first_piece_end) {
+  core::TaskGraph g;
+  std::vector<core::TaskId> compute, reductions;
+  compute.push_back(g.add({0, 0, Time::ps(lead), 0.0}));
+  for (std::uint32_t k = 0; k < c.buckets; ++k) {
+    compute.push_back(g.add({0, 0, Time::ps(k + 1 < c.buckets ? c.piece : c.last_piece), 0.0}));
+  }
+  std::optional<core::TaskId> previous;
+  for (std::int64_t r : c.before) {
+    const core::TaskId id = g.add({1, 0, Time::ps(r), 0.0});
+    if (previous) g.add_edge(*previous, id);
+    previous = id;
+  }
+  for (std::uint32_t k = 0; k < c.buckets; ++k) {
+    const core::TaskId id = g.add({1, 0, Time::ps(k + 1 < c.buckets ? c.reduce : c.last_reduce), 0.0});
+    g.add_edge(compute[k + 1], id);
+    if (previous) g.add_edge(*previous, id);
+    previous = id;
+    reductions.push_back(id);
+  }
+  g.finalize();
+  hw::Stream stream(compute);
+  Reductions reduce;
+  reduce.stream = &stream;
+  reduce.slowed = c.slowed;
+  core::Engine e(g);
+  stream.set_id(e.add_resource(stream));
+  reduce.id = e.add_resource(reduce);
+  const core::Timeline tl = e.run();
+  *first_piece_end = tl.end[compute[1]];
+  hw::BucketTrain t;
+  t.compute_end = tl.end[compute.back()];
+  for (core::TaskId r : reductions) {
+    if (tl.end[r] > t.compute_end) t.tail.push_back(tl.end[r]);
+  }
+  t.tail_start = std::max(t.compute_end, tl.start[reductions.front()]);
+  return t;
+}
+
+// The same played by run_train from the first piece's end, as the engine
+// ran it, with the collective ahead's boundaries left then.
+hw::BucketTrain played(const Case& c, std::int64_t lead, Time first_piece_end) {
+  hw::BucketTrain t;
+  t.buckets = c.buckets;
+  t.piece = Time::ps(c.piece);
+  t.last_piece = Time::ps(c.last_piece);
+  t.reduce = Time::ps(c.reduce);
+  t.last_reduce = Time::ps(c.last_reduce);
+  t.slowed_speed = c.slowed;
+  std::vector<Time> before;
+  std::int64_t at = 0;
+  for (std::int64_t r : c.before) {
+    at += r;
+    if (Time::ps(at) > first_piece_end) before.push_back(Time::ps(at));
+  }
+  (void)lead;
+  hw::run_train(t, first_piece_end, before);
+  return t;
+}
+
+TEST_CASE("a train's play matches its pieces and reductions run as tasks") {
+  const double slowed = 1.0 / 1.189;  // workload::kOverlapComputeSlowdown's speed
+  const std::vector<Case> cases = {
+      // Reductions longer than pieces: back to back from the first piece's end.
+      {6, 1000, 700, 2500, 1800, slowed, {}},
+      // Shorter: each ends inside the next piece.
+      {6, 5000, 3000, 1200, 900, slowed, {}},
+      // About as long as a slowed piece (5000 / slowed = 5945): the two ways cross.
+      {9, 5000, 4999, 5945, 6100, slowed, {}},
+      {9, 5000, 4999, 5946, 10, slowed, {}},
+      // A last piece of nothing, and no slowdown at all.
+      {4, 3000, 0, 2000, 2000, slowed, {}},
+      {5, 3000, 1000, 4000, 100, 1.0, {}},
+      // A collective ahead (another stage's reductions) still running when
+      // the first piece ends (at 17 + 1000, slowed: about 1206), with
+      // boundaries inside the train's first pieces; and one that ends
+      // after the last piece.
+      {6, 1000, 700, 2500, 1800, slowed, {600, 900, 1300}},
+      {6, 5000, 3000, 1200, 900, slowed, {400, 2000, 3100}},
+      {4, 1000, 1000, 300, 200, slowed, {1500, 9000}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.piece);
+    CAPTURE(c.reduce);
+    CAPTURE(c.before.size());
+    Time first_piece_end;
+    const hw::BucketTrain tasks = by_tasks(c, 17, &first_piece_end);
+    const hw::BucketTrain t = played(c, 17, first_piece_end);
+    CHECK(t.compute_end == tasks.compute_end);
+    CHECK(t.tail_start == tasks.tail_start);
+    CHECK(t.tail == tasks.tail);
+    CHECK(!t.tail.empty());
+  }
+}
+
+}  // namespace hw_bucket_train_test
