@@ -46,9 +46,11 @@ core::Time Stream::at_speed(double work_ps, double speed) {
 void Stream::set_speed(double speed, core::Engine& engine) {
   if (speed == speed_) return;
   if (busy_ && train_) {
-    // The collective before the train, which the train's play took in
-    // (checked at its end); nothing may run beside a queued train's pieces.
-    if ((*trains_)[engine.graph().task(order_[next_]).route - 1].tail_from_start) {
+    // Only the collective before the train, the previous train's, at one of
+    // the boundaries the play took in (its runner has counted it passed).
+    const BucketTrain& train = (*trains_)[engine.graph().task(order_[next_]).route - 1];
+    const BucketTrain* before = train.after_train && !train.tail_from_start ? &(*trains_)[*train.after_train] : nullptr;
+    if (before == nullptr || before->tail_passed == 0 || before->tail[before->tail_passed - 1] != engine.now()) {
       throw TrainBroken("a collective ran beside a bucket train's pieces");
     }
     speed_ = speed;

@@ -90,15 +90,14 @@ struct Options {
   // Device memory held outside tensors on every GPU (the CUDA context): the
   // memory pools get what is left of the GPU's capacity.
   std::int64_t cuda_context_bytes = 0;
-  // A stage's gradient buckets lowered as one reduction, and its last
-  // backward's pieces after the first as one task (hw::Stream's train of
-  // kernels), wherever that gives the same times as a task per bucket:
-  // analytic collectives, no straggler, and each bucket's reduction longer
-  // than the next piece of backward slowed beside it, so that the reductions
-  // run back to back from the first piece's end (or all wait for the whole
-  // backward, options.overlap_grad_reduce off). For a sweep, which reads
-  // the times and the memory but never shows each bucket: a trace shows one
-  // reduction where there were many.
+  // A stage's gradient buckets, reduced as its last backward produces them
+  // (options.overlap_grad_reduce), run as a train (hw/bucket_train.hpp): the
+  // backward's pieces after the first as one task, the reductions as one
+  // collective, with the times of a task per bucket; where a train's premise
+  // fails as it runs, hw::TrainBroken (driver::simulate lowers again without
+  // trains). For a sweep, which reads the times and the memory but never
+  // shows each bucket: a trace would show one reduction where there were
+  // many, and Summary::grad_all_reduce_s the collective's span, not the sum.
   bool merge_bucket_trains = false;
   // Work past these is refused before it is built (WorkTooLarge); none by default.
   WorkLimits limits;
