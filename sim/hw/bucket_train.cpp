@@ -1,16 +1,12 @@
 #include "hw/bucket_train.hpp"
 
 #include <algorithm>
-#include <cmath>
+
+#include "hw/stream.hpp"
 
 namespace trainsim::hw {
 
 namespace {
-
-// hw::Stream's rounding: work at a speed, up to the next picosecond.
-core::Time at_speed(double work_ps, double speed) {
-  return core::Time::ps(static_cast<std::int64_t>(std::ceil(work_ps / speed)));
-}
 
 // What the tasks would do, with their own state: the compute stream's
 // running piece and speed, the communication stream's running reduction,
@@ -58,16 +54,13 @@ class Play {
     bool before(const Event& o) const { return pending && (!o.pending || at < o.at || (at == o.at && seq < o.seq)); }
   };
 
-  core::Time piece(std::uint32_t k) const { return k + 1 < t_.buckets ? t_.piece : t_.last_piece; }
-  core::Time reduction(std::uint32_t j) const { return j + 1 < t_.buckets ? t_.reduce : t_.last_reduce; }
-
   // hw::Stream::try_start for piece k.
   void start_piece(std::uint32_t k) {
     piece_ = k;
     busy_ = true;
-    work_left_ps_ = static_cast<double>(piece(k).ps());
+    work_left_ps_ = static_cast<double>(t_.piece_of(k).ps());
     updated_ = now_;
-    piece_end_ = speed_ == 1.0 ? now_ + piece(k) : now_ + at_speed(work_left_ps_, speed_);
+    piece_end_ = speed_ == 1.0 ? now_ + t_.piece_of(k) : now_ + Stream::at_speed(work_left_ps_, speed_);
     piece_seq_ = seq_++;
   }
   // hw::Stream::set_speed.
@@ -76,7 +69,7 @@ class Play {
     if (busy_) {
       work_left_ps_ = std::max(0.0, work_left_ps_ - static_cast<double>((now_ - updated_).ps()) * speed_);
       updated_ = now_;
-      piece_end_ = now_ + at_speed(work_left_ps_, speed);
+      piece_end_ = now_ + Stream::at_speed(work_left_ps_, speed);
       piece_seq_ = seq_++;
     }
     speed_ = speed;
@@ -87,7 +80,7 @@ class Play {
     set_speed(t_.slowed_speed);
     reducing_ = true;
     next_reduction_ = j + 1;
-    reduce_end_ = now_ + reduction(j);
+    reduce_end_ = now_ + t_.reduction_of(j);
     reduce_seq_ = seq_++;
   }
   bool before_ended() const { return next_before_ >= before_.size(); }
@@ -165,14 +158,14 @@ void run_train(BucketTrain& train, core::Time first_piece_end, const std::vector
 void queue_train(BucketTrain& train, core::Time first_piece_end) {
   // Nothing runs beside the pieces: each takes its time at full speed.
   core::Time at = first_piece_end;
-  for (std::uint32_t k = 1; k < train.buckets; ++k) at += k + 1 < train.buckets ? train.piece : train.last_piece;
+  for (std::uint32_t k = 1; k < train.buckets; ++k) at += train.piece_of(k);
   train.compute_end = at;
   train.before_runs_at_end = false;
   // The reductions back to back from their start.
   train.tail.clear();
   core::Time end;
   for (std::uint32_t j = 0; j < train.buckets; ++j) {
-    end += j + 1 < train.buckets ? train.reduce : train.last_reduce;
+    end += train.reduction_of(j);
     train.tail.push_back(end);
   }
   train.tail_passed = 0;

@@ -51,6 +51,8 @@ struct BucketTrain {
   core::Time piece, last_piece;
   core::Time reduce, last_reduce;  // each above zero
   double slowed_speed = 1.0;       // compute's speed while a reduction runs
+  core::Time piece_of(std::uint32_t k) const { return k + 1 < buckets ? piece : last_piece; }
+  core::Time reduction_of(std::uint32_t j) const { return j + 1 < buckets ? reduce : last_reduce; }
   // The collective before the train on the GPU's communication stream, and
   // the train whose reductions it is, if one's.
   std::optional<core::TaskId> after;

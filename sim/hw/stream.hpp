@@ -32,12 +32,14 @@ class Stream final : public core::Resource {
   void set_trains(std::vector<BucketTrain>* trains) { trains_ = trains; }
   // 1 is full speed; 0.9 runs the same work in 1/0.9 of the time.
   void set_speed(double speed, core::Engine& engine);
+  // How long `work_ps` of work takes at `speed`, up to the next picosecond
+  // (a bucket train's play rounds as the stream does).
+  static core::Time at_speed(double work_ps, double speed);
   core::ResourceId id() const { return id_; }
   const std::vector<core::TaskId>& order() const { return order_; }
 
  private:
   void try_start(core::Engine& engine);
-  static core::Time at_speed(double work_ps, double speed);
 
   std::vector<core::TaskId> order_;
   std::size_t next_ = 0;
