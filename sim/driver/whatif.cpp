@@ -150,6 +150,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   options.collective_algorithm = sc.options.collective_algorithm;
   options.record_link_rates = controls.record_link_rates;
   options.merge_bucket_trains = controls.merge_bucket_trains;
+  options.memory_timelines = controls.memory_timelines;
   // Compute shares the GPU with the collectives that overlap it (NCCL's
   // kernels take SMs and memory bandwidth): unless the config says
   // otherwise, it runs 18.9% slower meanwhile, the average Chang et al.

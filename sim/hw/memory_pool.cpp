@@ -15,7 +15,7 @@ void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
 
 void MemoryPool::allocate_resident(std::int64_t bytes) {
   // Held from time zero: only before anything later has been recorded.
-  if (!timeline_.empty() && timeline_.back().time != core::Time::zero()) {
+  if (last_change_ != core::Time::zero()) {
     throw std::logic_error("resident memory on " + name_ + " allocated after time zero");
   }
   allocate(bytes, core::Time::zero());
@@ -29,6 +29,8 @@ void MemoryPool::release(std::int64_t bytes, core::Time now) {
 }
 
 void MemoryPool::record(core::Time now) {
+  last_change_ = now;
+  if (!keep_timeline_) return;
   if (!timeline_.empty() && timeline_.back().time == now) {
     timeline_.back().bytes_in_use = in_use_;
   } else {
@@ -36,7 +38,13 @@ void MemoryPool::record(core::Time now) {
   }
 }
 
+void MemoryTracker::keep_timelines(bool on) {
+  keep_timelines_ = on;
+  for (MemoryPool& p : pools_) p.keep_timeline(on);
+}
+
 std::uint32_t MemoryTracker::add_pool(MemoryPool pool) {
+  pool.keep_timeline(keep_timelines_);
   pools_.push_back(std::move(pool));
   return static_cast<std::uint32_t>(pools_.size() - 1);
 }

@@ -34,8 +34,12 @@ class MemoryPool {
   std::int64_t peak() const { return peak_; }
   std::int64_t resident() const { return resident_; }
   bool exceeded() const { return peak_ > capacity_; }
-  // One sample per instant at which the amount changed (the last value at that instant).
+  // One sample per instant at which the amount changed (the last value at
+  // that instant); empty when the timeline is not kept.
   const std::vector<MemorySample>& timeline() const { return timeline_; }
+  // Off: only the amount in use and its peak are kept (a sweep, which shows
+  // no timeline, saves a sample per change).
+  void keep_timeline(bool on) { keep_timeline_ = on; }
 
  private:
   void record(core::Time now);
@@ -45,6 +49,8 @@ class MemoryPool {
   std::int64_t in_use_ = 0;
   std::int64_t peak_ = 0;
   std::int64_t resident_ = 0;
+  core::Time last_change_;  // when the amount in use last changed
+  bool keep_timeline_ = true;
   std::vector<MemorySample> timeline_;
 };
 
@@ -59,6 +65,9 @@ struct MemoryEffect {
 class MemoryTracker final : public core::TaskObserver {
  public:
   std::uint32_t add_pool(MemoryPool pool);
+  // Whether the pools keep their timelines (MemoryPool::keep_timeline),
+  // those added so far and those added later.
+  void keep_timelines(bool on);
   void set_effect(core::TaskId task, MemoryEffect effect);
 
   void on_start(core::TaskId task, core::Time now) override;
@@ -69,6 +78,7 @@ class MemoryTracker final : public core::TaskObserver {
 
  private:
   std::vector<MemoryPool> pools_;
+  bool keep_timelines_ = true;
   std::vector<std::int32_t> effect_of_task_;  // index into effects_, -1 for none
   std::vector<MemoryEffect> effects_;
 };

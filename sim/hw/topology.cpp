@@ -60,7 +60,7 @@ void Topology::connect(VertexId u, VertexId v, double bytes_per_s, core::Time la
   link_between_[static_cast<std::uint64_t>(v) << 32 | u] = back;
 }
 
-Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus)
+Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus, bool whole_nodes)
     : cluster_(cluster), network_(network) {
   const NodeSpec& n = cluster.node;
   if (n.gpus_per_node < 1 || n.nics_per_node < 1 || cluster.network.nodes_per_leaf < 1) {
@@ -98,9 +98,11 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
 
   // Nodes: GPUs, their NVSwitch and NICs.
   std::vector<char> wanted(static_cast<std::size_t>(cluster.nodes), gpus.empty() || custom ? 1 : 0);
+  std::vector<char> gpu_wanted(static_cast<std::size_t>(cluster.gpus()), gpus.empty() || custom ? 1 : 0);
   for (int g : gpus) {
-    if (g >= 0 && g < cluster.gpus()) wanted[cluster.node_of(g)] = 1;
+    if (g >= 0 && g < cluster.gpus()) wanted[cluster.node_of(g)] = gpu_wanted[g] = 1;
   }
+  for (int g = 0; g < cluster.gpus() && whole_nodes; ++g) gpu_wanted[g] = wanted[cluster.node_of(g)];
   gpu_vertex_.assign(static_cast<std::size_t>(cluster.gpus()), -1);
   std::vector<VertexId> nvswitch_of;           // by node (custom networks only)
   std::vector<std::vector<VertexId>> nics_of;  // by node and NIC (custom networks only)
@@ -109,7 +111,16 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
     const VertexId nvswitch = add_vertex(VertexKind::kNvSwitch, node);
     std::vector<VertexId> nics;
     const int group = node / net.nodes_per_leaf;
+    std::vector<char> nic_wanted(static_cast<std::size_t>(n.nics_per_node), 0);  // used by a wanted GPU
+    for (int l = 0; l < n.gpus_per_node; ++l) {
+      const int gpu = node * n.gpus_per_node + l;
+      if (gpu_wanted[gpu]) nic_wanted[n.nic_of(gpu)] = 1;
+    }
     for (int k = 0; k < n.nics_per_node; ++k) {
+      if (!nic_wanted[k]) {
+        nics.push_back(0);  // never read: no built GPU uses it
+        continue;
+      }
       const VertexId v = add_vertex(VertexKind::kNic, node, k);
       nics.push_back(v);
       if (custom) continue;  // its cables come from the config
@@ -120,6 +131,7 @@ Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::
     }
     for (int l = 0; l < n.gpus_per_node; ++l) {
       const int gpu = node * n.gpus_per_node + l;
+      if (!gpu_wanted[gpu]) continue;
       const VertexId v = add_vertex(VertexKind::kGpu, gpu);
       gpu_vertex_[gpu] = static_cast<long long>(v);
       connect(v, nvswitch, nvlink, nvlink_latency, core::Time::zero(), LinkClass::kNvLink);
@@ -278,7 +290,6 @@ std::uint32_t Topology::route(int from, int to) {
 namespace trainsim::hw {
 
 Topology::CanonicalPath Topology::canonical_path(int from, int to) const {
-  const NodeSpec& n = cluster_.node;
   const NetworkSpec& net = cluster_.network;
   auto key = [](VertexKind kind, int a, int b = -1) { return key_of(kind, a, b); };
   const int node_a = cluster_.node_of(from), node_b = cluster_.node_of(to);
@@ -311,6 +322,61 @@ Topology::CanonicalPath Topology::canonical_path(int from, int to) const {
   return path;
 }
 
+namespace {
+
+// What a shared route's weights depend on: the shape of the network that
+// canonical paths read, the plain route's hops and the copies.
+struct WeightsKey {
+  int gpus_per_node = 0, nics_per_node = 0, nodes_per_leaf = 0;
+  NetworkKind kind = NetworkKind::kFlat;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> hops;
+  std::vector<std::pair<int, int>> copies;
+  bool operator==(const WeightsKey&) const = default;
+};
+
+struct WeightsKeyHash {
+  std::size_t operator()(const WeightsKey& k) const {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields, word by word
+    auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(static_cast<std::uint64_t>(k.gpus_per_node) << 32 | static_cast<std::uint32_t>(k.nics_per_node));
+    mix(static_cast<std::uint64_t>(k.nodes_per_leaf) << 8 | static_cast<std::uint64_t>(k.kind));
+    for (const auto& [a, b] : k.hops) mix(a ^ (b * 31));
+    for (const auto& [a, b] : k.copies) mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32 | static_cast<std::uint32_t>(b));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+}  // namespace
+
+std::vector<double> Topology::copy_weights(const std::vector<std::pair<VertexKey, VertexKey>>& hops,
+                                           const std::vector<std::pair<int, int>>& copies) const {
+  // A sweep asks the same of every schedule, ZeRO stage and recompute mode of
+  // one layout: the answers are kept, per thread (no lock), a bounded number.
+  thread_local std::unordered_map<WeightsKey, std::vector<double>, WeightsKeyHash> known;
+  thread_local std::size_t known_copies = 0;  // pairs the keys hold, all told
+  WeightsKey key{cluster_.node.gpus_per_node, cluster_.node.nics_per_node, cluster_.network.nodes_per_leaf,
+                 cluster_.network.kind, hops, copies};
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  std::vector<int> uses(hops.size(), 0);
+  for (const auto& [a, b] : copies) {
+    if (a == b) continue;
+    for (const auto& hop : canonical_path(a, b)) {
+      for (std::size_t i = 0; i < hops.size(); ++i) {
+        if (hops[i] == hop) ++uses[i];
+      }
+    }
+  }
+  std::vector<double> weights;
+  for (int u : uses) weights.push_back(std::max(1, u));
+  if (known_copies + copies.size() > kKnownCopies) {
+    known.clear();
+    known_copies = 0;
+  }
+  known_copies += copies.size();
+  known.emplace(std::move(key), weights);
+  return weights;
+}
+
 std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies) {
   const auto cache_key = std::make_pair(from, to);
   if (auto it = shared_routes_.find(cache_key); it != shared_routes_.end()) return it->second;
@@ -325,17 +391,7 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
   // Count, for each link of the plain route, the copies whose path has that hop.
   std::vector<std::pair<VertexKey, VertexKey>> hops;
   for (LinkId link : plain.links) hops.push_back({key_of_vertex(link_ends_[link].first), key_of_vertex(link_ends_[link].second)});
-  std::vector<int> uses(hops.size(), 0);
-  for (const auto& [a, b] : copies) {
-    if (a == b) continue;
-    for (const auto& hop : canonical_path(a, b)) {
-      for (std::size_t i = 0; i < hops.size(); ++i) {
-        if (hops[i] == hop) ++uses[i];
-      }
-    }
-  }
-  std::vector<double> weights;
-  for (int u : uses) weights.push_back(std::max(1, u));
+  const std::vector<double> weights = copy_weights(hops, copies);
   const core::Time extra = plain.latency - [&] {
     core::Time own;
     for (LinkId l : plain.links) own += network_.link(l).latency;

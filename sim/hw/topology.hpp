@@ -63,10 +63,16 @@ class Topology {
 
   // Builds the switches and the nodes holding `gpus` (every node when empty,
   // and always for a custom network, whose routes may cross any node's NICs)
-  // and registers their links in `network`. Throws std::invalid_argument when
+  // and registers their links in `network`. Without `whole_nodes`, of each
+  // such node only its NVSwitch, those GPUs and the NICs they use: for
+  // routes between `gpus` alone (a symmetric run's pipeline sends, a GPU on
+  // each of up to dozens of nodes), which never pass through another GPU or
+  // its NIC; links keep their relative order, so ties between links resolve
+  // as with the nodes whole. Throws std::invalid_argument when
   // a custom network names a vertex that does not exist, repeats a switch, or
   // gives a cable no bandwidth (the config loader says so first, by JSON path).
-  Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {});
+  Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {},
+           bool whole_nodes = true);
 
   // Route index for Task::route, from GPU `from` to GPU `to`. In a built-in
   // network with no failed link it is the network's own path
@@ -149,6 +155,13 @@ class Topology {
     const Hop* end() const { return hops.data() + size; }
   };
   CanonicalPath canonical_path(int from, int to) const;
+  // For each of a route's hops, the copies whose canonical path takes it
+  // (at least 1): shared_route's weights.
+  std::vector<double> copy_weights(const std::vector<std::pair<VertexKey, VertexKey>>& hops,
+                                   const std::vector<std::pair<int, int>>& copies) const;
+  // copy_weights keeps its answers, per thread, while their keys hold at
+  // most this many copies (8 bytes each): a few hundred plans' routes.
+  static constexpr std::size_t kKnownCopies = std::size_t{1} << 20;
 
   // Built-in networks: the path's links without a search, in order; empty
   // when a vertex or link of it is not built.

@@ -113,7 +113,10 @@ std::unique_ptr<Simulation> Lowering::build() {
       for (int d = 0; d < plan_.replicas(); ++d) gpus.push_back(plan_.gpu_of(r, d, 0));
     }
   }
-  sim_->topology = std::make_unique<hw::Topology>(cluster_, sim_->network, gpus);
+  // Symmetric with analytic collectives: only the pipeline sends between the
+  // representative's GPUs take routes, and those GPUs alone are built.
+  sim_->topology = std::make_unique<hw::Topology>(
+      cluster_, sim_->network, gpus, !symmetric() || options_.collectives == CollectiveModel::kFlow);
   sim_->network.record_rates(options_.record_link_rates);
   sim_->blocking_sends = options_.blocking_sends;
   sim_->shard_queue = plan_.zero_stage == 3 && !plan_.fsdp_separate_reduce_scatter_group;
@@ -138,6 +141,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   runner_id_ = static_cast<core::ResourceId>(Q + 2);  // after the network's two ids
   sim_->gpu_memory_bytes = static_cast<std::int64_t>(cluster_.node.gpu.memory_bytes());
   sim_->cuda_context_bytes = options_.cuda_context_bytes;
+  sim_->memory.keep_timelines(options_.memory_timelines);
   for (int q = 0; q < Q; ++q) {
     sim_->memory.add_pool(hw::MemoryPool("GPU " + std::to_string(sim_->gpu_of_rank[q]),
                                          tensor_capacity_bytes(cluster_.node.gpu, options_.cuda_context_bytes)));

@@ -99,6 +99,9 @@ struct Options {
   // shows each bucket: a trace would show one reduction where there were
   // many, and Summary::grad_all_reduce_s the collective's span, not the sum.
   bool merge_bucket_trains = false;
+  // Off: the GPUs' memory pools keep their peaks but no timeline (for a
+  // caller that shows none, as a sweep; a trace draws it).
+  bool memory_timelines = true;
   // Work past these is refused before it is built (WorkTooLarge); none by default.
   WorkLimits limits;
   // (copies of the pipeline lowered, copies in all), after each copy: for a

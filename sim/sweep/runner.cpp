@@ -67,7 +67,9 @@ Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& li
     driver::Controls controls;
     controls.limits = limits;
     controls.cache = cache;
-    controls.merge_bucket_trains = true;  // the same figures, fewer tasks: a sweep keeps only the figures
+    // The same figures with less work: a sweep keeps only the figures.
+    controls.merge_bucket_trains = true;
+    controls.memory_timelines = false;
     if (cache != nullptr) controls.costs_key = costs_key(c);
     report::Summary s;
     if (cache != nullptr && !sc.layer_model) {

@@ -64,6 +64,33 @@ TEST_CASE("resident memory counts toward the peak and is also kept apart") {
   CHECK_THROWS_AS(p.allocate_resident(5), std::logic_error);
 }
 
+TEST_CASE("a pool that keeps no timeline keeps its use, peak and resident part") {
+  // As above: 40 resident, then 30 more at t=4 (peak 70), given back at t=9.
+  hw::MemoryPool p("GPU 0", 100);
+  p.keep_timeline(false);
+  p.allocate_resident(40);
+  p.allocate(30, Time::ps(4));
+  p.release(30, Time::ps(9));
+  CHECK(p.timeline().empty());
+  CHECK(p.peak() == 70);
+  CHECK(p.resident() == 40);
+  CHECK(p.in_use() == 40);
+  // Still refused once a later change has happened, timeline or not.
+  CHECK_THROWS_AS(p.allocate_resident(5), std::logic_error);
+}
+
+TEST_CASE("the tracker's timeline setting reaches pools added before and after it") {
+  hw::MemoryTracker t;
+  t.add_pool(hw::MemoryPool("GPU 0", 100));
+  t.keep_timelines(false);
+  t.add_pool(hw::MemoryPool("GPU 1", 100));
+  t.pool(0).allocate(10, Time::ps(1));
+  t.pool(1).allocate(20, Time::ps(1));
+  CHECK(t.pools()[0].timeline().empty());
+  CHECK(t.pools()[1].timeline().empty());
+  CHECK(t.pools()[1].peak() == 20);
+}
+
 TEST_CASE("changes at one instant keep one sample, with the last value") {
   hw::MemoryPool p("GPU 0", 100);
   p.allocate(10, Time::ps(5));

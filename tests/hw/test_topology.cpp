@@ -150,6 +150,50 @@ TEST_CASE("a shared route weighs each link by the copies that take it") {
   CHECK(net.route(r).links == net.route(topo.route(0, 8)).links);
 }
 
+TEST_CASE("a topology of the listed GPUs alone routes as the whole nodes do") {
+  // Fat tree of 2 nodes a leaf, 4 nodes, 8 NICs a node; GPUs 3 (node 0, NIC
+  // 3) and 27 (node 3, NIC 3). Whole nodes: per node 8 GPU-NVSwitch, 8 GPU-NIC
+  // and 8 NIC-leaf cables, and 2 leaf-spine cables: (2 * 24 + 2) * 2 = 100
+  // links. GPUs alone: per node one GPU-NVSwitch, one GPU-NIC and one
+  // NIC-leaf cable: (2 * 3 + 2) * 2 = 16 links, and the same route by name.
+  hw::NetworkSpec spec;
+  spec.kind = hw::NetworkKind::kFatTree;
+  spec.nodes_per_leaf = 2;
+  spec.oversubscription = 2;  // keeps the up-links in routes
+  const hw::ClusterSpec c = cluster(4, 8, spec);
+  hw::FlowNetwork whole_net, listed_net;
+  hw::Topology whole(c, whole_net, {3, 27});
+  hw::Topology listed(c, listed_net, {3, 27}, false);
+  CHECK(whole_net.link_count() == 100);
+  CHECK(listed_net.link_count() == 16);
+  auto names = [](hw::Topology& t, int from, int to) {
+    std::vector<std::string> out;
+    for (hw::LinkId l : t.route_links(from, to)) out.push_back(t.link_name(l));
+    return out;
+  };
+  CHECK(names(listed, 3, 27) == names(whole, 3, 27));
+  CHECK(names(listed, 3, 27) == std::vector<std::string>{"gpu3->node0.nic3", "node0.nic3->leaf0", "leaf0->spine",
+                                                          "spine->leaf1", "leaf1->node3.nic3", "node3.nic3->gpu27"});
+  // A GPU of a built node that was not listed has no vertex.
+  CHECK_THROWS((void)listed.route(3, 4));
+}
+
+TEST_CASE("a shared route's weights are the same asked again, and differ for other copies") {
+  // As above, 4 GPUs of node 0 to node 1, one NIC a node. Asked again (the
+  // second answer is the one kept): the same. With two copies only, the
+  // NIC's switch links weigh 2.
+  const hw::ClusterSpec c = cluster(2, 1);
+  for (int round = 0; round < 2; ++round) {
+    hw::FlowNetwork net;
+    hw::Topology topo(c, net, {0, 8});
+    const auto r = topo.shared_route(0, 8, {{0, 8}, {1, 9}, {2, 10}, {3, 11}});
+    CHECK(net.route(r).weights == std::vector<double>{1, 4, 4, 1});
+  }
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net, {0, 8});
+  CHECK(net.route(topo.shared_route(0, 8, {{0, 8}, {1, 9}})).weights == std::vector<double>{1, 2, 2, 1});
+}
+
 TEST_CASE("routes never pass through another GPU") {
   // Rail network: GPU 4 (NIC 4, rail 4) to GPU 8 (node 1, NIC 0, rail 0). The
   // way through GPU 0's NIC is as short, but GPUs do not forward traffic: up
