@@ -22,6 +22,11 @@ WhatIf simulate(const config::Scenario& sc, bool record_link_rates) {
   return simulate(sc, controls);
 }
 
+const std::shared_ptr<const workload::StageCosts>& no_stage_costs() {
+  static const auto none = std::make_shared<const workload::StageCosts>();
+  return none;
+}
+
 WhatIf simulate(const config::Scenario& sc, const Controls& controls) {
   if (sc.layer_model) return simulate_layers(sc, controls);
   return simulate(sc, prepare(sc, controls), controls);
@@ -33,10 +38,11 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   w.start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
   auto cost_them = [&] { return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm); };
-  w.costs = controls.cache != nullptr && !controls.costs_key.empty() ? *controls.cache->costs(controls.costs_key, cost_them)
-                                                                     : cost_them();
-  for (std::size_t s = 0; s < w.costs.stages.size(); ++s) {
-    const auto& c = w.costs.stages[s];
+  w.costs = controls.cache != nullptr && !controls.costs_key.empty()
+                ? controls.cache->costs(controls.costs_key, cost_them)
+                : std::make_shared<const workload::StageCosts>(cost_them());
+  for (std::size_t s = 0; s < w.costs->stages.size(); ++s) {
+    const auto& c = w.costs->stages[s];
     spdlog::debug("stage {}: F {:.3f} ms, I {:.3f} ms, W {:.3f} ms, activations {:.3f} GiB/micro-batch", s,
                   c.forward.to_seconds() * 1e3, c.input_grad.to_seconds() * 1e3, c.weight_grad.to_seconds() * 1e3,
                   static_cast<double>(c.activation_bytes) / 1073741824.0);
@@ -59,7 +65,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   // Stage durations for schedules that place work by time (zb-1p, zb-2p); a
   // transfer crosses NVLink or, between nodes, a NIC.
   for (int s = 0; s < w.shape.stages; ++s) {
-    const workload::StageCost& c = w.costs.stages[s];
+    const workload::StageCost& c = w.costs->stages[s];
     schedule::Shape::StageTimes t;
     t.forward = c.forward.to_seconds();
     t.input_grad = c.input_grad.to_seconds();
@@ -163,7 +169,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
-  w.sim = lower::lower(*w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
+  w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   try {
@@ -172,7 +178,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
     // A bucket train's premise failed as it ran: a task per bucket instead.
     spdlog::info("{}; lowering again with a task per gradient bucket", e.what());
     options.merge_bucket_trains = false;
-    w.sim = lower::lower(*w.program, w.shape, deps, w.costs, sc.cluster, plan, options);
+    w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options);
     lower::run(*w.sim, nullptr, controls.progress);
   }
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();
@@ -246,13 +252,13 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   info.seq = sc.model.seq;
   info.gpus = sc.cluster.gpus();
   info.peak_tflops = sc.cluster.node.gpu.peak_tflops;
-  info.model_flops_per_iteration = w.costs.model_flops_per_iteration;
-  info.hardware_flops_per_iteration = w.costs.hardware_flops_per_iteration;
-  info.layer_forward_s = w.costs.layer_forward.to_seconds();
-  info.tensor_clock_fraction = w.costs.tensor_clock_fraction;
-  info.tensor_duty = w.costs.tensor_duty;
+  info.model_flops_per_iteration = w.costs->model_flops_per_iteration;
+  info.hardware_flops_per_iteration = w.costs->hardware_flops_per_iteration;
+  info.layer_forward_s = w.costs->layer_forward.to_seconds();
+  info.tensor_clock_fraction = w.costs->tensor_clock_fraction;
+  info.tensor_duty = w.costs->tensor_duty;
   info.burn_fraction = sc.cluster.node.gpu.sustained_tensor_fraction;
-  info.layer_backward_s = w.costs.layer_backward.to_seconds();
+  info.layer_backward_s = w.costs->layer_backward.to_seconds();
   info.recompute = workload::recompute_name(sc.plan.recompute);
   info.sequence_parallel = sc.plan.sequence_parallel;
   info.attention = workload::attention_name(sc.plan.attention);
@@ -281,7 +287,7 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
                     per_rank_gpus = static_cast<long long>(sc.plan.replicas()) * sc.plan.tp;
     std::vector<double> per_rank(static_cast<std::size_t>(sc.plan.pp), 0.0);
     for (int s = 0; s < sc.plan.stages(); ++s) {
-      per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs.stages[s].host_state_bytes);
+      per_rank[static_cast<std::size_t>(sc.plan.rank_of_stage(s))] += static_cast<double>(w.costs->stages[s].host_state_bytes);
     }
     // Offloaded activations: the most a pipeline rank's GPU holds on the host at once.
     const std::vector<double> activations = offloaded_activation_peaks(*w.sim);

@@ -19,8 +19,13 @@ namespace trainsim::driver {
 
 struct LayerRun;  // driver/layer_whatif.hpp
 
+// No stages: a layer-table model's what-if, which costs none this way.
+const std::shared_ptr<const workload::StageCosts>& no_stage_costs();
+
 struct WhatIf {
-  workload::StageCosts costs;
+  // Shared, not copied: a sweep's plans that differ only in their schedule
+  // read one entry of the plan cache. Never null.
+  std::shared_ptr<const workload::StageCosts> costs = no_stage_costs();
   schedule::Shape shape;
   std::shared_ptr<const schedule::Program> program;  // with communication
   std::unique_ptr<lower::Simulation> sim;
@@ -59,7 +64,7 @@ WhatIf simulate(const config::Scenario& scenario, const Controls& controls);
 // prepare() costs the stages and lays out the checked program; simulate()
 // lowers and runs them. Not for a layer-table model.
 struct Prepared {
-  workload::StageCosts costs;
+  std::shared_ptr<const workload::StageCosts> costs;  // never null
   schedule::Shape shape;
   std::shared_ptr<const CheckedProgram> checked;
   std::chrono::steady_clock::time_point start;  // when prepare() began, for WhatIf::wall_s

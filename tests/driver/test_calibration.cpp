@@ -36,9 +36,9 @@ TEST_CASE("the sample profile slows the example's iteration and its stages") {
   // 1.0 TB/s against 1.62 and its launches 6 us against 3, which slow every
   // memory-bound kernel by 1.62x and more: the iteration is slower overall.
   CHECK(t1 > t0);
-  REQUIRE(plain.costs.stages.size() == calibrated.costs.stages.size());
-  for (std::size_t s = 0; s < plain.costs.stages.size(); ++s) {
-    CHECK(calibrated.costs.stages[s].forward > plain.costs.stages[s].forward);
+  REQUIRE(plain.costs->stages.size() == calibrated.costs->stages.size());
+  for (std::size_t s = 0; s < plain.costs->stages.size(); ++s) {
+    CHECK(calibrated.costs->stages[s].forward > plain.costs->stages[s].forward);
   }
   // Deterministic: the same profile, the same timeline.
   CHECK(run({"cluster.calibration=" + kSample}).sim->timeline.makespan == calibrated.sim->timeline.makespan);

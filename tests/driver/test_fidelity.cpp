@@ -115,7 +115,7 @@ TEST_CASE("a straggler slows the whole iteration, and only in full fidelity") {
   CHECK(slow > even);
   // Rank 1 computes 16 x (F + B), its tensor-parallel all-reduces inside;
   // slowed by 1/0.8 but for those, it cannot finish sooner than that.
-  const auto costs = run_default({}).costs.stages[1];
+  const auto costs = run_default({}).costs->stages[1];
   const double comm = (costs.tp_comm_forward + costs.tp_comm_backward).to_seconds();
   CHECK(comm > 0.0);
   CHECK(slow >= 16 * (((costs.forward + costs.backward()).to_seconds() - comm) / 0.8 + comm));

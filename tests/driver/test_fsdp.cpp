@@ -106,14 +106,14 @@ TEST_CASE("DeepSpeed's persistence threshold: small tensors stay whole, never ga
   // parameters a layer persist; its matrices are 12h^2 = 63.7 M.
   const driver::WhatIf plain = run({});
   const driver::WhatIf persist = run({"parallel.fsdp_persistence_threshold=1e5"});
-  const auto& layer_plain = plain.costs.stages[0].shard_units[1];
-  const auto& layer_persist = persist.costs.stages[0].shard_units[1];
+  const auto& layer_plain = plain.costs->stages[0].shard_units[1];
+  const auto& layer_persist = persist.costs->stages[0].shard_units[1];
   CHECK(layer_plain.params - layer_persist.params == doctest::Approx(13.0 * 2304));
   CHECK(layer_plain.gather_bytes - layer_persist.gather_bytes == doctest::Approx(2.0 * 13.0 * 2304));
   // Their 16-bit weights stay whole on all 8 GPUs: 2 x 7/8 bytes each more
   // state, over 24 layers and the final LayerNorm (2h).
   const double persistent = 24 * 13.0 * 2304 + 2.0 * 2304;
-  CHECK(persist.costs.stages[0].model_state_bytes - plain.costs.stages[0].model_state_bytes ==
+  CHECK(persist.costs->stages[0].model_state_bytes - plain.costs->stages[0].model_state_bytes ==
         doctest::Approx(2.0 * persistent * 7.0 / 8.0).epsilon(1e-6));
 }
 
@@ -138,10 +138,10 @@ TEST_CASE("FSDP2's copy-out: each gathered unit copied out of the gather's buffe
   // GPT 1.7B's layer unit: 12h^2 + 13h = 63,730,944 parameters (h 2,304),
   // gathered in 16 bits: 127,461,888 bytes, read and written once at the
   // A100's 1.62 TB/s, one 3 us kernel: 157.36 us + 3 us = 160.36 us.
-  const workload::ShardUnit& layer = copied.costs.stages[0].shard_units[1];
+  const workload::ShardUnit& layer = copied.costs->stages[0].shard_units[1];
   CHECK(layer.gather_bytes == doctest::Approx(127461888.0));
   CHECK(layer.copy_out.to_seconds() == doctest::Approx(2.0 * 127461888.0 / 1.62e12 + 3e-6));
-  CHECK(in_place.costs.stages[0].shard_units[1].copy_out.to_seconds() == 0.0);
+  CHECK(in_place.costs->stages[0].shard_units[1].copy_out.to_seconds() == 0.0);
   // One copy a gather (26 units, forward and backward), each on the compute
   // stream after its gather and before the unit's part.
   const lower::Simulation& sim = *copied.sim;
@@ -176,7 +176,7 @@ TEST_CASE("FSDP2's copy-out: each gathered unit copied out of the gather's buffe
   // copy: the peak grows by at most the largest unit's gathered bytes (the
   // embedding's, 50,257 x 2,304 x 2 bytes + its positions').
   double largest = 0.0;
-  for (const workload::ShardUnit& u : copied.costs.stages[0].shard_units) largest = std::max(largest, u.gather_bytes);
+  for (const workload::ShardUnit& u : copied.costs->stages[0].shard_units) largest = std::max(largest, u.gather_bytes);
   CHECK(largest > layer.gather_bytes);
   CHECK(peak(copied) <= peak(in_place) + largest);
 }

@@ -51,7 +51,7 @@ std::vector<double> compute_times(const driver::WhatIf& w) {
 TEST_CASE("1F1B A2A overlap: each forward beside the backward before it hides both exchanges") {
   const driver::WhatIf plain = driver::simulate(scenario(false));
   const driver::WhatIf paired = driver::simulate(scenario(true));
-  const workload::StageCost& c = plain.costs.stages[0];
+  const workload::StageCost& c = plain.costs->stages[0];
   // One stage: F0 B0 F1 B1 F2 B2 F3 B3 without overlap, each action carrying
   // its own exchanges: F = f + e_f, B = b + e_b.
   const double e_f = c.ep_comm_forward.to_seconds(), e_b = c.ep_comm_backward.to_seconds();
@@ -241,7 +241,7 @@ std::pair<workload::StageCost, std::vector<Reduction>> reductions(const std::vec
     const auto d = w.sim->collectives->describe(w.sim->graph.task(id).route);
     out.push_back({ti.experts, d.bytes, d.members, (w.sim->timeline.end[id] - w.sim->timeline.start[id]).to_seconds()});
   }
-  return {w.costs.stages[0], out};
+  return {w.costs->stages[0], out};
 }
 }  // namespace
 
@@ -472,7 +472,7 @@ TEST_CASE("offloaded activations leave GPU memory after each forward and come ba
     if (zero3) doc["parallel"]["zero_stage"] = 3;
     const config::Scenario sc = config::load_document(doc, "test.json", ".", {});
     const driver::WhatIf w = driver::simulate(sc);
-    return std::make_pair(w.costs.stages[0], driver::summarize(sc, w, "test.json"));
+    return std::make_pair(w.costs->stages[0], driver::summarize(sc, w, "test.json"));
   };
   const auto [kept, kept_summary] = run(false);
   const auto [off, off_summary] = run(true);
@@ -513,7 +513,7 @@ TEST_CASE("host memory is counted per node as given, also where nodes share an N
     const config::Scenario sc = config::load_document(
         doc, "test.json", ".", {"cluster.node.nvlink_domain_nodes=" + std::to_string(domain)});
     const driver::WhatIf w = driver::simulate(sc);
-    return std::make_pair(w.costs.stages[0].offloaded_activation_bytes, driver::summarize(sc, w, "test.json").info);
+    return std::make_pair(w.costs->stages[0].offloaded_activation_bytes, driver::summarize(sc, w, "test.json").info);
   };
   const auto [o, apart] = run(1);
   const auto [o2, folded] = run(2);

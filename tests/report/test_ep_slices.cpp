@@ -139,13 +139,13 @@ TEST_CASE("a MoE run's exchanges: inside their actions, two a MoE layer, none fo
       const auto& ti = w.sim->info[id];
       const bool first_piece = id == 0 || !(w.sim->info[id - 1].action == ti.action);
       moving += ti.kind == lower::TaskKind::kCompute && first_piece && ti.action.op != Op::kWeightGrad
-                    ? w.costs.stages[ti.action.stage].moe_layers
+                    ? w.costs->stages[ti.action.stage].moe_layers
                     : 0;
     }
     // (Paired with a stage of more MoE layers, a layer's exchange can run in pieces.)
     std::set<std::tuple<int, int, int, int, int, bool>> seen;
     for (const auto& e : slices) {
-      CHECK(e.layer < w.costs.stages[e.action.stage].moe_layers);
+      CHECK(e.layer < w.costs->stages[e.action.stage].moe_layers);
       seen.emplace(e.rank, static_cast<int>(e.action.op), e.action.stage, e.action.microbatch, e.layer, e.dispatch);
     }
     CHECK(seen.size() == static_cast<std::size_t>(2 * moving));

@@ -96,7 +96,7 @@ TEST_CASE("a compute slice carries the tensor-parallel time inside it") {
   // the forward, the forward's again, so the two differ.
   {
     const Run r = run_example({"parallel.recompute=full"});
-    const workload::StageCost& c = r.whatif.costs.stages[1];
+    const workload::StageCost& c = r.whatif.costs->stages[1];
     REQUIRE(c.tp_comm_backward > c.tp_comm_forward);
     const auto trace = nlohmann::json::parse(report::chrome_trace(r.sim(), r.scenario.cluster));
     int checked = 0;
@@ -111,7 +111,7 @@ TEST_CASE("a compute slice carries the tensor-parallel time inside it") {
   // zb-h1 splits the backward: I carries the backward's collectives, W none.
   {
     const Run r = run_example({"parallel.schedule=zb-h1"});
-    const workload::StageCost& c = r.whatif.costs.stages[2];
+    const workload::StageCost& c = r.whatif.costs->stages[2];
     const auto trace = nlohmann::json::parse(report::chrome_trace(r.sim(), r.scenario.cluster));
     int checked = 0;
     for (const auto& e : trace["traceEvents"]) {
@@ -127,7 +127,7 @@ TEST_CASE("a compute slice carries the tensor-parallel time inside it") {
   // and add up to it.
   {
     const Run r = run_example({"parallel.tp=2", "parallel.pp=2", "parallel.dp=2"});
-    const workload::StageCost& c = r.whatif.costs.stages[0];
+    const workload::StageCost& c = r.whatif.costs->stages[0];
     const auto trace = nlohmann::json::parse(report::chrome_trace(r.sim(), r.scenario.cluster));
     double sum = 0.0;
     int parts = 0;
@@ -160,7 +160,7 @@ TEST_CASE("compute tasks with the same communication inside share one entry of t
     ++with_comm;
     REQUIRE(ti.comm < sim.comm_inside.size());
     const lower::CommInside& c = sim.comm_inside[ti.comm];
-    const workload::StageCost& cost = r.whatif.costs.stages[static_cast<std::size_t>(ti.action.stage)];
+    const workload::StageCost& cost = r.whatif.costs->stages[static_cast<std::size_t>(ti.action.stage)];
     CHECK(c.tp_s == (ti.action.op == schedule::Op::kForward ? cost.tp_comm_forward : cost.tp_comm_backward).to_seconds());
   }
   CHECK(with_comm == 2 * 16 * 4);  // an F and a B a micro-batch, 16 micro-batches, 4 stages
@@ -237,11 +237,11 @@ TEST_CASE("each rank's peak splits into its model state and what sits above it")
   REQUIRE(s.stages.size() == 4);
   for (int rank = 0; rank < 4; ++rank) {
     CAPTURE(rank);
-    const workload::StageCost& c = r.whatif.costs.stages[rank];
+    const workload::StageCost& c = r.whatif.costs->stages[rank];
     CHECK(s.stages[rank].model_state_bytes == c.model_state_bytes);
     CHECK(s.stages[rank].peak_memory_bytes - s.stages[rank].model_state_bytes == (4 - rank) * c.activation_bytes);
   }
-  CHECK(report::to_json(s)["stages"][0]["model_state_bytes"] == r.whatif.costs.stages[0].model_state_bytes);
+  CHECK(report::to_json(s)["stages"][0]["model_state_bytes"] == r.whatif.costs->stages[0].model_state_bytes);
   // The text table shows the split too: rank 0's peak and its model state in GiB.
   const std::string text = report::to_text(s);
   CHECK(text.find("    rank    GPU   bubble     peak GiB  model state GiB\n") != std::string::npos);
@@ -293,7 +293,7 @@ TEST_CASE("exposed communication is the time the compute stream waits on it") {
   const report::Summary s = summary_of(r);
   double most = 0.0;
   for (int k = 0; k < 4; ++k) {
-    const workload::StageCost& c = r.whatif.costs.stages[k];
+    const workload::StageCost& c = r.whatif.costs->stages[k];
     const double expected = 16 * (c.tp_comm_forward + c.tp_comm_backward).to_seconds();
     CHECK(expected > 0.0);  // tp = 2
     CHECK(s.stages[k].exposed.tp == doctest::Approx(expected).scale(0).epsilon(1e-12));
@@ -316,7 +316,7 @@ TEST_CASE("a summary of totals only has the full summary's totals and leaves out
   info.global_batch = r.scenario.plan.global_batch;
   info.seq = r.scenario.model.seq;
   info.peak_tflops = 312;
-  info.model_flops_per_iteration = r.whatif.costs.model_flops_per_iteration;
+  info.model_flops_per_iteration = r.whatif.costs->model_flops_per_iteration;
   const report::Summary full = report::summarize(r.sim(), info);
   const report::Summary totals = report::summarize(r.sim(), info, report::Detail::kTotals);
   CHECK(totals.iteration_time_s == full.iteration_time_s);
