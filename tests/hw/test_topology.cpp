@@ -28,12 +28,16 @@ hw::ClusterSpec cluster(int nodes, int nics_per_node, hw::NetworkSpec net = {}) 
 
 using test::transfers;
 
-std::vector<std::string> route_names(const hw::ClusterSpec& c, int from, int to) {
-  hw::FlowNetwork net;
-  hw::Topology topo(c, net);
+std::vector<std::string> link_names(hw::Topology& topo, int from, int to) {
   std::vector<std::string> names;
   for (hw::LinkId l : topo.route_links(from, to)) names.push_back(topo.link_name(l));
   return names;
+}
+
+std::vector<std::string> route_names(const hw::ClusterSpec& c, int from, int to) {
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net);
+  return link_names(topo, from, to);
 }
 
 }  // namespace
@@ -166,14 +170,9 @@ TEST_CASE("a topology of the listed GPUs alone routes as the whole nodes do") {
   hw::Topology listed(c, listed_net, {3, 27}, false);
   CHECK(whole_net.link_count() == 100);
   CHECK(listed_net.link_count() == 16);
-  auto names = [](hw::Topology& t, int from, int to) {
-    std::vector<std::string> out;
-    for (hw::LinkId l : t.route_links(from, to)) out.push_back(t.link_name(l));
-    return out;
-  };
-  CHECK(names(listed, 3, 27) == names(whole, 3, 27));
-  CHECK(names(listed, 3, 27) == std::vector<std::string>{"gpu3->node0.nic3", "node0.nic3->leaf0", "leaf0->spine",
-                                                          "spine->leaf1", "leaf1->node3.nic3", "node3.nic3->gpu27"});
+  CHECK(link_names(listed, 3, 27) == link_names(whole, 3, 27));
+  CHECK(link_names(listed, 3, 27) == std::vector<std::string>{"gpu3->node0.nic3", "node0.nic3->leaf0", "leaf0->spine",
+                                                               "spine->leaf1", "leaf1->node3.nic3", "node3.nic3->gpu27"});
   // A GPU of a built node that was not listed has no vertex.
   CHECK_THROWS((void)listed.route(3, 4));
 }
