@@ -509,8 +509,12 @@ void Lowering::lower_pipeline(int p) {
             part.unit = pieces[j].unit;
             part.units = static_cast<int>(c.shard_units.size());
           } else {
-            part.part = static_cast<int>(j);
-            part.parts = static_cast<int>(pieces.size());
+            // An entry piece takes no time and is no part of the compute:
+            // the parts are numbered without it.
+            const int entries = pieces.front().entry ? 1 : 0;
+            part.entry = pieces[j].entry;
+            part.part = pieces[j].entry ? 0 : static_cast<int>(j) - entries;
+            part.parts = static_cast<int>(pieces.size()) - entries;
           }
           if (tp_part > core::Time::zero() || cp_part > core::Time::zero() || ep_part > core::Time::zero()) {
             part.comm = intern_comm({tp_part.to_seconds(), cp_part.to_seconds(), ep_part.to_seconds()});
@@ -886,6 +890,7 @@ void Lowering::cut_at_exchanges(std::vector<Piece>& pieces) const {
     Piece none = whole.front();
     none.share = 0.0;
     none.ends_part = false;
+    none.entry = true;
     out.push_back(none);
     whole.front().gather.reset();
     while (p < points.size() && points[p].at <= kSame) attach();

@@ -446,6 +446,7 @@ class Lowering {
     int exchange_count = 0;
     bool ends_part = true;
     bool train = false;  // a bucket train's pieces (hw/bucket_train.hpp)
+    bool entry = false;  // the zero-share piece before exchanges that come before any compute (TaskInfo::entry)
   };
   // Where in a MoE action's compute its exchanges run (cut_at_exchanges).
   struct EpPoint {

@@ -159,6 +159,12 @@ struct TaskInfo {
   bool dispatch : 1 = false;
   // kEpExchange: over the expert-tensor-parallel group, else the expert-parallel one.
   bool over_etp : 1 = false;
+  // Compute: a piece of no time that stands for its action's start where the
+  // action's first exchanges come before any of its compute (flow
+  // collectives: a MoE backward's first combine). It waits for what the
+  // action waits for and the exchanges wait for it; no part of the compute
+  // (part 0 of the other parts' count), the trace leaves it out.
+  bool entry : 1 = false;
   // Compute: where its CommInside sits in Simulation::comm_inside, kNoComm
   // when nothing runs inside it. Out of line: the values repeat (every copy
   // of the pipeline and micro-batch of an action has the same), and a

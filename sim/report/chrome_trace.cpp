@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
+#include <vector>
 
 #include "report/ep_slices.hpp"
 #include "report/json_string.hpp"
@@ -197,8 +200,10 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   const int per_node = cluster.node.gpus_per_node;
   const auto ranks = static_cast<int>(sim.gpu_of_rank.size());
 
-  // Collectives that cost nothing (no data parallelism) are left out.
+  // Collectives that cost nothing (no data parallelism) are left out, and
+  // so are the entry pieces of compute (TaskInfo::entry), which take no time.
   auto shown = [&](core::TaskId id) {
+    if (sim.info[id].entry) return false;
     const lower::TaskKind k = sim.info[id].kind;
     const bool collective =
         k != lower::TaskKind::kCompute && k != lower::TaskKind::kTransfer && k != lower::TaskKind::kOptimizer;
@@ -349,11 +354,29 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
 
   // Flow arrows: from each transfer to the action that waits for it. Each end
   // sits at its slice's start, on its slice's thread, in its slice's category.
+  // An action's entry piece is not shown: its arrows end on the action's
+  // first piece of compute, after the exchanges the entry leads to.
+  auto first_shown_piece = [&](core::TaskId entry) {
+    const lower::TaskInfo& of = sim.info[entry];
+    std::vector<core::TaskId> next{entry};
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      std::optional<core::TaskId> piece;
+      sim.graph.for_each_successor(next[i], [&](core::TaskId to) {
+        const lower::TaskInfo& ti = sim.info[to];
+        if (piece || ti.rank != of.rank || !(ti.action == of.action)) return;
+        if (ti.kind == lower::TaskKind::kCompute && !ti.entry) piece = to;
+        if (ti.kind == lower::TaskKind::kEpExchange) next.push_back(to);
+      });
+      if (piece) return *piece;
+    }
+    throw std::logic_error("an entry piece leads to no compute of its action");
+  };
   std::uint64_t flow_id = 0;
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     if (sim.info[id].kind != lower::TaskKind::kTransfer) continue;
-    sim.graph.for_each_successor(id, [&](core::TaskId to) {
-      if (sim.info[to].kind != lower::TaskKind::kCompute) return;  // the next transfer of a FIFO chain
+    sim.graph.for_each_successor(id, [&](core::TaskId waiting) {
+      if (sim.info[waiting].kind != lower::TaskKind::kCompute) return;  // the next transfer of a FIFO chain
+      const core::TaskId to = sim.info[waiting].entry ? first_shown_piece(waiting) : waiting;
       const lower::TaskInfo& from_info = sim.info[id];
       const std::string name = json_string(task_name(sim, from_info));
       ++flow_id;

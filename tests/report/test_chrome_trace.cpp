@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -320,6 +321,60 @@ TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient sc
   CHECK(scatters == 26);
   // Two gathers of every unit move the stage's parameters twice.
   CHECK(gathered_bytes == doctest::Approx(2 * z.whatif.costs->stages[0].param_bytes).epsilon(1e-6));
+}
+
+TEST_CASE("flow collectives' MoE backward: no empty slice; its parts numbered from 1; arrows end on compute") {
+  // 4 Llama layers with 8 experts on pp 2 (2 MoE layers a stage), dp 4, ep
+  // 4; with flow collectives each layer's dispatch and combine run as tasks
+  // between the action's pieces of compute. A backward starts with its first
+  // layer's combine, before any compute: the piece of no time that stands
+  // for the action's start there is not a slice.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"pp": 2, "dp": 4, "ep": 4, "microbatch_size": 1, "global_batch": 8},
+    "options": {"collectives": "flow"}
+  })");
+  const Run r = run(config::load_document(doc, "test.json", "."));
+  check_threads(r.trace);
+  // Stage 0's backward of micro-batch 0: layer by layer (in the order the
+  // pass runs them) a combine, compute, a dispatch, compute. Cut at each
+  // layer's dispatch and at the second layer's combine, its compute is 4
+  // parts, [1/4] to [4/4], each once and each taking time.
+  std::set<std::string> parts;
+  for (const auto& entry : r.trace.slices) {
+    for (const Slice& s : entry.second) {
+      if (s.args.contains("microbatch") && !s.args.contains("collective")) {
+        CAPTURE(s.name);
+        CHECK(s.end > s.start);
+      }
+      if (starts_with(s.name, "B mb0 s0")) CHECK(parts.insert(s.name).second);
+    }
+  }
+  CHECK(parts == std::set<std::string>{"B mb0 s0 [1/4]", "B mb0 s0 [2/4]", "B mb0 s0 [3/4]", "B mb0 s0 [4/4]"});
+  // Each arrow's end lies inside a slice of its category on its thread
+  // (Perfetto binds it to the slice enclosing it): the gradient sent back
+  // to stage 0 ends on its backward's first part, after that combine (the
+  // last backward, cut by gradient bucket as well, has more parts).
+  const json events = json::parse(report::chrome_trace(*r.whatif.sim, r.scenario.cluster))["traceEvents"];
+  int arrows = 0, into_backward = 0;
+  for (const json& e : events) {
+    if (e["ph"] != "f") continue;
+    ++arrows;
+    const std::int64_t at = ns(e["ts"]);
+    const std::vector<Slice>& on = r.trace.slices.at({e["pid"].get<int>(), e["tid"].get<int>()});
+    const auto inside = std::find_if(on.begin(), on.end(), [&](const Slice& s) { return s.start <= at && at < s.end; });
+    CAPTURE(e["name"].get<std::string>());
+    REQUIRE(inside != on.end());
+    if (starts_with(inside->name, "B mb")) {
+      ++into_backward;
+      CHECK(inside->name.find(" [1/") != std::string::npos);
+    }
+  }
+  // 2 micro-batches, each sent forward once and back once.
+  CHECK(arrows == 4);
+  CHECK(into_backward == 2);
 }
 
 TEST_CASE("the network process says how many links it shows") {
