@@ -144,11 +144,8 @@ void check_moe(const Scenario& sc, const Context& ctx) {
   };
   // ZeRO-3 / FSDP: each unit's experts gathered and reduced over the
   // expert-data-parallel group, the rest over dp, timed analytically; a unit
-  // is a MoE layer or several.
+  // is a layer (MoE or dense) or several.
   if (p.zero_stage == 3) {
-    if (moe.has_dense_layers()) {
-      not_yet("parallel.zero_stage", "ZeRO-3 / FSDP of a model with dense layers between its MoE ones", {"model.moe"});
-    }
     if (p.fsdp_shard_size > 0 && p.fsdp_shard_size < p.replicas()) {
       not_yet("parallel.fsdp_shard_size", "HSDP (sharding groups smaller than dp)", {"model.moe"});
     }

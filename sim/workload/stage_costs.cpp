@@ -1015,11 +1015,17 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         double params;
         PassTimes times;
         double regathered = 0.0;  // share of its parameters its backward gathers twice (zero3_reuse.hpp)
+        int moe_layers = 0;       // of its layers, those with a MoE block (a MoE model's; the rest dense)
       };
       std::vector<Part> parts;
       const double tied_share = last && tied && ends_share_rank ? static_cast<double>(model.vocab) * h : 0.0;
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
-      const double unit_params = plan.fsdp_unit_layers * (sharded_per_layer + expert_per_layer);
+      // A MoE model's dense layer on one GPU (DeepSeek's first ones): 1/tp of
+      // it, its replicated parameters whole; no experts.
+      const double dense_replicated = dense_layers > 0 ? dense_model.replicated_params_per_layer() : 0.0;
+      const double dense_per_layer =
+          dense_layers > 0 ? (dense_model.params_per_layer() - dense_replicated) / t + dense_replicated : 0.0;
+      const int stage_first_layer = first_layer - layers_per_stage;
       // Of a layer recomputed whole, what DeepSpeed gathers again for its backward.
       const double again_per_layer =
           plan.recompute == Recompute::kFull && plan.fsdp_max_reuse_distance
@@ -1027,17 +1033,27 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
                                  *plan.fsdp_max_reuse_distance)
               : 0.0;
       for (int l = 0; l < layers_per_stage; l += plan.fsdp_unit_layers) {
-        // Its layers' times, and the redo of those among the stage's first `redone`.
-        PassTimes unit_times = one.times(plan.fsdp_unit_layers);
+        // Its layers (of a MoE model, its MoE and its dense ones), their
+        // parameters and times, and the redo of those among the stage's first `redone`.
+        const int unit_moe = moe ? model.moe_layers_in(stage_first_layer + l, plan.fsdp_unit_layers) : plan.fsdp_unit_layers;
+        const int unit_dense = plan.fsdp_unit_layers - unit_moe;
+        double unit_params = unit_moe * (sharded_per_layer + expert_per_layer);
+        PassTimes unit_times = one.times(unit_moe);
+        if (unit_dense > 0) {
+          unit_params += unit_dense * dense_per_layer;
+          unit_times.plus(one_dense.times(unit_dense));
+        }
         const int unit_redone = std::clamp(redone - l, 0, plan.fsdp_unit_layers);
-        unit_times.input_grad += unit_redone * redo_one.seconds;
+        const int unit_moe_redone = moe ? model.moe_layers_in(stage_first_layer + l, unit_redone) : unit_redone;
+        unit_times.input_grad += unit_moe_redone * redo_one.seconds;
+        if (unit_redone > unit_moe_redone) unit_times.input_grad += (unit_redone - unit_moe_redone) * redo_dense.seconds;
         parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times,
-                         again_per_layer * unit_redone / plan.fsdp_unit_layers});
+                         again_per_layer * unit_redone / plan.fsdp_unit_layers, unit_moe});
       }
       // A MoE unit's experts gather and scatter over the expert-data-parallel
       // group, the rest over dp: two collectives, one after the other.
       auto sharded_collective = [&](hw::CollectiveKind kind, double bytes, const Part& part, double per_param) {
-        const double expert_bytes = part.layers * expert_per_layer * per_param;
+        const double expert_bytes = part.moe_layers * expert_per_layer * per_param;
         if (expert_bytes <= 0.0) return hw::collective_time(kind, bytes, shard_group, node, algorithm);
         return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) +
                (expert_shard > 1 ? hw::collective_time(kind, expert_bytes, edp_group, node, algorithm) : core::Time{});
@@ -1052,7 +1068,13 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         u.layers = part.layers;
         u.params = part.params;
         // With FP8 gathers a layer's linear weights move as one byte a parameter.
-        const double fp8_gathered = fp8 && plan.fp8_param_gather ? part.layers * linear_per_layer : 0.0;
+        const double fp8_gathered =
+            fp8 && plan.fp8_param_gather
+                ? part.moe_layers * linear_per_layer +
+                      (part.layers > part.moe_layers
+                           ? (part.layers - part.moe_layers) * dense_model.linear_params_per_layer() / t
+                           : 0.0)
+                : 0.0;
         u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
         // Offloaded parameters: the shard comes from the host first.
         u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,

@@ -455,6 +455,44 @@ TEST_CASE("one pipeline stands for all under flow collectives only where every e
   CHECK(longest == doctest::Approx(shortest).epsilon(0.05));
 }
 
+TEST_CASE("ZeRO-3 of a MoE model with dense layers: each unit gathered as it runs; one pipeline stands for all") {
+  // 8 layers, the first 3 dense, on 2 nodes: pp 2 (layers 0-3, dense 0-2
+  // and MoE 3, then MoE 4-7), dp 8, ep 4; 4 micro-batches a pipeline.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 2},
+    "model": {"arch": "llama", "layers": 8, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "ffn": 8192, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096, "dense_layers": 3}},
+    "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
+  })");
+  const driver::WhatIf symmetric = driver::simulate(config::load_document(doc, "test.json", ".", {}));
+  const driver::WhatIf full = driver::simulate(config::load_document(doc, "test.json", ".", {"options.fidelity=full"}));
+  // Stage 0's units: the embedding, 3 dense layers, 1 MoE layer. Each
+  // gather of GPU 0 moves one of them; in its first forward every unit once,
+  // in forward order, so those 5 gathers move the stage's parameters once.
+  const workload::StageCost& stage = symmetric.costs->stages[0];
+  REQUIRE(stage.shard_units.size() == 5);
+  CHECK(stage.shard_units[1].gather_bytes == stage.shard_units[3].gather_bytes);  // two dense layers
+  CHECK(stage.shard_units[4].gather_bytes > stage.shard_units[3].gather_bytes);   // the MoE layer, its experts too
+  const lower::Simulation& sim = *symmetric.sim;
+  double first_forward = 0.0;
+  int seen = 0;
+  for (core::TaskId id = 0; id < sim.graph.size() && seen < 5; ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    if (ti.rank != 0 || ti.kind != lower::TaskKind::kParamAllGather) continue;
+    CHECK(ti.unit == seen);
+    first_forward += sim.collectives->describe(sim.graph.task(id).route).bytes;
+    ++seen;
+  }
+  CHECK(seen == 5);
+  CHECK(first_forward == doctest::Approx(stage.param_bytes).epsilon(1e-9));
+  // Every GPU simulated gives what one pipeline standing for the rest does.
+  const report::Summary a = driver::summarize(config::load_document(doc, "test.json", ".", {}), symmetric, "test.json");
+  const report::Summary b = driver::summarize(
+      config::load_document(doc, "test.json", ".", {"options.fidelity=full"}), full, "test.json");
+  CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-9));
+  CHECK(b.peak_memory_bytes == a.peak_memory_bytes);
+}
+
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
   // The small MoE over two pipeline stages (dp 4, ep 4): 1F1B keeps two
   // micro-batches in flight on stage 0. Each holds its activations A from

@@ -334,6 +334,44 @@ TEST_CASE("ZeRO-3 with experts: a layer a unit, its experts gathered and scatter
         hw::collective_time(hw::CollectiveKind::kAllGather, s.shard_units[0].gather_bytes, dp, c.node));
 }
 
+TEST_CASE("ZeRO-3 of a MoE model with dense layers: a dense layer's unit its own parameters and times, over dp alone") {
+  // small_moe with its first 2 layers dense (SwiGLU 4096 wide), on 8 GPUs,
+  // dp 8, ep 4. A dense layer on one GPU: attention 4,194,304, SwiGLU 3 x
+  // 1024 x 4096 = 12,582,912, norms 2,048, all sharded over dp 8:
+  // 16,779,264 a unit. A MoE layer's unit as in the case above, 16,787,456.
+  TransformerSpec m = small_moe();
+  m.ffn = 4096;
+  m.moe.dense_layers = 2;
+  Plan p = plan(4);
+  p.zero_stage = 3;
+  const hw::ClusterSpec c = small_cluster(1);
+  const StageCost s = stage_costs(m, p, c).stages[0];
+  REQUIRE(s.shard_units.size() == 10);  // the embedding, 2 dense layers, 6 MoE layers, the head
+  const ShardUnit& dense = s.shard_units[1];
+  const ShardUnit& moe = s.shard_units[3];
+  CHECK(dense.layers == 1);
+  CHECK(dense.params == 16779264.0);
+  CHECK(moe.params == 16787456.0);
+  // The dense unit's gather and scatter run over dp alone (no experts).
+  const hw::CollectiveGroup dp = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7}), edp = hw::group_of(c, {0, 4});
+  CHECK(dense.gather == hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 16779264.0, dp, c.node));
+  CHECK(dense.grad_scatter == hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 16779264.0, dp, c.node));
+  CHECK(moe.gather == hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 4204544.0, dp, c.node) +
+                          hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 12582912.0, edp, c.node));
+  // The units hold the stage's parameters between them (no persistent ones).
+  double params = 0.0;
+  for (const ShardUnit& u : s.shard_units) params += u.params;
+  CHECK(params == doctest::Approx(s.params).epsilon(1e-12));
+  // Each unit's share of the forward is its own layer's time: the two dense
+  // units the same share, the six MoE units another, and all ten add to 1.
+  CHECK(s.shard_units[1].forward_share == s.shard_units[2].forward_share);
+  CHECK(s.shard_units[3].forward_share == s.shard_units[8].forward_share);
+  CHECK(s.shard_units[1].forward_share != s.shard_units[3].forward_share);
+  double forward = 0.0;
+  for (const ShardUnit& u : s.shard_units) forward += u.forward_share;
+  CHECK(forward == doctest::Approx(1.0).epsilon(1e-12));
+}
+
 TEST_CASE("the router stays whole on every tensor rank; the rest of a layer's dense weights split over tp") {
   const TransformerSpec m = small_moe();
   Plan p = plan(4);
