@@ -155,9 +155,6 @@ void check_moe(const Scenario& sc, const Context& ctx) {
     if (p.fsdp_max_reuse_distance) {
       not_yet("parallel.fsdp_max_reuse_distance", "DeepSpeed's second gather after recomputation", {"model.moe"});
     }
-    if (sc.options.flow_collectives) {
-      not_yet("options.collectives", "ZeRO-3's gathers and scatters as flows (\"flow\")", {"model.moe", "parallel.zero_stage"});
-    }
   }
   if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"model.moe"});
   if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});

@@ -126,7 +126,7 @@ void Lowering::lower_pipeline(int p) {
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
   enum Kind {
     kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather,
-    kBucketExperts, kGatherExperts, kParamGatherExperts, kEpExchange
+    kBucketExperts, kGatherExperts, kParamGatherExperts, kEpExchange, kUnitGatherExperts, kGradScatterExperts
   };
   // Whether MoE stages reduce and gather their routed experts' share over
   // an expert-data-parallel group of more than one GPU, and which group
@@ -227,6 +227,35 @@ void Lowering::lower_pipeline(int p) {
         t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, bytes * share, experts,
                                  edp_participants, *experts_time, part, stream);
         if (!made) t.first = t.last;
+      }
+      return t;
+    };
+    // ZeRO-3's collective of a unit (its gather or its gradients' scatter) of
+    // `bytes` in all, `whole` its analytic time: with flow collectives a MoE
+    // unit's routed experts' share (`expert_bytes`, its time `experts_time`)
+    // runs over the expert-data-parallel group after the rest over the
+    // sharding group, two tasks one after the other; none where the experts
+    // have no replicas. The second is another group's: outside the sharding
+    // group's queue, after that group's collective issued before it (one
+    // group's collectives run one at a time, lower/issue_queue.hpp). Elsewhere
+    // one task of the whole time.
+    std::optional<core::TaskId> last_expert_part;  // the rank's last such second task: its group runs one at a time
+    auto unit_collectives = [&](std::pair<Kind, Kind> keys, int stage, int index, hw::CollectiveKind kind, double bytes,
+                                core::Time whole, double expert_bytes, core::Time experts_time, const TaskInfo& info,
+                                CommStream stream) {
+      const bool split = options_.collectives == CollectiveModel::kFlow && expert_bytes > 0.0;
+      Tasks t{};
+      t.first = t.last = collective_task(q, {keys.first, stage, index, pipe.tensor, shard_key}, kind,
+                                         split ? bytes - expert_bytes : bytes, shard, shard_participants,
+                                         split ? whole - experts_time : whole, info, stream);
+      if (split && experts_replicated) {
+        TaskInfo part = info;
+        part.experts = true;
+        t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, expert_bytes, experts,
+                                 edp_participants, experts_time, part, CommStream::kUnordered);
+        edges_.emplace_back(t.first, t.last);
+        if (last_expert_part) edges_.emplace_back(*last_expert_part, t.last);
+        last_expert_part = t.last;
       }
       return t;
     };
@@ -656,17 +685,18 @@ void Lowering::lower_pipeline(int p) {
             // The FP32 copy to the host (DeepSpeed's) at the boundary, after
             // the unit's last collective.
             const core::Time fp32_copy = boundary ? unit.grad_fp32_copy : core::Time::zero();
-            const core::TaskId scattered =
-                collective_task(q, {kGradScatter, a.stage, scatters, pipe.tensor, shard_key},
-                                hw::CollectiveKind::kReduceScatter, unit.grad_bytes, shard, shard_participants,
-                                unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy), scatter,
-                                one_queue ? CommStream::kUnordered : CommStream::kCollectives);
+            const Tasks scattered_parts = unit_collectives(
+                {kGradScatter, kGradScatterExperts}, a.stage, scatters, hw::CollectiveKind::kReduceScatter,
+                unit.grad_bytes, unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy),
+                unit.grad_expert_bytes, unit.grad_scatter_experts, scatter,
+                one_queue ? CommStream::kUnordered : CommStream::kCollectives);
+            const core::TaskId scattered = scattered_parts.first;
             edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
             const std::size_t item =
                 one_queue ? queue.add(scattered, at_last ? issued() : unit_part_point[u], IssueHook::kAfterPiece)
                           : kNoItem;
-            if (at_last) effect_of(scattered).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
-            core::TaskId done = scattered;
+            if (at_last) effect_of(scattered_parts.last).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
+            core::TaskId done = scattered_parts.last;
             if (replicated) {
               // HSDP: the shard it now holds, all-reduced with the other
               // groups' copies (over another group: on the communication
@@ -684,7 +714,7 @@ void Lowering::lower_pipeline(int p) {
               // once this scatter has ended.
               const Held& next = (*h)[u - 1];
               if (next.gather && first_use[next.index] == unit_part[u - 1]) {
-                edges_.emplace_back(done, *next.gather);
+                edges_.emplace_back(done, gathers[next.index]);  // its first task
                 if (one_queue) queue.after(queued[next.index], item);
               }
             }
@@ -724,15 +754,17 @@ void Lowering::lower_pipeline(int p) {
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
           gather.units = static_cast<int>(U);
-          const core::TaskId id = collective_task(
-              q, {kParamGather, a.stage, static_cast<int>(gathers.size()), pipe.tensor, shard_key},
-              hw::CollectiveKind::kAllGather, units[u].gather_bytes, shard, shard_participants, units[u].gather,
-              gather, one_queue ? CommStream::kUnordered : CommStream::kGathers);
+          const Tasks gathered = unit_collectives(
+              {kParamGather, kUnitGatherExperts}, a.stage, static_cast<int>(gathers.size()),
+              hw::CollectiveKind::kAllGather, units[u].gather_bytes, units[u].gather, units[u].gather_expert_bytes,
+              units[u].gather_experts, gather, one_queue ? CommStream::kUnordered : CommStream::kGathers);
+          const core::TaskId id = gathered.first;
           if (!first_[q][k]) first_[q][k] = id;
-          last_[q][k] = id;
+          last_[q][k] = gathered.last;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
           const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
-          h[u] = {id, add_gather(id, units[u].params, item), std::nullopt};
+          // Held from the gather's end (its last task): what uses the unit waits for it.
+          h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
         // Each unit's last use in the window gives its parameters back.

@@ -252,6 +252,10 @@ PipelineWork Lowering::work_per_pipeline() const {
   const double expert_all_reduce =
       flows ? ne * std::min(2 * (ne - 1), steps_cap) * plan_.ep * plan_.etp / plan_.tp : 0.0;
   const auto twice = [&](const workload::StageCost& c) { return c.expert_params > 0.0 && ne > 1 ? 2.0 : 1.0; };
+  // ZeRO-3 with flow collectives: a MoE unit's gather and scatter run the
+  // experts' share over edp as a second task (unit_collectives), a ring.
+  const double expert_ring = flows ? ne * std::min(ne - 1, steps_cap) * plan_.ep * plan_.etp / plan_.tp : 0.0;
+  const auto unit_twice = [&](const workload::StageCost& c) { return flows ? twice(c) : 1.0; };
   // The optimizer step gathers every stage of its rank (ZeRO-1/2): at most
   // this many, each over dp and, on a MoE stage, over edp.
   const double stages_per_rank = std::ceil(static_cast<double>(shape_.stages) / shape_.ranks);
@@ -278,7 +282,7 @@ PipelineWork Lowering::work_per_pipeline() const {
         // Flow collectives: a MoE action's exchanges as tasks, each layer's
         // cutting its compute twice (and a piece of no time first).
         const auto& exchanges = a.op == Op::kForward ? c.ep_forward_collectives : c.ep_backward_collectives;
-        if (flows && a.op != Op::kWeightGrad && !exchanges.empty()) {
+        if (flows && a.op != Op::kWeightGrad && !exchanges.empty() && !c.sharded()) {
           const double layers = c.moe_layers;
           const double count = layers * static_cast<double>(exchanges.size()) +
                                (a.op == Op::kForward ? 0.0 : c.moe_layers_redone * static_cast<double>(c.ep_redo_collectives.size()));
@@ -301,8 +305,9 @@ PipelineWork Lowering::work_per_pipeline() const {
         }
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
         const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
-        work.tasks += pieces + copies + regathers + (full && plan_.tp > 1 ? 1 : 0) + scatters + replicated;
-        work.flow_steps += (scatters + regathers) * ring + replicated * all_reduce;
+        work.tasks += pieces + copies + regathers + (full && plan_.tp > 1 ? 1 : 0) + scatters * unit_twice(c) + replicated;
+        work.flow_steps += (scatters + regathers) * ring + replicated * all_reduce +
+                           (unit_twice(c) > 1 ? scatters * expert_ring : 0.0);
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients
@@ -312,8 +317,8 @@ PipelineWork Lowering::work_per_pipeline() const {
         work.tasks += 1 + stages_per_rank * most_twice;  // and ZeRO-1/2's parameter gathers
         work.flow_steps += stages_per_rank * (ring + (most_twice > 1 ? expert_all_reduce : 0.0));
       } else if (a.op == Op::kUnshard) {
-        work.tasks += units;
-        work.flow_steps += units * ring;
+        work.tasks += units * unit_twice(c);
+        work.flow_steps += units * ring + (unit_twice(c) > 1 ? units * expert_ring : 0.0);
       } else if (a.op != Op::kRecvF && a.op != Op::kRecvB && a.op != Op::kReshard) {
         work.tasks += 1;  // a transfer
       }

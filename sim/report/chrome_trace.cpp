@@ -163,7 +163,7 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
     case lower::TaskKind::kGradReduce:
       if (ti.across_shard_groups) return fmt::format("grad all-reduce s{}{} (across shard groups)", a.stage, part);
       if (ti.across_copies) return fmt::format("grad all-reduce s{} with its copy (other direction)", a.stage);
-      return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} (dp)", a.stage, part)
+      return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} ({})", a.stage, part, ti.experts ? "edp, experts" : "dp")
                           : fmt::format("grad reduce s{} ({}){}", a.stage, ti.experts ? "edp, experts" : "dp", part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
@@ -219,16 +219,24 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   constexpr int kComputeThread = 0;
   constexpr int kCommThread = 1;
   std::vector<std::vector<int>> peers(ranks);  // per rank, in order of first send
-  bool gathers = false, regathers = false;
+  bool gathers = false, regathers = false, unit_experts = false;
+  // With flow collectives, a MoE unit's experts' part of its gather and of
+  // its scatter, over the expert-data-parallel group: one at a time, beside
+  // the sharding group's queue.
+  auto of_unit_experts = [&](const lower::TaskInfo& ti) { return ti.experts && ti.unit >= 0; };
   // What the sharding group's queue holds besides the gathers: the second
   // gathers and the units' reduce-scatters (not HSDP's all-reduce after one,
-  // over another group).
+  // over another group, nor the experts' parts).
   auto queued_beside_gathers = [&](const lower::TaskInfo& ti) {
     return sim.shard_queue && (ti.regather || (ti.kind == lower::TaskKind::kGradReduce && ti.unit >= 0 &&
-                                               !ti.across_shard_groups));
+                                               !ti.across_shard_groups && !ti.experts));
   };
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
     const lower::TaskInfo& ti = sim.info[id];
+    if (of_unit_experts(ti)) {
+      unit_experts = unit_experts || shown(id);
+      continue;
+    }
     if (ti.on_gather_stream() && shown(id)) gathers = true;
     if (ti.regather && shown(id) && !sim.shard_queue) regathers = true;
     if (queued_beside_gathers(ti) && shown(id)) gathers = true;
@@ -240,7 +248,8 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   // a thread of their own beside.)
   const int gather_thread = gathers ? 2 : -1;
   const int regather_thread = regathers ? 2 + (gathers ? 1 : 0) : -1;
-  const int first_send_thread = 2 + (gathers ? 1 : 0) + (regathers ? 1 : 0);
+  const int unit_experts_thread = unit_experts ? 2 + (gathers ? 1 : 0) + (regathers ? 1 : 0) : -1;
+  const int first_send_thread = 2 + (gathers ? 1 : 0) + (regathers ? 1 : 0) + (unit_experts ? 1 : 0);
   std::size_t most_peers = 0;
   for (const auto& p : peers) most_peers = std::max(most_peers, p.size());
   // Then, with a background job (burst's GPU multiplexing), its own thread;
@@ -270,10 +279,12 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
     switch (ti.kind) {
       case lower::TaskKind::kTransfer: return send_thread(ti.rank, ti.peer);
       case lower::TaskKind::kParamAllGather:
+        if (of_unit_experts(ti)) return tid_of(ti.rank, unit_experts_thread);
         if (queued_beside_gathers(ti)) return tid_of(ti.rank, gather_thread);
         if (ti.regather) return tid_of(ti.rank, regather_thread);
         return ti.on_gather_stream() ? tid_of(ti.rank, gather_thread) : tid_of(ti.rank, kCommThread);
       case lower::TaskKind::kGradReduce:
+        if (of_unit_experts(ti)) return tid_of(ti.rank, unit_experts_thread);
         return tid_of(ti.rank, queued_beside_gathers(ti) ? gather_thread : kCommThread);
       case lower::TaskKind::kEmbeddingAllReduce:
       case lower::TaskKind::kTpBarrier: return tid_of(ti.rank, kCommThread);
@@ -312,6 +323,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
                                                        : fmt::format("GPU {} param gather", gpu));
     }
     if (regathers) thread(tid_of(r, regather_thread), fmt::format("GPU {} param re-gather", gpu));
+    if (unit_experts) {
+      thread(tid_of(r, unit_experts_thread), fmt::format("GPU {} experts' gathers and scatters (edp)", gpu));
+    }
     for (int peer : peers[r]) thread(send_thread(r, peer), fmt::format("GPU {} send to GPU {}", gpu, sim.gpu_of_rank[peer]));
     if (background_thread >= 0) thread(tid_of(r, background_thread), fmt::format("GPU {} background job", gpu));
     if (ep_thread >= 0) thread(tid_of(r, ep_thread), fmt::format("GPU {} expert dispatch/combine", gpu));

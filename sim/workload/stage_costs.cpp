@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "hw/collective.hpp"
 #include "workload/activation_offload.hpp"
@@ -1052,11 +1054,15 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       }
       // A MoE unit's experts gather and scatter over the expert-data-parallel
       // group, the rest over dp: two collectives, one after the other.
-      auto sharded_collective = [&](hw::CollectiveKind kind, double bytes, const Part& part, double per_param) {
+      // The experts' part and its time (zero without experts) in `experts`.
+      auto sharded_collective = [&](hw::CollectiveKind kind, double bytes, const Part& part, double per_param,
+                                    std::pair<double, core::Time>& experts) {
         const double expert_bytes = part.moe_layers * expert_per_layer * per_param;
+        experts = {0.0, core::Time{}};
         if (expert_bytes <= 0.0) return hw::collective_time(kind, bytes, shard_group, node, algorithm);
-        return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) +
-               (expert_shard > 1 ? hw::collective_time(kind, expert_bytes, edp_group, node, algorithm) : core::Time{});
+        experts = {expert_bytes,
+                   expert_shard > 1 ? hw::collective_time(kind, expert_bytes, edp_group, node, algorithm) : core::Time{}};
+        return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) + experts.second;
       };
       if (last) parts.push_back({0, (model.head_params() - tied_share) / t - persistent_head, head_times});
       // The stage-wide rest (the scatter-gather all-gathers; the gradient
@@ -1077,9 +1083,11 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
                 : 0.0;
         u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
         // Offloaded parameters: the shard comes from the host first.
+        std::pair<double, core::Time> experts;
         u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
-                                      fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes) +
+                                      fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes, experts) +
                    core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
+        std::tie(u.gather_expert_bytes, u.gather_experts) = experts;
         // The second gather of a recomputed unit: that share of its bytes, as its gather moves them.
         u.regather_bytes = part.regathered * u.gather_bytes;
         u.regather = core::Time::seconds(u.gather.to_seconds() * part.regathered);
@@ -1098,7 +1106,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
         const core::Time to_host = core::Time::seconds(pcie_seconds(part.params * copied_per_param / shard));
         if (deepspeed_copies) u.grad_fp32_copy = core::Time::seconds(pcie_seconds(part.params * 4.0 / shard));
-        u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g);
+        u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g, experts);
+        std::tie(u.grad_expert_bytes, u.grad_scatter_experts) = experts;
         if (copies > 1) {
           u.grad_replicate =
               hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm) +

@@ -37,6 +37,13 @@ struct ShardUnit {
   core::Time copy_out;
   double grad_bytes = 0.0;    // its gradients on one GPU, whole
   core::Time grad_scatter;    // their reduce-scatter after its backward
+  // A MoE unit's routed experts: their part of gather_bytes and grad_bytes,
+  // gathered and scattered over the expert-data-parallel group after the
+  // rest over the sharding group, and that part of gather and grad_scatter
+  // (zero where the experts have no replicas to share them with). Zero
+  // without experts.
+  double gather_expert_bytes = 0.0, grad_expert_bytes = 0.0;
+  core::Time gather_experts, grad_scatter_experts;
   // HSDP: the all-reduce of its gradient shard (grad_bytes / fsdp_shard_size)
   // across the shard groups, after the reduce-scatter. Zero without HSDP.
   core::Time grad_replicate;

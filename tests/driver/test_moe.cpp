@@ -493,6 +493,69 @@ TEST_CASE("ZeRO-3 of a MoE model with dense layers: each unit gathered as it run
   CHECK(b.peak_memory_bytes == a.peak_memory_bytes);
 }
 
+TEST_CASE("ZeRO-3 of a MoE model with flow collectives: a MoE unit's experts move over edp after the rest over dp") {
+  // The model and layout of the case above (stage 0: the embedding, dense
+  // layers 0-2, MoE layer 3; dp 8, ep 4, so each GPU's experts have one
+  // replica, edp 2). With flow collectives the MoE unit's gather is two
+  // collectives: the rest of its weights over the 8 GPUs of dp, then its
+  // experts over the 2 of edp; the dense units' one over dp.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 2},
+    "model": {"arch": "llama", "layers": 8, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "ffn": 8192, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096, "dense_layers": 3}},
+    "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
+  })");
+  auto whatif = [&](const std::vector<std::string>& overrides) {
+    const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
+    driver::WhatIf w = driver::simulate(sc);
+    const report::Summary summary = driver::summarize(sc, w, "test.json");
+    return std::make_pair(std::move(w), summary);
+  };
+  const auto [flows, flow_summary] = whatif({"options.collectives=flow"});
+  const auto [analytic, analytic_summary] = whatif({});
+  const workload::ShardUnit& moe_unit = flows.costs->stages[0].shard_units[4];
+  const workload::ShardUnit& dense_unit = flows.costs->stages[0].shard_units[1];
+  REQUIRE(moe_unit.gather_expert_bytes > 0.0);
+  CHECK(dense_unit.gather_expert_bytes == 0.0);
+  // GPU 0's first gathers, in order: units 0-3 one collective each, unit 4 two.
+  const lower::Simulation& sim = *flows.sim;
+  struct Gather {
+    int unit;
+    bool experts;
+    double bytes;
+    int members;
+  };
+  std::vector<Gather> first;
+  for (core::TaskId id = 0; id < sim.graph.size() && first.size() < 6; ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    if (ti.rank != 0 || ti.kind != lower::TaskKind::kParamAllGather) continue;
+    const auto d = sim.collectives->describe(sim.graph.task(id).route);
+    first.push_back({ti.unit, ti.experts, d.bytes, d.members});
+  }
+  REQUIRE(first.size() == 6);
+  for (int u = 0; u < 4; ++u) {
+    CHECK(first[u].unit == u);
+    CHECK_FALSE(first[u].experts);
+    CHECK(first[u].members == 8);
+  }
+  CHECK(first[1].bytes == dense_unit.gather_bytes);
+  CHECK(first[4].unit == 4);
+  CHECK_FALSE(first[4].experts);
+  CHECK(first[4].members == 8);
+  CHECK(first[4].bytes == moe_unit.gather_bytes - moe_unit.gather_expert_bytes);
+  CHECK(first[5].unit == 4);
+  CHECK(first[5].experts);
+  CHECK(first[5].members == 2);
+  CHECK(first[5].bytes == moe_unit.gather_expert_bytes);
+  // Inside a node's NVLink or over its NICs with little else on them, the
+  // flows take about the analytic times; every GPU simulated gives what one
+  // pipeline standing for the rest does.
+  CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.02));
+  const auto [full, full_summary] = whatif({"options.collectives=flow", "options.fidelity=full"});
+  CHECK(full_summary.iteration_time_s == doctest::Approx(flow_summary.iteration_time_s).epsilon(0.01));
+  CHECK(full_summary.peak_memory_bytes == flow_summary.peak_memory_bytes);
+}
+
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {
   // The small MoE over two pipeline stages (dp 4, ep 4): 1F1B keeps two
   // micro-batches in flight on stage 0. Each holds its activations A from

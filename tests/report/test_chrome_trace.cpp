@@ -377,6 +377,38 @@ TEST_CASE("flow collectives' MoE backward: no empty slice; its parts numbered fr
   CHECK(into_backward == 2);
 }
 
+TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' gathers and scatters on a thread of their own") {
+  // 4 MoE layers (a unit each, with the embedding and the head: 6) on dp 8,
+  // ep 4: each unit's experts are gathered and scattered over edp 2 after
+  // the rest over dp 8, another group's collectives, beside the sharding
+  // group's queue and one at a time.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "parallel": {"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 8, "zero_stage": 3},
+    "options": {"collectives": "flow"}
+  })");
+  const Run r = run(config::load_document(doc, "test.json", "."));
+  check_threads(r.trace);
+  int gathers = 0, scatters = 0;
+  for (const auto& entry : r.trace.slices) {
+    const std::string& thread = r.trace.threads.at(entry.first);
+    for (const Slice& s : entry.second) {
+      if (s.name.find("(edp, experts)") == std::string::npos) continue;
+      CHECK(ends_with(thread, " experts' gathers and scatters (edp)"));
+      CHECK(s.args["group"] == "edp");
+      CHECK(s.args["group_size"] == 2);
+      gathers += starts_with(s.name, "param all-gather s0 unit ") ? 1 : 0;
+      scatters += starts_with(s.name, "grad reduce-scatter s0 unit ") ? 1 : 0;
+    }
+  }
+  // The 4 layers' units, gathered for the forward and again for the
+  // backward, and scattered once; the embedding and the head have no experts.
+  CHECK(gathers == 8);
+  CHECK(scatters == 4);
+}
+
 TEST_CASE("the network process says how many links it shows") {
   for (const char* example : {"gpt-1.7b-8xa100.json", "gpt-7.5b-32xa100-thin-link.json"}) {
     CAPTURE(example);

@@ -329,7 +329,14 @@ TEST_CASE("ZeRO-3 with experts: a layer a unit, its experts gathered and scatter
                         hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 12582912.0, edp, c.node));
   CHECK(u.grad_scatter == hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 4204544.0, dp, c.node) +
                               hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 12582912.0, edp, c.node));
+  // The experts' part of each, for flow collectives to run on its own.
+  CHECK(u.gather_expert_bytes == 2.0 * 12582912.0);
+  CHECK(u.grad_expert_bytes == 2.0 * 12582912.0);
+  CHECK(u.gather_experts == hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 12582912.0, edp, c.node));
+  CHECK(u.grad_scatter_experts ==
+        hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 12582912.0, edp, c.node));
   // A dense unit (the embedding) gathers over dp alone.
+  CHECK(s.shard_units[0].gather_expert_bytes == 0.0);
   CHECK(s.shard_units[0].gather ==
         hw::collective_time(hw::CollectiveKind::kAllGather, s.shard_units[0].gather_bytes, dp, c.node));
 }
