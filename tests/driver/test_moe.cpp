@@ -225,6 +225,16 @@ config::Scenario one_bucket(const std::vector<std::string>& overrides) {
   })");
   return config::load_document(doc, "test.json", ".", overrides);
 }
+// 8 layers, the first 3 dense, on 2 nodes under ZeRO-3: pp 2 (layers 0-3,
+// dense 0-2 and MoE 3, then MoE 4-7), dp 8, ep 4; 4 micro-batches a pipeline.
+json zero3_with_dense_layers() {
+  return json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 2},
+    "model": {"arch": "llama", "layers": 8, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "ffn": 8192, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096, "dense_layers": 3}},
+    "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
+  })");
+}
 // GPU 0's bucket reductions in order (each one collective task).
 struct Reduction {
   bool experts;
@@ -456,14 +466,7 @@ TEST_CASE("one pipeline stands for all under flow collectives only where every e
 }
 
 TEST_CASE("ZeRO-3 of a MoE model with dense layers: each unit gathered as it runs; one pipeline stands for all") {
-  // 8 layers, the first 3 dense, on 2 nodes: pp 2 (layers 0-3, dense 0-2
-  // and MoE 3, then MoE 4-7), dp 8, ep 4; 4 micro-batches a pipeline.
-  const json doc = json::parse(R"({
-    "cluster": {"node": "dgx-h100", "nodes": 2},
-    "model": {"arch": "llama", "layers": 8, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
-              "ffn": 8192, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096, "dense_layers": 3}},
-    "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
-  })");
+  const json doc = zero3_with_dense_layers();
   const driver::WhatIf symmetric = driver::simulate(config::load_document(doc, "test.json", ".", {}));
   const driver::WhatIf full = driver::simulate(config::load_document(doc, "test.json", ".", {"options.fidelity=full"}));
   // Stage 0's units: the embedding, 3 dense layers, 1 MoE layer. Each
@@ -494,17 +497,11 @@ TEST_CASE("ZeRO-3 of a MoE model with dense layers: each unit gathered as it run
 }
 
 TEST_CASE("ZeRO-3 of a MoE model with flow collectives: a MoE unit's experts move over edp after the rest over dp") {
-  // The model and layout of the case above (stage 0: the embedding, dense
-  // layers 0-2, MoE layer 3; dp 8, ep 4, so each GPU's experts have one
-  // replica, edp 2). With flow collectives the MoE unit's gather is two
+  // zero3_with_dense_layers (stage 0: the embedding, dense layers 0-2, MoE
+  // layer 3; dp 8, ep 4, so each GPU's experts have one replica, edp 2). With flow collectives the MoE unit's gather is two
   // collectives: the rest of its weights over the 8 GPUs of dp, then its
   // experts over the 2 of edp; the dense units' one over dp.
-  const json doc = json::parse(R"({
-    "cluster": {"node": "dgx-h100", "nodes": 2},
-    "model": {"arch": "llama", "layers": 8, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
-              "ffn": 8192, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096, "dense_layers": 3}},
-    "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
-  })");
+  const json doc = zero3_with_dense_layers();
   auto whatif = [&](const std::vector<std::string>& overrides) {
     const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
     driver::WhatIf w = driver::simulate(sc);
