@@ -277,7 +277,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     if (p.attention != workload::Attention::kFlash) {
       not_yet("parallel.attention", fmt::format("\"{}\" attention", workload::attention_name(p.attention)), {"model.attention"});
     }
-    if (p.cp > 1) not_yet("parallel.cp", "context parallelism", {"model.attention"});
+    if (p.cp_pytorch_merge()) not_yet("parallel.cp_merge", "PyTorch's context-parallel merge (\"pytorch\")", {"model.attention"});
     if (p.recompute == workload::Recompute::kSelectiveOp) not_yet("parallel.recompute", "\"selective-op\"", {"model.attention"});
   }
   // Selective recompute's parts must exist in the model, and are

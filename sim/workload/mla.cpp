@@ -20,6 +20,24 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   ops.back().modules = kModuleMlaUpProj;
   ops.push_back(build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
   ops.back().modules = kModuleMlaUpProj;
+  if (cp > 1) {
+    // Context parallelism: this rank's keys (head_dim + rope a head) and
+    // values (v_head_dim a head), as the up projection makes them, for the
+    // exchange the plan's algorithm runs, and for all-to-all its queries
+    // (head_dim + rope) and output (v_head_dim); 2 bytes a value, each tensor
+    // at its own width (Transformer Engine's context parallelism for MLA,
+    // NVIDIA/TransformerEngine issue 1552 and PR 1729; a ring that pads the
+    // values to the keys' width, as that issue proposes, is not modelled).
+    Op exchange;
+    exchange.name = "context_parallel_exchange";
+    exchange.kind = OpKind::kCpExchange;
+    exchange.cp_kv_bytes = tokens * mla_kv_values(model) / t * kActivationBytes;
+    exchange.cp_qo_bytes = exchange.cp_kv_bytes;
+    exchange.attention_op = static_cast<int>(ops.size()) + 1;
+    exchange.attention_core = true;
+    exchange.op_sac_redo = 0.0;  // attention's output is kept; its inputs need no second exchange
+    ops.push_back(exchange);
+  }
   // QK^T over head_dim + rope, the weighted sum over v_head_dim; with context
   // parallelism this rank's queries against all cp parts' keys.
   Op att;
@@ -34,6 +52,11 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   att.op_sac_redo = 0.0;
   ops.push_back(att);
   return first;
+}
+
+double mla_kv_values(const TransformerSpec& model) {
+  const MlaSpec& a = model.mla;
+  return static_cast<double>(model.heads) * (model.head_dim() + a.qk_rope_head_dim + a.v_head_dim);
 }
 
 double mla_attention_params(const TransformerSpec& model) {

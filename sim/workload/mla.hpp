@@ -21,6 +21,11 @@ namespace trainsim::workload {
 // the index of its first GEMM (what a sequence-parallel all-gather feeds).
 int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp);
 
+// The keys' and values' values a token, every head's (heads x (head_dim +
+// rope) for the keys, heads x v_head_dim for the values): what context
+// parallelism moves and gathers of them.
+double mla_kv_values(const TransformerSpec& model);
+
 // Parameters of the block (without the norm before it).
 double mla_attention_params(const TransformerSpec& model);
 

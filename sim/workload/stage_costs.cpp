@@ -791,9 +791,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // every layer that keeps its activations (no recompute, or the layers full
     // recompute leaves alone); checkpointed layers gather them again.
     // (PyTorch's frees them after the forward and gathers them again.)
-    // (K and V copied out to every query head first, kv_repeat, are gathered as copies.)
+    // (K and V copied out to every query head first, kv_repeat, are gathered
+    // as copies; MLA's keys and values, each at its own width.)
     if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && !plan.cp_pytorch_merge()) {
-      const double own_kv = 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t * kActivationBytes;
+      const double own_kv = model.mla.enabled()
+                                ? b * s * mla_kv_values(model) / t * kActivationBytes
+                                : 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t * kActivationBytes;
       const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage
                           : plan.recompute == Recompute::kFull ? layers_per_stage - redone
                                                                : 0;

@@ -69,9 +69,11 @@ TEST_CASE("MLA's keys: what it needs and what it refuses") {
   CHECK(error_of({"parallel.attention=flash-v1"}) ==
         "test.json: parallel.attention: \"flash-v1\" attention with Multi-head Latent Attention (model.attention "
         "\"mla\") is not modelled yet (from --set parallel.attention=flash-v1)");
-  CHECK(error_of({"parallel.cp=2", "parallel.dp=32", "parallel.ep=32", "parallel.global_batch=32"}) ==
-        "test.json: parallel.cp: context parallelism with Multi-head Latent Attention (model.attention \"mla\") is not "
-        "modelled yet (from --set parallel.cp=2)");
+  CHECK(error_of({"parallel.cp=2", "parallel.dp=32", "parallel.ep=32", "parallel.global_batch=32"}).empty());
+  CHECK(error_of({"parallel.cp=2", "parallel.dp=32", "parallel.ep=32", "parallel.global_batch=32",
+                  "parallel.cp_merge=pytorch", "parallel.cp_algorithm=all-gather"}) ==
+        "test.json: parallel.cp_merge: PyTorch's context-parallel merge (\"pytorch\") with Multi-head Latent Attention "
+        "(model.attention \"mla\") is not modelled yet (from --set parallel.cp_merge=pytorch)");
   CHECK(error_of({"model=llama3.1-8b", "parallel.ep=1", "parallel.recompute=selective",
                   R"(parallel.recompute_modules=["mla_up_proj"])"}) ==
         "test.json: parallel.recompute_modules: \"mla_up_proj\" needs Multi-head Latent Attention (model.attention "

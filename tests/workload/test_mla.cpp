@@ -58,6 +58,22 @@ TEST_CASE("MLA's ops: the up projections and attention split over tp, the down p
   for (const Op& op : ops) CHECK(op.name != "qkv_proj");
 }
 
+TEST_CASE("MLA with context parallelism: keys and values exchanged each at its own width") {
+  // cp 2 on tp 2, 1024 tokens a rank: the keys (8 heads x (64 + 32)) and
+  // values (8 x 64) of this rank's 4 heads, 1024 x 4 x 160 values, 2 bytes
+  // each, 1,310,720 bytes; all-to-all moves its queries and output too, the
+  // same widths. Attention runs this rank's queries against both parts' keys.
+  const std::vector<Op> ops = layer_ops(small_mla(), 1, 2, false, Attention::kFlash, Elementwise::kFused, 2);
+  const Op& exchange = op_named(ops, "context_parallel_exchange");
+  CHECK(exchange.kind == OpKind::kCpExchange);
+  CHECK(exchange.cp_kv_bytes == 1024.0 * 4 * 160 * 2);
+  CHECK(exchange.cp_qo_bytes == 1024.0 * 4 * 160 * 2);
+  CHECK(ops.at(static_cast<std::size_t>(exchange.attention_op)).name == "attention");
+  CHECK(op_named(ops, "attention").flops_forward == 2.0 * 1024 * 2048 * 4 * 160);
+  // Without context parallelism, no exchange.
+  for (const Op& op : layer_ops(small_mla(), 1, 2)) CHECK(op.kind != OpKind::kCpExchange);
+}
+
 TEST_CASE("MLA keeps its low-rank tensors whole and Q, K, V on 1/tp of the heads; mla_up_proj drops the last") {
   const TransformerSpec m = small_mla();
   // Per token, beyond the norms' inputs and the MLP's: Q and K 2 x 768 each,
