@@ -72,6 +72,19 @@ TEST_CASE("MLA with context parallelism: keys and values exchanged each at its o
   CHECK(op_named(ops, "attention").flops_forward == 2.0 * 1024 * 2048 * 4 * 160);
   // Without context parallelism, no exchange.
   for (const Op& op : layer_ops(small_mla(), 1, 2)) CHECK(op.kind != OpKind::kCpExchange);
+  // All-gather context parallelism keeps the other rank's keys and values for
+  // attention's backward, on each of the 2 layers (no recompute): cp 2 x dp 4
+  // on one node, 512 tokens a rank, 512 x 1,280 values x 2 bytes a layer,
+  // 2,621,440 bytes more than the ring keeps.
+  Plan p;
+  p.cp = 2;
+  p.dp = 4;
+  p.global_batch = 4;
+  auto activations = [&](CpAlgorithm algorithm) {
+    p.cp_algorithm = algorithm;
+    return stage_costs(small_mla(), p, testing::small_cluster(1)).stages[0].activation_bytes;
+  };
+  CHECK(activations(CpAlgorithm::kAllGather) - activations(CpAlgorithm::kRing) == 2 * 512 * 1280 * 2);
 }
 
 TEST_CASE("MLA keeps its low-rank tensors whole and Q, K, V on 1/tp of the heads; mla_up_proj drops the last") {
