@@ -79,6 +79,19 @@ Run run_example(const std::string& name, const std::vector<std::string>& overrid
   return run(config::load_file(std::string(TRAINSIM_SOURCE_DIR "/configs/examples/") + name, overrides));
 }
 
+// 4 Llama layers with 8 experts each on one DGX H100, flow collectives, laid
+// out as `parallel` (a JSON object) says.
+Run run_small_moe_flows(const std::string& parallel) {
+  json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
+    "options": {"collectives": "flow"}
+  })");
+  doc["parallel"] = json::parse(parallel);
+  return run(config::load_document(doc, "test.json", "."));
+}
+
 // Every thread with slices is named, and no two of its slices overlap.
 void check_threads(const Trace& t) {
   for (const auto& entry : t.slices) {  // no structured binding: doctest's CAPTURE is a lambda
@@ -329,14 +342,7 @@ TEST_CASE("flow collectives' MoE backward: no empty slice; its parts numbered fr
   // between the action's pieces of compute. A backward starts with its first
   // layer's combine, before any compute: the piece of no time that stands
   // for the action's start there is not a slice.
-  const json doc = json::parse(R"({
-    "cluster": {"node": "dgx-h100", "nodes": 1},
-    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
-              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
-    "parallel": {"pp": 2, "dp": 4, "ep": 4, "microbatch_size": 1, "global_batch": 8},
-    "options": {"collectives": "flow"}
-  })");
-  const Run r = run(config::load_document(doc, "test.json", "."));
+  const Run r = run_small_moe_flows(R"({"pp": 2, "dp": 4, "ep": 4, "microbatch_size": 1, "global_batch": 8})");
   check_threads(r.trace);
   // Stage 0's backward of micro-batch 0: layer by layer (in the order the
   // pass runs them) a combine, compute, a dispatch, compute. Cut at each
@@ -382,14 +388,8 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' gathers and
   // ep 4: each unit's experts are gathered and scattered over edp 2 after
   // the rest over dp 8, another group's collectives, beside the sharding
   // group's queue and one at a time.
-  const json doc = json::parse(R"({
-    "cluster": {"node": "dgx-h100", "nodes": 1},
-    "model": {"arch": "llama", "layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 8, "seq": 4096, "vocab": 32000,
-              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 4096}},
-    "parallel": {"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 8, "zero_stage": 3},
-    "options": {"collectives": "flow"}
-  })");
-  const Run r = run(config::load_document(doc, "test.json", "."));
+  const Run r = run_small_moe_flows(
+      R"({"dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 8, "zero_stage": 3})");
   check_threads(r.trace);
   int gathers = 0, scatters = 0;
   for (const auto& entry : r.trace.slices) {
