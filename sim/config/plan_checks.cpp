@@ -156,7 +156,6 @@ void check_moe(const Scenario& sc, const Context& ctx) {
       not_yet("parallel.fsdp_max_reuse_distance", "DeepSpeed's second gather after recomputation", {"model.moe"});
     }
   }
-  if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"model.moe"});
   if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});
 }
 

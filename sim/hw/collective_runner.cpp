@@ -33,7 +33,8 @@ CollectiveRunner::GroupId CollectiveRunner::add_group(std::vector<int> members, 
 }
 
 std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId group, int participants,
-                                    std::optional<core::Time> analytic_time, double across_share) {
+                                    std::optional<core::Time> analytic_time, double across_share,
+                                    core::Time host_copy) {
   if (participants < 1) throw std::logic_error("a collective needs a participant");
   if (group >= groups_.size()) throw std::logic_error("a collective over a missing group");
   Instance in;
@@ -43,6 +44,7 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId g
   in.group = group;
   in.participants = participants;
   in.analytic_time = analytic_time;
+  if (!analytic_time) in.host_copy = host_copy;
   in.first_arrival = arrivals_.size();
   arrivals_.resize(arrivals_.size() + static_cast<std::size_t>(participants));
   instances_.push_back(std::move(in));
@@ -93,7 +95,7 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   in.progress = std::make_unique<Instance::Progress>();
   in.progress->stages = lay_out(cluster_, in.kind, in.bytes, members, plan, in.across_share);
   if (in.progress->stages.empty()) {
-    finish(id, engine);
+    data_moved(id, engine);
     return;
   }
   in.progress->stage = 0;
@@ -292,6 +294,18 @@ void CollectiveRunner::stage_done(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   if (++in.progress->stage < in.progress->stages.size()) {
     begin_stage(id, engine);
+  } else {
+    data_moved(id, engine);
+  }
+}
+
+void CollectiveRunner::data_moved(std::uint32_t id, core::Engine& engine) {
+  Instance& in = instances_[id];
+  if (in.host_copy > core::Time::zero()) {
+    // The copy to or from the host follows, counted in the collective's time
+    // as the analytic time counts it.
+    in.progress.reset();
+    engine.schedule(id_, engine.now() + in.host_copy, token(kAnalyticDone, id));
   } else {
     finish(id, engine);
   }

@@ -74,8 +74,12 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   // and they finish together. With `analytic_time` set it takes that long
   // once all have arrived, and moves no flows (the analytic fidelity).
   // `across_share` below 1: an all-to-all as DeepEP moves it (lay_out).
+  // `host_copy`: run as flows, it ends that long after its data has moved (a
+  // copy to or from the host that its stream makes next, as offloading
+  // does); an analytic time includes it already.
   std::uint32_t add(CollectiveKind kind, double bytes, GroupId group, int participants,
-                    std::optional<core::Time> analytic_time = std::nullopt, double across_share = 1.0);
+                    std::optional<core::Time> analytic_time = std::nullopt, double across_share = 1.0,
+                    core::Time host_copy = core::Time::zero());
   // The same over a group of its own.
   std::uint32_t add(CollectiveKind kind, double bytes, std::vector<int> members, int participants,
                     std::optional<core::Time> analytic_time = std::nullopt,
@@ -119,6 +123,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     GroupId group = 0;
     int participants = 1;
     std::optional<core::Time> analytic_time;
+    core::Time host_copy;  // add's
     // The participants' tasks as they arrive: arrivals_[first_arrival ..
     // first_arrival + arrived), room for every participant made at add.
     std::size_t first_arrival = 0;
@@ -155,6 +160,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   void launch(std::uint32_t id, core::Engine& engine);
   void begin_stage(std::uint32_t id, core::Engine& engine);
   void stage_done(std::uint32_t id, core::Engine& engine);
+  void data_moved(std::uint32_t id, core::Engine& engine);  // its flows done: then its host copy, or the end
   std::uint32_t route_of(const Instance& in, int from, int to);
   static bool moves_data(const Instance& in);  // takes time, so slows compute beside it
   void try_send(std::uint32_t id, int ring, int position, core::Engine& engine);

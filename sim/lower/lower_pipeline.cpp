@@ -204,13 +204,14 @@ void Lowering::lower_pipeline(int p) {
     // expert-data-parallel group (its time `experts_time`, StageCost's
     // *_experts), two tasks one after the other on `stream`; elsewhere one
     // task over dp, of the dense share where the experts have no replicas.
-    // The first task and the last.
+    // The first task and the last; a copy to the host inside `whole`
+    // (offloading: `host_copy`) follows the last's data as flows.
     struct Tasks {
       core::TaskId first, last;
     };
     auto dp_collectives = [&](std::pair<Kind, Kind> keys, int stage, int index, hw::CollectiveKind kind, double bytes,
                               core::Time whole, std::optional<core::Time> experts_time, const TaskInfo& info,
-                              CommStream stream) {
+                              CommStream stream, core::Time host_copy = core::Time::zero()) {
       const double share = costs_.stages[static_cast<std::size_t>(stage)].expert_share();
       const bool split = share > 0.0 && experts_replicated && experts_time;
       Tasks t{};
@@ -218,14 +219,15 @@ void Lowering::lower_pipeline(int p) {
       if (!split || plan_.replicas() > 1) {
         t.first = t.last =
             collective_task(q, {keys.first, stage, index, pipe.tensor, full ? 0 : pipe.replica}, kind,
-                            bytes * (1.0 - share), dp, dp_participants, split ? whole - *experts_time : whole, info, stream);
+                            bytes * (1.0 - share), dp, dp_participants, split ? whole - *experts_time : whole, info,
+                            stream, 1.0, split ? core::Time::zero() : host_copy);
         made = true;
       }
       if (split) {
         TaskInfo part = info;
         part.experts = true;
         t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, bytes * share, experts,
-                                 edp_participants, *experts_time, part, stream);
+                                 edp_participants, *experts_time, part, stream, 1.0, host_copy);
         if (!made) t.first = t.last;
       }
       return t;
@@ -235,27 +237,26 @@ void Lowering::lower_pipeline(int p) {
     // unit's routed experts' share (`expert_bytes`, its time `experts_time`)
     // runs over the expert-data-parallel group after the rest over the
     // sharding group, two tasks one after the other; none where the experts
-    // have no replicas. The second is another group's: outside the sharding
-    // group's queue, after that group's collective issued before it (one
-    // group's collectives run one at a time, lower/issue_queue.hpp). Elsewhere
-    // one task of the whole time.
-    std::optional<core::TaskId> last_expert_part;  // the rank's last such second task: its group runs one at a time
+    // have no replicas. The second is another group's: the caller queues it
+    // on that group's queue (expert_queue), at the point the host issues the
+    // first (one group's collectives run one at a time, in the order issued:
+    // lower/issue_queue.hpp). Elsewhere one task of the whole time.
     auto unit_collectives = [&](std::pair<Kind, Kind> keys, int stage, int index, hw::CollectiveKind kind, double bytes,
                                 core::Time whole, double expert_bytes, core::Time experts_time, const TaskInfo& info,
-                                CommStream stream) {
+                                CommStream stream, core::Time host_copy) {
       const bool split = options_.collectives == CollectiveModel::kFlow && expert_bytes > 0.0;
+      const bool two = split && experts_replicated;
       Tasks t{};
       t.first = t.last = collective_task(q, {keys.first, stage, index, pipe.tensor, shard_key}, kind,
                                          split ? bytes - expert_bytes : bytes, shard, shard_participants,
-                                         split ? whole - experts_time : whole, info, stream);
-      if (split && experts_replicated) {
+                                         split ? whole - experts_time : whole, info, stream, 1.0,
+                                         two ? core::Time::zero() : host_copy);
+      if (two) {
         TaskInfo part = info;
         part.experts = true;
         t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, expert_bytes, experts,
-                                 edp_participants, experts_time, part, CommStream::kUnordered);
+                                 edp_participants, experts_time, part, CommStream::kUnordered, 1.0, host_copy);
         edges_.emplace_back(t.first, t.last);
-        if (last_expert_part) edges_.emplace_back(*last_expert_part, t.last);
-        last_expert_part = t.last;
       }
       return t;
     };
@@ -289,8 +290,18 @@ void Lowering::lower_pipeline(int p) {
     // communication stream.
     const bool one_queue = sim_->shard_queue;
     IssueQueue& queue = shard_queue_;
+    IssueQueue& expert_queue = expert_queue_;  // the experts' parts (unit_collectives), whatever one_queue says
     constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
     std::vector<std::size_t> queued;  // per gather: its item in `queue`, kNoItem where it is not queued
+    std::vector<std::size_t> expert_queued;  // and its experts' part's in `expert_queue`, kNoItem for none
+    // A unit collective's experts' part, queued as the host issues its first.
+    auto queue_experts = [&](const Tasks& t, std::size_t point, IssueHook hook) {
+      return t.last != t.first ? expert_queue.add(t.last, point, hook) : kNoItem;
+    };
+    auto raise_gather = [&](std::size_t i, std::size_t point) {  // gather i issued no earlier than point
+      if (queued[i] != kNoItem) queue.raise(queued[i], point, IssueHook::kBeforeNextPiece);
+      if (expert_queued[i] != kNoItem) expert_queue.raise(expert_queued[i], point, IssueHook::kBeforeNextPiece);
+    };
     auto issued = [&] { return compute_order_[q].size(); };
     // Gather j -> the gathers waiting for its first use, in the order they
     // were issued: a list through `next_waiting` from first_waiting[j] (each
@@ -333,23 +344,25 @@ void Lowering::lower_pipeline(int p) {
       if (!b) return a;
       return std::max(*a, *b);
     };
-    // Gather i, with what it waits for; `done` its last task where it runs as
-    // two (dp_collectives), what its first use waits for.
-    auto add_gather = [&](core::TaskId id, double params, std::size_t item, std::optional<core::TaskId> done = std::nullopt) {
+    // Gather i, with what it waits for; `done` its last task (where it runs
+    // as two, dp_collectives and unit_collectives), what its first use waits
+    // for; `item` and `expert_item` its places in the queues (kNoItem: none).
+    auto add_gather = [&](core::TaskId id, double params, std::size_t item, core::TaskId done, std::size_t expert_item) {
       const std::size_t i = gathers.size();
       gathers.push_back(id);
-      gathers_done.push_back(done.value_or(id));
+      gathers_done.push_back(done);
       gathered_params.push_back(params);
       first_use.push_back(std::nullopt);
       first_use_point.push_back(0);
       queued.push_back(item);
+      expert_queued.push_back(expert_item);
       first_waiting.push_back(kNoGather);
       last_waiting.push_back(kNoGather);
       next_waiting.push_back(kNoGather);
       if (const auto j = waits_for(i)) {
         if (first_use[*j]) {
           edges_.emplace_back(*first_use[*j], id);
-          if (item != kNoItem) queue.raise(item, first_use_point[*j], IssueHook::kBeforeNextPiece);
+          raise_gather(i, first_use_point[*j]);
         } else if (first_waiting[*j] == kNoGather) {
           first_waiting[*j] = last_waiting[*j] = i;
         } else {
@@ -364,7 +377,7 @@ void Lowering::lower_pipeline(int p) {
       first_use_point[j] = issued();  // `part` is the last compute task made
       for (std::size_t i = first_waiting[j]; i != kNoGather; i = next_waiting[i]) {
         edges_.emplace_back(part, gathers[i]);
-        if (queued[i] != kNoItem) queue.raise(queued[i], first_use_point[j], IssueHook::kBeforeNextPiece);
+        raise_gather(i, first_use_point[j]);
       }
       first_waiting[j] = last_waiting[j] = kNoGather;
     };
@@ -479,7 +492,7 @@ void Lowering::lower_pipeline(int p) {
                 hw::CollectiveKind::kAllGather, share * c.param_bytes, c.param_bucket_gather[j],
                 j < c.param_bucket_gather_experts.size() ? std::optional(c.param_bucket_gather_experts[j]) : std::nullopt,
                 gather, CommStream::kGathers);
-            pieces.push_back({share, -1, add_gather(gathered.first, share * c.params, kNoItem, gathered.last)});
+            pieces.push_back({share, -1, add_gather(gathered.first, share * c.params, kNoItem, gathered.last, kNoItem)});
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
@@ -583,9 +596,13 @@ void Lowering::lower_pipeline(int p) {
               again.unit = pieces[j].unit;
               again.units = static_cast<int>(c.shard_units.size());
               again.regather = true;
+              // Its share of the unit's copy from the host, where the parameters live there.
+              const core::Time host_copy = core::Time::seconds(held_unit.gather_host_copy.to_seconds() *
+                                                               held_unit.regather_bytes / held_unit.gather_bytes);
               regather = collective_task(q, {kParamRegather, a.stage, regathers++, pipe.tensor, shard_key},
                                          hw::CollectiveKind::kAllGather, held_unit.regather_bytes, shard,
-                                         shard_participants, held_unit.regather, again, CommStream::kUnordered);
+                                         shard_participants, held_unit.regather, again, CommStream::kUnordered, 1.0,
+                                         host_copy);
               if (one_queue) queue.add(*regather, issued(), IssueHook::kBeforeNextPiece);
               if (!compute_order_[q].empty()) edges_.emplace_back(compute_order_[q].back(), *regather);
               // It follows the unit's gather for this backward (where the
@@ -685,16 +702,19 @@ void Lowering::lower_pipeline(int p) {
             // The FP32 copy to the host (DeepSpeed's) at the boundary, after
             // the unit's last collective.
             const core::Time fp32_copy = boundary ? unit.grad_fp32_copy : core::Time::zero();
+            // The copies to the host (offloading) end the last collective.
+            const core::Time host_copy = unit.grad_host_copy + fp32_copy;
             const Tasks scattered_parts = unit_collectives(
                 {kGradScatter, kGradScatterExperts}, a.stage, scatters, hw::CollectiveKind::kReduceScatter,
                 unit.grad_bytes, unit.grad_scatter + (replicated ? core::Time::zero() : fp32_copy),
                 unit.grad_expert_bytes, unit.grad_scatter_experts, scatter,
-                one_queue ? CommStream::kUnordered : CommStream::kCollectives);
+                one_queue ? CommStream::kUnordered : CommStream::kCollectives,
+                replicated ? core::Time::zero() : host_copy);
             const core::TaskId scattered = scattered_parts.first;
             edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
-            const std::size_t item =
-                one_queue ? queue.add(scattered, at_last ? issued() : unit_part_point[u], IssueHook::kAfterPiece)
-                          : kNoItem;
+            const std::size_t point = at_last ? issued() : unit_part_point[u];
+            const std::size_t item = one_queue ? queue.add(scattered, point, IssueHook::kAfterPiece) : kNoItem;
+            const std::size_t expert_item = queue_experts(scattered_parts, point, IssueHook::kAfterPiece);
             if (at_last) effect_of(scattered_parts.last).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
             core::TaskId done = scattered_parts.last;
             if (replicated) {
@@ -704,7 +724,8 @@ void Lowering::lower_pipeline(int p) {
               scatter.across_shard_groups = true;
               done = collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
                                      hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
-                                     replica, replica_participants, unit.grad_replicate + fp32_copy, scatter);
+                                     replica, replica_participants, unit.grad_replicate + fp32_copy, scatter,
+                                     CommStream::kCollectives, 1.0, host_copy);
               if (one_queue) edges_.emplace_back(scattered, done);
             }
             if (blocking && u > 0) {
@@ -716,6 +737,9 @@ void Lowering::lower_pipeline(int p) {
               if (next.gather && first_use[next.index] == unit_part[u - 1]) {
                 edges_.emplace_back(done, gathers[next.index]);  // its first task
                 if (one_queue) queue.after(queued[next.index], item);
+                if (expert_queued[next.index] != kNoItem && expert_item != kNoItem) {
+                  expert_queue.after(expert_queued[next.index], expert_item);
+                }
               }
             }
             ++scatters;
@@ -757,14 +781,16 @@ void Lowering::lower_pipeline(int p) {
           const Tasks gathered = unit_collectives(
               {kParamGather, kUnitGatherExperts}, a.stage, static_cast<int>(gathers.size()),
               hw::CollectiveKind::kAllGather, units[u].gather_bytes, units[u].gather, units[u].gather_expert_bytes,
-              units[u].gather_experts, gather, one_queue ? CommStream::kUnordered : CommStream::kGathers);
+              units[u].gather_experts, gather, one_queue ? CommStream::kUnordered : CommStream::kGathers,
+              units[u].gather_host_copy);
           const core::TaskId id = gathered.first;
           if (!first_[q][k]) first_[q][k] = id;
           last_[q][k] = gathered.last;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
           const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
+          const std::size_t expert_item = queue_experts(gathered, issued(), IssueHook::kBeforeNextPiece);
           // Held from the gather's end (its last task): what uses the unit waits for it.
-          h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last), std::nullopt};
+          h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last, expert_item), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
         // Each unit's last use in the window gives its parameters back.
@@ -843,7 +869,8 @@ void Lowering::lower_pipeline(int p) {
               {kBucket, kBucketExperts}, a.stage, static_cast<int>(j), c.grad_reduce_kind, bytes, time,
               moves && j < c.grad_bucket_reduce_experts.size() ? std::optional(c.grad_bucket_reduce_experts[j])
                                                                 : std::nullopt,
-              bucket, CommStream::kCollectives);
+              bucket, CommStream::kCollectives,
+              j < c.grad_bucket_host_copy.size() ? c.grad_bucket_host_copy[j] : core::Time::zero());
           if (j == 0) first_[q][k] = reduced.first;
           last_[q][k] = reduced.last;
           // Bucket j is ready when part j of the stage's last backward ends
@@ -899,6 +926,7 @@ void Lowering::lower_pipeline(int p) {
       for (core::TaskId reduce : after_backward) edges_.emplace_back(*last_[q][*last_compute], reduce);
     }
     queue.chain(edges_);
+    expert_queue.chain(edges_);
   }
 }
 

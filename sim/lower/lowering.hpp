@@ -198,7 +198,7 @@ class Lowering {
   core::TaskId collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                double bytes, const RankGroup& group, int participants, core::Time analytic,
                                const TaskInfo& info, CommStream stream = CommStream::kCollectives,
-                               double across_share = 1.0);
+                               double across_share = 1.0, core::Time host_copy = core::Time::zero());
   bool symmetric() const { return fidelity_ == Fidelity::kSymmetric; }
   // In symmetric fidelity, the pairs of GPUs on pipeline ranks a and b of
   // every other replica and tensor rank, which the simulated pair's exchange
@@ -465,6 +465,7 @@ class Lowering {
   std::vector<core::TaskId> unit_head_;  // per unit: the first task of its piece (its copy-out or regather, if any)
   std::vector<std::size_t> unit_part_point_;  // per unit: the rank's compute tasks issued up to its unit_part_
   IssueQueue shard_queue_;                    // per rank in turn: ZeRO-3's collectives on the sharding group
+  IssueQueue expert_queue_;                   // and those of a MoE unit's experts, on the expert-data-parallel group
 };
 
 }  // namespace trainsim::lower::detail

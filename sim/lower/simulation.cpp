@@ -21,14 +21,15 @@ namespace detail {
 
 core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, int, int>& key, hw::CollectiveKind kind,
                                        double bytes, const RankGroup& group, int participants, core::Time analytic,
-                                       const TaskInfo& info, CommStream stream, double across_share) {
+                                       const TaskInfo& info, CommStream stream, double across_share,
+                                       core::Time host_copy) {
   const std::optional<core::Time> fixed =
       options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
   core::Task t;
   t.resource = runner_id_;
   t.route = instance(key, participants, [&] {
     if (!group.id) group.id = sim_->collectives->add_group(group.members, group.copies);  // copied only when needed
-    return sim_->collectives->add(kind, bytes, *group.id, participants, fixed, across_share);
+    return sim_->collectives->add(kind, bytes, *group.id, participants, fixed, across_share, host_copy);
   });
   const core::TaskId id = add_task(t, info);
   if (stream == CommStream::kUnordered) return id;

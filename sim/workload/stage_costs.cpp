@@ -911,14 +911,24 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // no parameter shard either.
     const bool offload = plan.offload != Offload::kNone;
     const bool offload_params = plan.offload == Offload::kOptimizerAndParams;
+    // (A MoE stage's routed experts: their shard 1/edp, the rest's 1/dp.)
     if (offload) {
-      const double gone =
-          optimizer_k / shard + (plan.zero_stage >= 2 ? g / shard : 0.0) + (offload_params ? 2.0 / shard : 0.0);
-      c.model_state_bytes -= to_bytes(gone * c.params);
-      c.host_state_bytes = to_bytes((optimizer_k + 4.0 + (offload_params ? 2.0 : 0.0)) / shard * c.params);
+      auto gone_per_param = [&](int over) {
+        return optimizer_k / over + (plan.zero_stage >= 2 ? g / over : 0.0) + (offload_params ? 2.0 / over : 0.0);
+      };
+      const double hosted_per_param = optimizer_k + 4.0 + (offload_params ? 2.0 : 0.0);
+      c.model_state_bytes -=
+          to_bytes(gone_per_param(shard) * dense_params + gone_per_param(expert_shard) * c.expert_params);
+      c.host_state_bytes =
+          to_bytes(hosted_per_param / shard * dense_params + hosted_per_param / expert_shard * c.expert_params);
     }
     // Host <-> GPU copies over PCIe, each way.
     auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
+    // Of `bytes` of parameters or gradients, `expert_bytes` the routed
+    // experts', this GPU's shard.
+    auto owned = [&](double bytes, double expert_bytes) {
+      return expert_bytes > 0.0 ? (bytes - expert_bytes) / shard + expert_bytes / expert_shard : bytes / shard;
+    };
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
     // is split (sequence parallelism) or the sends are; all of it otherwise.
@@ -963,7 +973,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     c.grad_reduce_kind = reduce;
     // Every bucket but the last is full: cost each distinct size once.
     double costed_bytes = -1.0;
-    core::Time costed, costed_experts;
+    core::Time costed, costed_experts, costed_copy;
     for (std::size_t k = 0; k < buckets; ++k) {
       const double bytes = reduces && plan.zero_stage < 3
                                ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
@@ -971,12 +981,13 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       if (bytes != costed_bytes) {
         // Offloaded, the bucket's reduced shard then goes to the host.
-        costed = dp_collective(reduce, bytes) +
-                 core::Time::seconds(pcie_seconds(bytes / plan.replicas()));
+        costed_copy = core::Time::seconds(pcie_seconds(owned(bytes, bytes * expert_share)));
+        costed = dp_collective(reduce, bytes) + costed_copy;
         costed_experts = expert_collective(reduce, bytes);
         costed_bytes = bytes;
       }
       c.grad_bucket_reduce.push_back(costed);
+      if (offload) c.grad_bucket_host_copy.push_back(costed_copy);
       if (expert_share > 0.0) c.grad_bucket_reduce_experts.push_back(costed_experts);
     }
     if (plan.zero_stage == 1 || plan.zero_stage == 2) {
@@ -1085,11 +1096,14 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
                            : 0.0)
                 : 0.0;
         u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
+        const double part_experts = part.moe_layers * expert_per_layer;  // its routed experts' parameters
         // Offloaded parameters: the shard comes from the host first.
         std::pair<double, core::Time> experts;
-        u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part,
-                                      fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes, experts) +
-                   core::Time::seconds(offload_params ? pcie_seconds(u.gather_bytes / shard) : 0.0);
+        const double gathered_per_param = fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes;
+        u.gather_host_copy = core::Time::seconds(
+            offload_params ? pcie_seconds(owned(u.gather_bytes, part_experts * gathered_per_param)) : 0.0);
+        u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part, gathered_per_param, experts) +
+                   u.gather_host_copy;
         std::tie(u.gather_expert_bytes, u.gather_experts) = experts;
         // The second gather of a recomputed unit: that share of its bytes, as its gather moves them.
         u.regather_bytes = part.regathered * u.gather_bytes;
@@ -1107,8 +1121,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         // gradient, one after the other on its reduction stream.
         const bool deepspeed_copies = plan.blocking_grad_copy();
         const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
-        const core::Time to_host = core::Time::seconds(pcie_seconds(part.params * copied_per_param / shard));
-        if (deepspeed_copies) u.grad_fp32_copy = core::Time::seconds(pcie_seconds(part.params * 4.0 / shard));
+        const core::Time to_host =
+            core::Time::seconds(pcie_seconds(owned(part.params * copied_per_param, part_experts * copied_per_param)));
+        u.grad_host_copy = to_host;
+        if (deepspeed_copies) {
+          u.grad_fp32_copy = core::Time::seconds(pcie_seconds(owned(part.params * 4.0, part_experts * 4.0)));
+        }
         u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g, experts);
         std::tie(u.grad_expert_bytes, u.grad_scatter_experts) = experts;
         if (copies > 1) {

@@ -53,6 +53,12 @@ struct ShardUnit {
   // round trip of the 16-bit shard every backward makes is in the scatter
   // (or replicate) time above. Zero otherwise.
   core::Time grad_fp32_copy;
+  // Offloading (Plan::offload): the copies over the host link inside the
+  // times above, which collectives run as flows move after their data: the
+  // parameter shard from the host (in `gather`) and the reduced gradient
+  // shard to it (in grad_scatter, or grad_replicate under HSDP). Zero
+  // otherwise.
+  core::Time gather_host_copy, grad_host_copy;
   // Its part of the stage's F, I and W (each set sums to 1 over the units):
   // its layers' (or embedding's, head's) own times; what the stage adds as a
   // whole (the all-gather a scatter-gather send needs) goes to the unit that
@@ -140,6 +146,8 @@ struct StageCost {
   double param_bytes = 0.0;  // and its 16-bit parameters, which ZeRO gathers
   hw::CollectiveKind grad_reduce_kind = hw::CollectiveKind::kAllReduce;
   std::vector<core::Time> grad_bucket_reduce;
+  // Offloading: each bucket's reduced shard to the host, inside its time above.
+  std::vector<core::Time> grad_bucket_host_copy;
   core::Time param_all_gather;  // ZeRO-1/2: updated parameters, after the optimizer step
   // With Overlap::param_gather: that gather bucket by bucket (the gradient
   // buckets' sizes, in the order the forward uses them), each under the

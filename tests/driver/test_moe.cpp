@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 #include <utility>
 
@@ -551,6 +553,53 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: a MoE unit's experts mov
   const auto [full, full_summary] = whatif({"options.collectives=flow", "options.fidelity=full"});
   CHECK(full_summary.iteration_time_s == doctest::Approx(flow_summary.iteration_time_s).epsilon(0.01));
   CHECK(full_summary.peak_memory_bytes == flow_summary.peak_memory_bytes);
+}
+
+TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' parts queue in the order the host issues them") {
+  // zero3_with_dense_layers on one pipeline stage (dp 16 over 2 nodes, ep 4:
+  // edp 4), its optimizer offloaded, as DeepSpeed's stage 3 runs it: each
+  // unit's backward waits for the scatter and host copies of the unit after
+  // it. The experts' gathers and scatters of GPU 0, one at a time on their
+  // group, run in the order of their units' other parts on the sharding
+  // group: a gather, then the scatter of the unit before it in the backward.
+  json doc = zero3_with_dense_layers();
+  doc["parallel"]["pp"] = 1;
+  doc["parallel"]["dp"] = 16;
+  doc["parallel"]["offload"] = "optimizer";
+  auto whatif = [&](const std::vector<std::string>& overrides) {
+    const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
+    driver::WhatIf w = driver::simulate(sc);
+    const report::Summary summary = driver::summarize(sc, w, "test.json");
+    return std::make_pair(std::move(w), summary);
+  };
+  const auto [flows, flow_summary] = whatif({"options.collectives=flow"});
+  const auto [analytic, analytic_summary] = whatif({});
+  CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.02));
+  // GPU 0's unit collectives of MoE units (layers 3-7, units 4-8), the two
+  // parts apart, each named by kind, unit and how many of that kind and unit
+  // came before, in the order they start.
+  const lower::Simulation& sim = *flows.sim;
+  using Name = std::tuple<int, int, int>;
+  std::vector<std::pair<core::Time, Name>> rest, experts;
+  std::map<std::tuple<bool, int, int>, int> seen;
+  for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    if (ti.rank != 0 || ti.unit < 4 || ti.unit > 8) continue;
+    if (ti.kind != lower::TaskKind::kParamAllGather && ti.kind != lower::TaskKind::kGradReduce) continue;
+    const int kind = static_cast<int>(ti.kind);
+    const Name name{kind, ti.unit, seen[{ti.experts, kind, ti.unit}]++};
+    (ti.experts ? experts : rest).emplace_back(sim.timeline.start[id], name);
+  }
+  std::sort(rest.begin(), rest.end());
+  std::sort(experts.begin(), experts.end());
+  REQUIRE(experts.size() == rest.size());
+  // 5 units, 2 micro-batches a GPU (32 / 16): each a gather forward, one
+  // backward and a scatter.
+  CHECK(experts.size() == 30);
+  for (std::size_t i = 0; i < experts.size(); ++i) {
+    CAPTURE(i);
+    CHECK(experts[i].second == rest[i].second);
+  }
 }
 
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {

@@ -281,6 +281,36 @@ TEST_CASE("a representative's flows weigh its copies on shared links, whatever t
   }
 }
 
+TEST_CASE("a host copy after a collective's flows ends it that much later; an analytic time already holds it") {
+  // An all-reduce of 1 MiB over GPUs 0 and 1, alone, then the same with a
+  // 2 ms copy to the host after its data has moved: 2 ms later to the
+  // picosecond. Over one GPU (no data to move) the copy is all it takes.
+  // Given an analytic time of 5 ms, the collective takes 5 ms, copy or not.
+  const hw::ClusterSpec c = dgx_a100(1);
+  auto end_of = [&](const std::vector<int>& members, std::optional<Time> analytic, Time host_copy) {
+    hw::FlowNetwork net;
+    hw::Topology topo(c, net, members);
+    hw::CollectiveRunner runner(c, topo, net);
+    core::TaskGraph g;
+    const auto group = runner.add_group(members);
+    const auto task = g.add({0, runner.add(hw::CollectiveKind::kAllReduce, 1048576.0, group, 1, analytic, 1.0, host_copy),
+                             Time::zero(), 0.0});
+    g.finalize();
+    core::Engine e(g);
+    runner.set_id(e.add_resource(runner));
+    const auto completion = e.add_resource(net);
+    const auto timers = e.add_resource(net);
+    net.set_ids(completion, timers);
+    return e.run().end[task];
+  };
+  const Time copy = Time::microseconds(2000);
+  const Time flows = end_of({0, 1}, std::nullopt, Time::zero());
+  CHECK(flows > Time::zero());
+  CHECK(end_of({0, 1}, std::nullopt, copy) == flows + copy);
+  CHECK(end_of({0}, std::nullopt, copy) == copy);
+  CHECK(end_of({0, 1}, Time::microseconds(5000), copy) == Time::microseconds(5000));
+}
+
 TEST_CASE("a collective waits for all its participants") {
   // Two tasks join one all-reduce; one is ready at once, the other after 1 ms:
   // the collective starts at 1 ms and both tasks end together.

@@ -14,6 +14,7 @@ using namespace trainsim;
 using namespace trainsim::workload;
 using trainsim::workload::testing::small_cluster;
 using trainsim::workload::testing::small_gpt;
+using trainsim::workload::testing::small_moe;
 
 namespace {
 // small_cluster's node with a host: 1024 GB of DRAM at 0.4 TB/s, PCIe 25 GB/s,
@@ -98,6 +99,57 @@ TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded param
         doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
   CHECK(static_cast<double>(all.host_state_bytes - opt.host_state_bytes) ==
         doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
+}
+
+TEST_CASE("offloading with experts: each GPU's shard of the routed experts is 1/edp, the rest's 1/dp") {
+  // small_moe (8 MoE layers, 8 experts) on the node's 8 GPUs, dp 8, ep 4:
+  // each GPU holds 2 experts a layer, 8 x 12,582,912 = 100,663,296
+  // parameters, sharded over edp 8 / 4 = 2; the rest (attention, router,
+  // norms, embedding, head) over dp 8.
+  const TransformerSpec m = small_moe();
+  const hw::ClusterSpec c = cluster();
+  for (int zero : {1, 3}) {
+    CAPTURE(zero);
+    Plan on_plan = plan(zero, Offload::kNone);
+    on_plan.ep = 4;
+    Plan off_plan = on_plan;
+    off_plan.offload = Offload::kOptimizer;
+    off_plan.offload_grad_copy = OffloadGradCopy::kAsync;
+    const StageCost on = stage_costs(m, on_plan, c).stages[0];
+    const StageCost off = stage_costs(m, off_plan, c).stages[0];
+    REQUIRE(on.expert_params == 8.0 * 12'582'912);
+    const double dense = on.params - on.expert_params, experts = on.expert_params;
+    // The host holds (12 + 4) bytes a parameter of each shard: dense / 8 and
+    // experts / 2; the GPU sheds the 12 of optimizer state (and under ZeRO-3
+    // the 2 of gradients) of each.
+    CHECK(static_cast<double>(off.host_state_bytes) ==
+          doctest::Approx(16.0 * (dense / 8 + experts / 2)).epsilon(1e-9));
+    const double shed = 12.0 + (zero >= 2 ? 2.0 : 0.0);
+    CHECK(static_cast<double>(on.model_state_bytes - off.model_state_bytes) ==
+          doctest::Approx(shed * (dense / 8 + experts / 2)).epsilon(1e-9));
+    // The host steps the same shards (38 bytes a parameter at 0.4 TB/s / 8)
+    // and sends their 16-bit copy back over PCIe.
+    const double owned = dense / 8 + experts / 2;
+    const double expected = owned * 38.0 / (0.4e12 / 8) + owned * 2.0 / 25e9 +
+                            (zero == 1 ? on.params * 2.0 / 1.6e12 : 0.0) + 3e-6;
+    CHECK(off.optimizer_step.to_seconds() == doctest::Approx(expected).epsilon(1e-6));
+    if (zero == 1) {
+      // ZeRO-1: one 25 MiB bucket's reduced shard crosses PCIe, its experts'
+      // share (their part of the stage's parameters) 1/2 of it, the rest 1/8.
+      REQUIRE(on.grad_bucket_reduce.size() == off.grad_bucket_reduce.size());
+      const double bucket = 25.0 * 1048576.0, share = experts / on.params;
+      CHECK((off.grad_bucket_reduce[0] - on.grad_bucket_reduce[0]).to_seconds() ==
+            doctest::Approx((bucket * (1.0 - share) / 8 + bucket * share / 2) / 25e9).epsilon(1e-6));
+    } else {
+      // ZeRO-3: a layer's unit (4,204,544 dense parameters and 12,582,912 of
+      // experts, 2 bytes each) sends its reduced shards to the host.
+      const ShardUnit& u_on = on.shard_units[1];
+      const ShardUnit& u_off = off.shard_units[1];
+      CHECK(u_on.params == 16'787'456.0);
+      CHECK((u_off.grad_scatter - u_on.grad_scatter).to_seconds() ==
+            doctest::Approx((2.0 * 4'204'544 / 8 + 2.0 * 12'582'912 / 2) / 25e9).epsilon(1e-6));
+    }
+  }
 }
 
 }  // namespace workload_offload_test
