@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
 
 #include "core/checked.hpp"
 #include "hw/collective_runner.hpp"
@@ -146,8 +147,18 @@ void check_moe(const Scenario& sc, const Context& ctx) {
   // expert-data-parallel group, the rest over dp, timed analytically; a unit
   // is a layer (MoE or dense) or several.
   if (p.zero_stage == 3) {
-    if (p.fsdp_shard_size > 0 && p.fsdp_shard_size < p.replicas()) {
-      not_yet("parallel.fsdp_shard_size", "HSDP (sharding groups smaller than dp)", {"model.moe"});
+    // HSDP: each shard group's GPUs hold whole expert-parallel groups, whose
+    // experts shard over that group's part of edp.
+    const long long shard_gpus = static_cast<long long>(p.fsdp_shard_size) * p.tp;
+    if (p.fsdp_shard_size > 0 && p.fsdp_shard_size < p.replicas() && p.replicas() % p.fsdp_shard_size == 0 &&
+        shard_gpus % (static_cast<long long>(p.ep) * p.etp) != 0) {
+      const long long group = static_cast<long long>(p.ep) * p.etp;
+      ctx.fail("parallel.fsdp_shard_size",
+               fmt::format("with experts each shard group must hold whole expert-parallel groups, but fsdp_shard_size "
+                           "x tp = {} x {} = {} GPUs is not a multiple of ep x etp = {} x {} = {}; expected a "
+                           "multiple of {}",
+                           p.fsdp_shard_size, p.tp, shard_gpus, p.ep, p.etp, group, group / std::gcd(group, static_cast<long long>(p.tp))),
+               {"parallel.ep", "parallel.etp", "model.moe"});
     }
     if (p.fsdp_persistence_threshold > 0.0) {
       not_yet("parallel.fsdp_persistence_threshold", "ZeRO-3's persistent small tensors", {"model.moe"});

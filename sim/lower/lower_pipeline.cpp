@@ -126,7 +126,8 @@ void Lowering::lower_pipeline(int p) {
   const int replica_key = full ? sharding_index(pipe.replica, Sharding::kReplicate) : pipe.replica;
   enum Kind {
     kBucket, kEmbedding, kGather, kBarrier, kParamGather, kGradScatter, kGradReplicate, kCopyGrads, kParamRegather,
-    kBucketExperts, kGatherExperts, kParamGatherExperts, kEpExchange, kUnitGatherExperts, kGradScatterExperts
+    kBucketExperts, kGatherExperts, kParamGatherExperts, kEpExchange, kUnitGatherExperts, kGradScatterExperts,
+    kGradReplicateExperts
   };
   // Whether MoE stages reduce and gather their routed experts' share over
   // an expert-data-parallel group of more than one GPU, and which group
@@ -135,6 +136,16 @@ void Lowering::lower_pipeline(int p) {
   const int edp = edp_index(pipe.replica, pipe.tensor);
   const int edp_key = full ? edp : 0;
   const int edp_participants = full ? plan_.expert_replicas() : 1;
+  // ZeRO-3: the GPUs a unit's experts shard over (under HSDP the edp
+  // group's part inside this GPU's shard group) and, under HSDP, the copies
+  // of this GPU's expert shard across the shard groups.
+  const int expert_m = plan_.expert_shard_group_size();
+  const bool experts_sharded = expert_m > 1 && has_experts();
+  const int edp_place_of_gpu = edp_place(pipe.replica, pipe.tensor);
+  const int expert_chunk = edp_place_of_gpu / expert_m, expert_place = edp_place_of_gpu % expert_m;
+  const int expert_shard_key = full ? edp * plan_.shard_replicas() + expert_chunk : 0;
+  const int expert_replica_key = full ? edp * expert_m + expert_place : 0;
+  const int expert_shard_participants = full ? expert_m : 1;
   // Flow collectives: MoE layers' dispatch and combine over the
   // expert-parallel group (or the expert-tensor group), as tasks.
   const bool ep_flows = options_.collectives == CollectiveModel::kFlow &&
@@ -185,6 +196,19 @@ void Lowering::lower_pipeline(int p) {
     const std::vector<std::vector<int>> expert_copies =
         experts_replicated ? edp_copies(r, edp) : std::vector<std::vector<int>>{};
     const RankGroup experts{expert_group, expert_copies};
+    const bool expert_hsdp = replicated && has_experts();
+    const std::vector<int> expert_shard_members =
+        expert_hsdp ? expert_shard_group(r, edp, expert_chunk) : std::vector<int>{};
+    const std::vector<std::vector<int>> expert_shard_copies =
+        expert_hsdp ? expert_sharding_copies(r, edp, expert_chunk, Sharding::kShard) : std::vector<std::vector<int>>{};
+    const std::vector<int> expert_replica_members =
+        expert_hsdp ? expert_replica_group(r, edp, expert_place) : std::vector<int>{};
+    const std::vector<std::vector<int>> expert_replica_copies =
+        expert_hsdp ? expert_sharding_copies(r, edp, expert_place, Sharding::kReplicate)
+                    : std::vector<std::vector<int>>{};
+    const RankGroup hsdp_expert_shards{expert_shard_members, expert_shard_copies};
+    const RankGroup& expert_shards = expert_hsdp ? hsdp_expert_shards : experts;  // one group where it is edp's
+    const RankGroup expert_replicas{expert_replica_members, expert_replica_copies};
     const std::vector<int> ep_members = ep_flows ? ep_group(r, ep_id) : std::vector<int>{};
     const std::vector<int> etp_members = ep_flows ? etp_group(r, etp_id) : std::vector<int>{};
     const std::vector<std::vector<int>> ep_copies =
@@ -245,7 +269,7 @@ void Lowering::lower_pipeline(int p) {
                                 core::Time whole, double expert_bytes, core::Time experts_time, const TaskInfo& info,
                                 CommStream stream, core::Time host_copy) {
       const bool split = options_.collectives == CollectiveModel::kFlow && expert_bytes > 0.0;
-      const bool two = split && experts_replicated;
+      const bool two = split && experts_sharded;
       Tasks t{};
       t.first = t.last = collective_task(q, {keys.first, stage, index, pipe.tensor, shard_key}, kind,
                                          split ? bytes - expert_bytes : bytes, shard, shard_participants,
@@ -254,8 +278,8 @@ void Lowering::lower_pipeline(int p) {
       if (two) {
         TaskInfo part = info;
         part.experts = true;
-        t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, expert_bytes, experts,
-                                 edp_participants, experts_time, part, CommStream::kUnordered, 1.0, host_copy);
+        t.last = collective_task(q, {keys.second, stage, index, expert_shard_key, 0}, kind, expert_bytes, expert_shards,
+                                 expert_shard_participants, experts_time, part, CommStream::kUnordered, 1.0, host_copy);
         edges_.emplace_back(t.first, t.last);
       }
       return t;
@@ -720,13 +744,26 @@ void Lowering::lower_pipeline(int p) {
             if (replicated) {
               // HSDP: the shard it now holds, all-reduced with the other
               // groups' copies (over another group: on the communication
-              // stream, after its scatter).
+              // stream, after its scatter); with flow collectives a MoE
+              // unit's experts' shard after the rest's, over its own copies.
               scatter.across_shard_groups = true;
+              const bool split = options_.collectives == CollectiveModel::kFlow && unit.grad_expert_bytes > 0.0;
+              const double rest = split ? unit.grad_bytes - unit.grad_expert_bytes : unit.grad_bytes;
               done = collective_task(q, {kGradReplicate, a.stage, scatters, pipe.tensor, replica_key},
-                                     hw::CollectiveKind::kAllReduce, unit.grad_bytes / plan_.shard_group_size(),
-                                     replica, replica_participants, unit.grad_replicate + fp32_copy, scatter,
-                                     CommStream::kCollectives, 1.0, host_copy);
+                                     hw::CollectiveKind::kAllReduce, rest / plan_.shard_group_size(), replica,
+                                     replica_participants,
+                                     unit.grad_replicate + fp32_copy - (split ? unit.grad_replicate_experts : core::Time{}),
+                                     scatter, CommStream::kCollectives, 1.0, split ? core::Time{} : host_copy);
               if (one_queue) edges_.emplace_back(scattered, done);
+              if (split) {
+                TaskInfo part = scatter;
+                part.experts = true;
+                done = collective_task(q, {kGradReplicateExperts, a.stage, scatters, expert_replica_key, 0},
+                                       hw::CollectiveKind::kAllReduce, unit.grad_expert_bytes / expert_m,
+                                       expert_replicas, replica_participants, unit.grad_replicate_experts, part,
+                                       CommStream::kCollectives, 1.0, host_copy);
+                edges_.emplace_back(scattered_parts.last, done);
+              }
             }
             if (blocking && u > 0) {
               edges_.emplace_back(done, unit_head[u - 1]);

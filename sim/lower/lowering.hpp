@@ -255,6 +255,19 @@ class Lowering {
   std::vector<int> edp_group(int rank, int index) const {
     return stage_gpus(rank, plan_.expert_replicas(), [&](int i) { return folding().edp_member(index, i); });
   }
+  // ZeRO-3 with HSDP (Plan::expert_shard_group_size): edp group `index`'s
+  // members inside shard group `chunk` (its members m x chunk .. m x chunk +
+  // m - 1), and those at place `place` in each shard group (place, place +
+  // m, ...). Which of each the GPU at (replica, tensor) is in.
+  std::vector<int> expert_shard_group(int rank, int index, int chunk) const {
+    const int m = plan_.expert_shard_group_size();
+    return stage_gpus(rank, m, [&](int i) { return folding().edp_member(index, chunk * m + i); });
+  }
+  std::vector<int> expert_replica_group(int rank, int index, int place) const {
+    const int m = plan_.expert_shard_group_size();
+    return stage_gpus(rank, plan_.shard_replicas(), [&](int i) { return folding().edp_member(index, place + i * m); });
+  }
+  int edp_place(int replica, int tensor) const { return (replica * plan_.tp + tensor) / (plan_.etp * plan_.ep); }
   std::vector<int> ep_group(int rank, int index) const {
     return stage_gpus(rank, plan_.ep, [&](int i) { return folding().ep_member(index, i); });
   }
@@ -317,6 +330,20 @@ class Lowering {
     if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
     for (int i = 0; i < plan_.etp * plan_.ep; ++i) {
       if (i != index) copies.push_back(edp_group(rank, i));
+    }
+    return copies;
+  }
+  // The same for the HSDP groups of the experts: every other edp group's
+  // shard groups (kShard), or places (kReplicate).
+  std::vector<std::vector<int>> expert_sharding_copies(int rank, int index, int which, Sharding kind) const {
+    std::vector<std::vector<int>> copies;
+    if (!symmetric() || options_.collectives != CollectiveModel::kFlow) return copies;
+    const int count = kind == Sharding::kShard ? plan_.shard_replicas() : plan_.expert_shard_group_size();
+    for (int i = 0; i < plan_.etp * plan_.ep; ++i) {
+      for (int w = 0; w < count; ++w) {
+        if (i == index && w == which) continue;
+        copies.push_back(kind == Sharding::kShard ? expert_shard_group(rank, i, w) : expert_replica_group(rank, i, w));
+      }
     }
     return copies;
   }

@@ -306,9 +306,10 @@ PipelineWork Lowering::work_per_pipeline() const {
         }
         const double scatters = c.sharded() && schedule::is_backward_end(a.op) ? units : 0.0;
         const double replicated = plan_.zero_stage == 3 && plan_.shard_replicas() > 1 ? scatters : 0.0;
-        work.tasks += pieces + copies + regathers + (full && plan_.tp > 1 ? 1 : 0) + scatters * unit_twice(c) + replicated;
+        // (HSDP with experts: their shard's all-reduce a second task, over edp at most.)
+        work.tasks += pieces + copies + regathers + (full && plan_.tp > 1 ? 1 : 0) + (scatters + replicated) * unit_twice(c);
         work.flow_steps += (scatters + regathers) * ring + replicated * all_reduce +
-                           (unit_twice(c) > 1 ? scatters * expert_ring : 0.0);
+                           (unit_twice(c) > 1 ? scatters * expert_ring + replicated * expert_all_reduce : 0.0);
       } else if (a.op == Op::kReduceGrad) {
         const bool embedding = a.stage == 0 || a.stage + 1 == shape_.stages;  // a tied embedding's all-reduce
         const bool copies = shape_.pipelines > 1;  // DualPipe's copies adding their gradients

@@ -161,7 +161,9 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
                  ? fmt::format("send act mb{} s{}->s{}", a.microbatch, a.stage, a.stage + 1)
                  : fmt::format("send grad mb{} s{}->s{}", a.microbatch, a.stage, a.stage - 1);
     case lower::TaskKind::kGradReduce:
-      if (ti.across_shard_groups) return fmt::format("grad all-reduce s{}{} (across shard groups)", a.stage, part);
+      if (ti.across_shard_groups) {
+        return fmt::format("grad all-reduce s{}{} (across shard groups{})", a.stage, part, ti.experts ? ", experts" : "");
+      }
       if (ti.across_copies) return fmt::format("grad all-reduce s{} with its copy (other direction)", a.stage);
       return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} ({})", a.stage, part, ti.experts ? "edp, experts" : "dp")
                           : fmt::format("grad reduce s{} ({}){}", a.stage, ti.experts ? "edp, experts" : "dp", part);
@@ -222,8 +224,9 @@ std::string chrome_trace(const lower::Simulation& sim, const hw::ClusterSpec& cl
   bool gathers = false, regathers = false, unit_experts = false;
   // With flow collectives, a MoE unit's experts' part of its gather and of
   // its scatter, over the expert-data-parallel group: one at a time, beside
-  // the sharding group's queue.
-  auto of_unit_experts = [&](const lower::TaskInfo& ti) { return ti.experts && ti.unit >= 0; };
+  // the sharding group's queue (HSDP's all-reduce of their shard runs on the
+  // communication stream, after the rest's).
+  auto of_unit_experts = [&](const lower::TaskInfo& ti) { return ti.experts && ti.unit >= 0 && !ti.across_shard_groups; };
   // What the sharding group's queue holds besides the gathers: the second
   // gathers and the units' reduce-scatters (not HSDP's all-reduce after one,
   // over another group, nor the experts' parts).

@@ -218,6 +218,11 @@ struct Plan {
   // split over etp GPUs; the MoE layers' groups in etp-ep-edp order.
   int etp = 1;
   int expert_replicas() const { return tp * replicas() / (ep * etp); }
+  // The GPUs a routed expert's ZeRO-3 shards spread over: under HSDP the
+  // expert-data-parallel group's members inside one shard group (each shard
+  // group holds whole expert-parallel groups; TorchTitan's dp_shard_mod_ep),
+  // its copies across the groups as the rest's; elsewhere all of edp.
+  int expert_shard_group_size() const { return expert_replicas() / shard_replicas(); }
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // The busiest expert-parallel rank's routed tokens over the mean, drop-less
   // (options.moe_imbalance): 1 is balanced, as Megatron-Core's

@@ -463,6 +463,11 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // as Megatron-Core folds them (workload/expert_folding.hpp), every group
     // of a kind running at once.
     hw::CollectiveGroup ep_group, etp_group, edp_group;
+    // ZeRO-3 with HSDP: each edp group's members inside one shard group
+    // (consecutive in the group, Plan::expert_shard_group_size of them) shard
+    // the experts; the members at the same place in each shard group hold
+    // copies of one shard. Without HSDP the first is edp_group.
+    hw::CollectiveGroup expert_shard_group, expert_replica_group;
     if (moe) {
       std::vector<int> stage_gpus;
       for (int d = 0; d < plan.replicas(); ++d) {
@@ -498,6 +503,20 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       ep_group = slowest(ep_groups, hw::CollectiveKind::kAllToAll);
       etp_group = slowest(etp_groups, hw::CollectiveKind::kAllGather);
       edp_group = slowest(edp_groups, hw::CollectiveKind::kReduceScatter);
+      expert_shard_group = edp_group;
+      const auto m = static_cast<std::size_t>(plan.expert_shard_group_size());
+      if (plan.zero_stage == 3 && plan.shard_replicas() > 1) {
+        std::vector<std::vector<int>> shards, replicas;
+        for (const std::vector<int>& g : edp_groups) {
+          for (std::size_t first = 0; first < g.size(); first += m) shards.emplace_back(g.begin() + first, g.begin() + first + m);
+          for (std::size_t k = 0; k < m; ++k) {
+            replicas.emplace_back();
+            for (std::size_t i = k; i < g.size(); i += m) replicas.back().push_back(g[i]);
+          }
+        }
+        expert_shard_group = slowest(shards, hw::CollectiveKind::kReduceScatter);
+        expert_replica_group = slowest(replicas, hw::CollectiveKind::kAllReduce);
+      }
     }
     hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
     dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
@@ -860,7 +879,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         main_layers * replicated_per_layer + (dense_layers > 0 ? dense_layers * dense_model.replicated_params_per_layer() : 0.0);
     c.params = (params - replicated) / t + replicated + c.expert_params;
     const double dense_params = c.params - c.expert_params;
-    const int expert_shard = plan.expert_replicas();
+    const int expert_shard = plan.expert_shard_group_size();
     // Each micro-batch's weight gradients join the iteration's as W produces
     // them: with a separate kernel, its bytes at the achievable HBM bandwidth.
     // The concatenated W of 2BP adds its one gradient once.
@@ -1074,8 +1093,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         const double expert_bytes = part.moe_layers * expert_per_layer * per_param;
         experts = {0.0, core::Time{}};
         if (expert_bytes <= 0.0) return hw::collective_time(kind, bytes, shard_group, node, algorithm);
-        experts = {expert_bytes,
-                   expert_shard > 1 ? hw::collective_time(kind, expert_bytes, edp_group, node, algorithm) : core::Time{}};
+        experts = {expert_bytes, expert_shard > 1
+                                     ? hw::collective_time(kind, expert_bytes, expert_shard_group, node, algorithm)
+                                     : core::Time{}};
         return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) + experts.second;
       };
       if (last) parts.push_back({0, (model.head_params() - tied_share) / t - persistent_head, head_times});
@@ -1130,9 +1150,17 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g, experts);
         std::tie(u.grad_expert_bytes, u.grad_scatter_experts) = experts;
         if (copies > 1) {
-          u.grad_replicate =
-              hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_bytes / shard, replica_group, node, algorithm) +
-              to_host;
+          // HSDP: the shards' all-reduce across the groups; a MoE unit's
+          // experts' shard over its own copies after the rest's.
+          if (u.grad_expert_bytes > 0.0) {
+            u.grad_replicate_experts = hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_expert_bytes / expert_shard,
+                                                           expert_replica_group, node, algorithm);
+          }
+          u.grad_replicate = hw::collective_time(hw::CollectiveKind::kAllReduce,
+                                                 u.grad_expert_bytes > 0.0 ? (u.grad_bytes - u.grad_expert_bytes) / shard
+                                                                           : u.grad_bytes / shard,
+                                                 replica_group, node, algorithm) +
+                             u.grad_replicate_experts + to_host;
         } else {
           u.grad_scatter += to_host;
         }

@@ -46,7 +46,10 @@ struct ShardUnit {
   core::Time gather_experts, grad_scatter_experts;
   // HSDP: the all-reduce of its gradient shard (grad_bytes / fsdp_shard_size)
   // across the shard groups, after the reduce-scatter. Zero without HSDP.
-  core::Time grad_replicate;
+  // A MoE unit's experts' shard (grad_expert_bytes /
+  // Plan::expert_shard_group_size) goes over their own copies after the
+  // rest's: that part of it in grad_replicate_experts.
+  core::Time grad_replicate, grad_replicate_experts;
   // DeepSpeed's blocking copy (Plan::grad_copy): the FP32 copy of the reduced
   // shard into the host optimizer's gradient, made after the stage's last
   // backward of the iteration only (the gradient-accumulation boundary); the

@@ -158,9 +158,13 @@ TEST_CASE("what MoE plans cannot run yet says so") {
   CHECK(error_of({"parallel.zero_stage=3", "parallel.distributed_optimizer=false"}).empty());
   CHECK(error_of({"parallel.zero_stage=3", "model.moe.dense_layers=1", "model.ffn=14336"}).empty());
   CHECK(error_of({"parallel.zero_stage=3", "options.collectives=flow"}).empty());
+  // HSDP: each shard group (fsdp_shard_size replicas of tp 2 GPUs) must hold
+  // whole expert-parallel groups of ep 8: a shard size of 4 does, 2 not.
+  CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_shard_size=4"}).empty());
   CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_shard_size=2"}) ==
-        "test.json: parallel.fsdp_shard_size: HSDP (sharding groups smaller than dp) with a MoE model (model.moe) is "
-        "not modelled yet (from --set parallel.fsdp_shard_size=2)");
+        "test.json: parallel.fsdp_shard_size: with experts each shard group must hold whole expert-parallel groups, "
+        "but fsdp_shard_size x tp = 2 x 2 = 4 GPUs is not a multiple of ep x etp = 8 x 1 = 8; expected a multiple of "
+        "4 (from --set parallel.fsdp_shard_size=2)");
   CHECK(error_of({"parallel.zero_stage=3", "parallel.fsdp_persistence_threshold=100"}) ==
         "test.json: parallel.fsdp_persistence_threshold: ZeRO-3's persistent small tensors with a MoE model "
         "(model.moe) is not modelled yet (from --set parallel.fsdp_persistence_threshold=100)");

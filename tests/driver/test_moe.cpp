@@ -237,6 +237,32 @@ json zero3_with_dense_layers() {
     "parallel": {"pp": 2, "dp": 8, "ep": 4, "microbatch_size": 1, "global_batch": 32, "zero_stage": 3}
   })");
 }
+// A config's what-if, with the summary `trainsim run` prints of it.
+std::pair<driver::WhatIf, report::Summary> whatif_of(const json& doc, const std::vector<std::string>& overrides) {
+  const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
+  driver::WhatIf w = driver::simulate(sc);
+  const report::Summary summary = driver::summarize(sc, w, "test.json");
+  return {std::move(w), summary};
+}
+// GPU 0's first `count` collectives that `pick` picks, in the order built:
+// each one's unit, whether it is the experts' part, its bytes and members.
+struct UnitCollective {
+  int unit;
+  bool experts;
+  double bytes;
+  int members;
+};
+template <class Pick>
+std::vector<UnitCollective> gpu0_collectives(const lower::Simulation& sim, std::size_t count, Pick pick) {
+  std::vector<UnitCollective> out;
+  for (core::TaskId id = 0; id < sim.graph.size() && out.size() < count; ++id) {
+    const lower::TaskInfo& ti = sim.info[id];
+    if (ti.rank != 0 || !pick(ti)) continue;
+    const auto d = sim.collectives->describe(sim.graph.task(id).route);
+    out.push_back({ti.unit, ti.experts, d.bytes, d.members});
+  }
+  return out;
+}
 // GPU 0's bucket reductions in order (each one collective task).
 struct Reduction {
   bool experts;
@@ -504,12 +530,7 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: a MoE unit's experts mov
   // collectives: the rest of its weights over the 8 GPUs of dp, then its
   // experts over the 2 of edp; the dense units' one over dp.
   const json doc = zero3_with_dense_layers();
-  auto whatif = [&](const std::vector<std::string>& overrides) {
-    const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
-    driver::WhatIf w = driver::simulate(sc);
-    const report::Summary summary = driver::summarize(sc, w, "test.json");
-    return std::make_pair(std::move(w), summary);
-  };
+  auto whatif = [&](const std::vector<std::string>& overrides) { return whatif_of(doc, overrides); };
   const auto [flows, flow_summary] = whatif({"options.collectives=flow"});
   const auto [analytic, analytic_summary] = whatif({});
   const workload::ShardUnit& moe_unit = flows.costs->stages[0].shard_units[4];
@@ -517,20 +538,8 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: a MoE unit's experts mov
   REQUIRE(moe_unit.gather_expert_bytes > 0.0);
   CHECK(dense_unit.gather_expert_bytes == 0.0);
   // GPU 0's first gathers, in order: units 0-3 one collective each, unit 4 two.
-  const lower::Simulation& sim = *flows.sim;
-  struct Gather {
-    int unit;
-    bool experts;
-    double bytes;
-    int members;
-  };
-  std::vector<Gather> first;
-  for (core::TaskId id = 0; id < sim.graph.size() && first.size() < 6; ++id) {
-    const lower::TaskInfo& ti = sim.info[id];
-    if (ti.rank != 0 || ti.kind != lower::TaskKind::kParamAllGather) continue;
-    const auto d = sim.collectives->describe(sim.graph.task(id).route);
-    first.push_back({ti.unit, ti.experts, d.bytes, d.members});
-  }
+  const std::vector<UnitCollective> first = gpu0_collectives(
+      *flows.sim, 6, [](const lower::TaskInfo& ti) { return ti.kind == lower::TaskKind::kParamAllGather; });
   REQUIRE(first.size() == 6);
   for (int u = 0; u < 4; ++u) {
     CHECK(first[u].unit == u);
@@ -566,12 +575,7 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' parts queue
   doc["parallel"]["pp"] = 1;
   doc["parallel"]["dp"] = 16;
   doc["parallel"]["offload"] = "optimizer";
-  auto whatif = [&](const std::vector<std::string>& overrides) {
-    const config::Scenario sc = config::load_document(doc, "test.json", ".", overrides);
-    driver::WhatIf w = driver::simulate(sc);
-    const report::Summary summary = driver::summarize(sc, w, "test.json");
-    return std::make_pair(std::move(w), summary);
-  };
+  auto whatif = [&](const std::vector<std::string>& overrides) { return whatif_of(doc, overrides); };
   const auto [flows, flow_summary] = whatif({"options.collectives=flow"});
   const auto [analytic, analytic_summary] = whatif({});
   CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.02));
@@ -600,6 +604,45 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' parts queue
     CAPTURE(i);
     CHECK(experts[i].second == rest[i].second);
   }
+}
+
+TEST_CASE("HSDP of a MoE model: each unit's experts' shard all-reduced across the shard groups after the rest's") {
+  // zero3_with_dense_layers on one stage, dp 16 over 2 nodes in shard
+  // groups of 8 (a node each), ep 4: the experts shard over 2 GPUs of a
+  // node (edp 4 split in two) and each shard has a copy on the other node.
+  json doc = zero3_with_dense_layers();
+  doc["parallel"]["pp"] = 1;
+  doc["parallel"]["dp"] = 16;
+  doc["parallel"]["fsdp_shard_size"] = 8;
+  auto whatif = [&](const std::vector<std::string>& overrides) { return whatif_of(doc, overrides); };
+  const auto [flows, flow_summary] = whatif({"options.collectives=flow"});
+  // GPU 0's all-reduces across the shard groups of its last unit's (the
+  // head's, dense) and of the last MoE layer's (unit 8) scatter: one over the
+  // 2 copies of the dense shard; then two, the rest's shard and the experts'.
+  const workload::ShardUnit& moe_unit = flows.costs->stages[0].shard_units[8];
+  REQUIRE(moe_unit.grad_expert_bytes > 0.0);
+  const std::vector<UnitCollective> across =
+      gpu0_collectives(*flows.sim, 3, [](const lower::TaskInfo& ti) { return ti.across_shard_groups; });
+  REQUIRE(across.size() == 3);
+  CHECK(across[0].unit == 9);
+  CHECK_FALSE(across[0].experts);
+  CHECK(across[1].unit == 8);
+  CHECK_FALSE(across[1].experts);
+  CHECK(across[1].members == 2);
+  CHECK(across[1].bytes == doctest::Approx((moe_unit.grad_bytes - moe_unit.grad_expert_bytes) / 8).epsilon(1e-12));
+  CHECK(across[2].unit == 8);
+  CHECK(across[2].experts);
+  CHECK(across[2].members == 2);
+  CHECK(across[2].bytes == doctest::Approx(moe_unit.grad_expert_bytes / 2).epsilon(1e-12));
+  // The flows take about the analytic times; every GPU simulated gives what
+  // one pipeline standing for the rest does, in both modes.
+  const auto [analytic, analytic_summary] = whatif({});
+  CHECK(flow_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(0.03));
+  const auto [full, full_summary] = whatif({"options.fidelity=full"});
+  CHECK(full_summary.iteration_time_s == doctest::Approx(analytic_summary.iteration_time_s).epsilon(1e-9));
+  const auto [full_flows, full_flow_summary] = whatif({"options.collectives=flow", "options.fidelity=full"});
+  CHECK(full_flow_summary.iteration_time_s == doctest::Approx(flow_summary.iteration_time_s).epsilon(0.01));
+  CHECK(full_flow_summary.peak_memory_bytes == flow_summary.peak_memory_bytes);
 }
 
 TEST_CASE("offloaded activations leave GPU memory after each forward and come back for its backward") {

@@ -260,18 +260,22 @@ TEST_CASE("the ep axis: every divisor of a MoE model's experts that divides a st
   CHECK(with_etp.invalid.at("ep x etp does not divide tp x cp x dp") == 1);
   CHECK(with_etp.plans[1].key == "tp=2 pp=1 dp=4 vp=1 mbs=1 1f1b zero=0 sp=on rc=none etp=2");
   CHECK(with_etp.plans[1].plan.etp == 2);
-  // What is not modelled yet with experts is refused plan by plan, as `trainsim run` refuses it: HSDP (on 2
-  // nodes, tp 2, dp 8: the ZeRO-3 plan with one node's 4 replicas a shard group, beside plain FSDP).
+  // A plan the config check refuses with experts is refused plan by plan, as `trainsim run` refuses it: HSDP
+  // whose shard groups split an expert-parallel group (on 2 nodes, tp 2, dp 8, ep 8, etp 2: the ZeRO-3 plan
+  // with one node's 4 replicas a shard group holds 8 GPUs, half of ep x etp = 16; beside plain FSDP).
   const std::string with_dense = R"({"arch": "llama", "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 8,
       "seq": 1024, "vocab": 32000, "ffn": 4096, "moe": {"experts": 8, "top_k": 2, "expert_ffn": 2048, "dense_layers": 1}})";
   nlohmann::json two_nodes =
-      doc(with_dense, R"({"tp": 2, "pp": 1, "ep": [8], "sequence_parallel": true, "zero_stage": "auto",
+      doc(with_dense, R"({"tp": 2, "pp": 1, "ep": [8], "etp": [2], "sequence_parallel": true, "zero_stage": "auto",
                           "fsdp_shard_size": "auto"})");
   two_nodes["cluster"]["nodes"] = 2;
   two_nodes["global_batch"] = 8;
   const sweep::Space zero = sweep::enumerate(sweep::parse_spec(two_nodes, "moe.json", "."));
   CHECK(zero.plans.size() == 4);  // ZeRO 0, 1, 2 and plain FSDP
   CHECK(zero.invalid.at("config check: parallel.fsdp_shard_size") == 1);
+  // With etp 1 the node's 8 GPUs hold one whole expert-parallel group: HSDP runs too.
+  two_nodes["axes"]["etp"] = nlohmann::json::array({1});
+  CHECK(sweep::enumerate(sweep::parse_spec(two_nodes, "moe.json", ".")).plans.size() == 5);
   // Without, ZeRO-3 runs too, with dense layers among the MoE ones or without.
   for (const std::string& model : {moe, with_dense}) {
     CHECK(sweep::enumerate(sweep::parse_spec(doc(model, R"({"tp": 2, "pp": 1, "ep": [8], "sequence_parallel": true,

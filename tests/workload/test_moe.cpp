@@ -341,6 +341,43 @@ TEST_CASE("ZeRO-3 with experts: a layer a unit, its experts gathered and scatter
         hw::collective_time(hw::CollectiveKind::kAllGather, s.shard_units[0].gather_bytes, dp, c.node));
 }
 
+TEST_CASE("HSDP with experts: the experts shard over their edp group's part of a shard group, copied across groups") {
+  // small_moe on 2 nodes of 8, dp 16, ep 4, ZeRO-3 in shard groups of 8
+  // (one node each, 2 copies): edp 16 / 4 = 4 GPUs hold the same experts,
+  // GPU 0's {0, 4, 8, 12}; its shard group's part {0, 4} shards them (2 of
+  // them: Plan::expert_shard_group_size), {0, 8} hold copies of one shard.
+  // A layer's unit: 4,204,544 dense parameters sharded over the node's 8,
+  // 12,582,912 of experts over 2.
+  const TransformerSpec m = small_moe();
+  Plan p = plan(4);
+  p.dp = 16;
+  p.global_batch = 16;
+  p.zero_stage = 3;
+  p.fsdp_shard_size = 8;
+  CHECK(p.expert_shard_group_size() == 2);
+  const hw::ClusterSpec c = small_cluster(2);
+  const StageCost s = stage_costs(m, p, c).stages[0];
+  const ShardUnit& u = s.shard_units[1];
+  CHECK(u.params == 16787456.0);
+  const hw::CollectiveGroup node0 = hw::group_of(c, {0, 1, 2, 3, 4, 5, 6, 7}), shard = hw::group_of(c, {0, 4}),
+                            across = hw::group_of(c, {0, 8});
+  CHECK(u.gather == hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 4204544.0, node0, c.node) +
+                        hw::collective_time(hw::CollectiveKind::kAllGather, 2.0 * 12582912.0, shard, c.node));
+  CHECK(u.grad_scatter == hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 4204544.0, node0, c.node) +
+                              hw::collective_time(hw::CollectiveKind::kReduceScatter, 2.0 * 12582912.0, shard, c.node));
+  // Each shard all-reduced with its copy on the other node: the dense one
+  // (2 x 4,204,544 / 8 bytes), then the experts' (2 x 12,582,912 / 2).
+  const core::Time experts = hw::collective_time(hw::CollectiveKind::kAllReduce, 12582912.0, across, c.node);
+  CHECK(u.grad_replicate_experts == experts);
+  CHECK(u.grad_replicate ==
+        hw::collective_time(hw::CollectiveKind::kAllReduce, 2.0 * 4204544.0 / 8, across, c.node) + experts);
+  // Model state (BF16 weights and gradients, Adam's 12 bytes; all sharded
+  // under ZeRO-3): 16 bytes a parameter over 8 for the rest, over 2 for the experts.
+  const double dense = s.params - s.expert_params;
+  CHECK(static_cast<double>(s.model_state_bytes) ==
+        doctest::Approx(dense * 16.0 / 8 + s.expert_params * 16.0 / 2).epsilon(1e-9));
+}
+
 TEST_CASE("ZeRO-3 of a MoE model with dense layers: a dense layer's unit its own parameters and times, over dp alone") {
   // small_moe with its first 2 layers dense (SwiGLU 4096 wide), on 8 GPUs,
   // dp 8, ep 4. A dense layer on one GPU: attention 4,194,304, SwiGLU 3 x
