@@ -1408,6 +1408,12 @@ def moe_case(rec: dict) -> dict:
                                                     "1.0 with --moe-pad-expert-input-to-capacity")
     elif ("force" in routing or "forced" in routing) and "unless" not in routing:
         assumptions["options.moe_imbalance"] = "1 (balanced): the record's --moe-router-force-load-balancing"
+    elif "Performance Results table (256 H100 GPUS)" in rec["source"]:
+        # The table does not say, but the commands that ran its rows do.
+        assumptions["options.moe_imbalance"] = (
+            "1 (balanced): the ModelZoo's command for every row of this table passes "
+            "--moe-router-force-load-balancing ('for stable benchmarking'; yanring/Megatron-MoE-ModelZoo "
+            "examples/qwen3/run_235b.sh, added in commit 31c5686 beside the table, removed in d95e6e5)")
     else:
         assumptions["options.moe_imbalance"] = ("1 (balanced): drop-less routing, whose busiest expert's load the "
                                                 "record does not publish; the prediction is that of balanced routing")
