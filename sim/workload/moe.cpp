@@ -65,13 +65,17 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   if (layout.etp > 1) exchange(kMoeEtpGatherOp, gathered, EpExchange::kGather, true);
   // Under the all-gather dispatcher a rank's experts see every gathered token
   // routed to them: the same copies per rank as the all-to-all brings.
+  // Per-op checkpointing redoes the experts' grouped GEMMs and SwiGLU:
+  // TorchTitan's save list (mm, attention, reduce-scatter, all-to-all, max;
+  // models/llama4/infra/parallelize.py, _op_sac_save_list) has no
+  // torch._grouped_mm, so only the exchanges' outputs are kept.
   Op fc1 = build::grouped_gemm("moe_experts_gate_up", rows, h, 2.0 * width, local_experts);
-  fc1.op_sac_redo = 0.0;
+  fc1.op_sac_redo = 1.0;
   ops.push_back(fc1);
   ops.push_back(build::swiglu("moe_experts_swiglu", rows * width, eager));
   ops.back().modules = kModuleMoeAct;
   Op fc2 = build::grouped_gemm("moe_experts_down", rows, width, h, local_experts);
-  fc2.op_sac_redo = 0.0;
+  fc2.op_sac_redo = 1.0;
   ops.push_back(fc2);
   if (layout.etp > 1) exchange(kMoeEtpScatterOp, gathered, EpExchange::kScatter, true);
   if (layout.ep > 1) exchange(kMoeCombineOp, dispatched, dispatch_kind(false), false);
@@ -109,12 +113,12 @@ double deepep_network_share(int experts, int top_k, int nodes) {
   return nodes_hit / copies_across;
 }
 
-double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout) {
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout, bool redone_experts) {
   const MoeSpec& moe = model.moe;
   const double h = model.hidden, f = moe.expert_ffn;
   // With expert tensor parallelism a copy stands for etp rows on 1/etp of
   // the width: the inputs and outputs (2h + 2h) etp times, the rest the same.
-  const double per_copy = (2.0 * h + 2.0 * h) * layout.etp + 4.0 * f + 2.0 * f;
+  const double per_copy = (2.0 * h + 2.0 * h) * layout.etp + (redone_experts ? 0.0 : 4.0 * f + 2.0 * f);
   const double shared = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
   // A shared expert keeps SwiGLU's gate and up outputs and its own output
   // (4f + 2f) on 1/tp of the columns; with sequence parallelism a routed

@@ -48,6 +48,11 @@ double deepep_network_share(int experts, int top_k, int nodes);
 // experts' input (2h), the gate and up outputs (4f), SwiGLU's output (2f) and
 // the experts' output that unpermute weights (2h); the shared experts' as a
 // dense SwiGLU MLP's, over tp.
-double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout);
+// Under per-op checkpointing (Recompute::kSelectiveOp, `redone_experts`)
+// the routed experts' gate, up and SwiGLU outputs are redone, not kept:
+// TorchTitan's save list keeps matmuls (mm) and the all-to-all's outputs but
+// not grouped GEMMs (torch._grouped_mm), so a copy keeps its input and output.
+double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout,
+                                      bool redone_experts = false);
 
 }  // namespace trainsim::workload

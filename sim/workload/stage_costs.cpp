@@ -742,9 +742,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       const bool selective = policy == Recompute::kSelective;
       // Korthikanti et al.'s selective formula drops the attention core's scores.
       const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
-      const double moe_block = moe && policy != Recompute::kFull
-                                   ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
-                                   : 0.0;
+      const double moe_block =
+          moe && policy != Recompute::kFull
+              ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout, policy == Recompute::kSelectiveOp)
+              : 0.0;
       return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
                                     plan.elementwise, plan.kv_repeat) +
              moe_block - (selective ? norm_outputs + mla_up + (moe ? moe_own : mlp_own) : 0.0);

@@ -91,6 +91,39 @@ TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and bac
   CHECK(op_named(gathered, "moe_combine").ep_exchange == EpExchange::kScatter);
 }
 
+TEST_CASE("per-op checkpointing of a MoE block: the experts' grouped GEMMs and SwiGLU redone, the exchanges kept") {
+  // TorchTitan's per-op save list keeps matmuls and the all-to-alls' outputs,
+  // not grouped GEMMs: the experts' gate/up and down and SwiGLU are redone
+  // before the backward; the router (a matmul) and the exchanges are not.
+  const TransformerSpec m = small_moe();
+  MoeLayout layout;
+  layout.ep = 4;
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
+  for (const char* name : {"moe_experts_gate_up", "moe_experts_swiglu", "moe_experts_down"}) {
+    CAPTURE(name);
+    CHECK(op_named(ops, name).op_sac_redo == 1.0);
+  }
+  for (const char* name : {"moe_router", "moe_dispatch", "moe_combine"}) {
+    CAPTURE(name);
+    CHECK(op_named(ops, name).op_sac_redo == 0.0);
+  }
+  // Kept a routed token (h 1024, f 2048, 8 experts, top 2): the router's
+  // FP32 scores, 4 x 8 = 32, and per copy its input and output, 2 x 1024 +
+  // 2 x 1024, and unless redone the gate and up outputs and SwiGLU's, 4 x
+  // 2048 + 2 x 2048: 32 + 2 x (4096 + 12288) = 32,800 kept whole, 32 + 2 x
+  // 4096 = 8,224 under per-op checkpointing.
+  CHECK(moe_activation_bytes_per_token(m, layout) == 32800.0);
+  CHECK(moe_activation_bytes_per_token(m, layout, true) == 8224.0);
+  // A stage of 8 such layers on dp 8, ep 4 keeps at least 8 x 1024 tokens x
+  // (32,800 - 8,224) bytes less than without checkpointing.
+  Plan none = plan(4), op = plan(4);
+  op.recompute = Recompute::kSelectiveOp;
+  const hw::ClusterSpec c = small_cluster();
+  const StageCost kept = stage_costs(m, none, c).stages[0], checkpointed = stage_costs(m, op, c).stages[0];
+  CHECK(static_cast<double>(kept.activation_bytes - checkpointed.activation_bytes) >= 8.0 * 1024 * (32800 - 8224));
+  CHECK(checkpointed.input_grad > kept.input_grad);  // the redone forward runs before the backward
+}
+
 TEST_CASE("DeepEP sends a token once to each other node that holds any of its experts") {
   // 8 experts, top 2, on 2 nodes of 4 experts each: the other node holds
   // none of a token's two with probability C(4,2) / C(8,2) = 6 / 28, so it
