@@ -50,8 +50,9 @@ double deepep_network_share(int experts, int top_k, int nodes);
 // dense SwiGLU MLP's, over tp.
 // Under per-op checkpointing (Recompute::kSelectiveOp, `redone_experts`)
 // the routed experts' gate, up and SwiGLU outputs are redone, not kept:
-// TorchTitan's save list keeps matmuls (mm) and the all-to-all's outputs but
-// not grouped GEMMs (torch._grouped_mm), so a copy keeps its input and output.
+// TorchTitan's save list keeps matmuls (every other one) and the
+// all-to-all's outputs but not grouped GEMMs (torch._grouped_mm), so a copy
+// keeps its input and output; a shared expert keeps its w3's output alone.
 double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout,
                                       bool redone_experts = false);
 

@@ -92,9 +92,10 @@ TEST_CASE("the MoE block: router, top_k copies of each token to ep ranks and bac
 }
 
 TEST_CASE("per-op checkpointing of a MoE block: the experts' grouped GEMMs and SwiGLU redone, the exchanges kept") {
-  // TorchTitan's per-op save list keeps matmuls and the all-to-alls' outputs,
-  // not grouped GEMMs: the experts' gate/up and down and SwiGLU are redone
-  // before the backward; the router (a matmul) and the exchanges are not.
+  // TorchTitan's per-op save list keeps matmuls (every other one of a block:
+  // after attention's wq, wk, wv, wo the router is the fifth, kept) and the
+  // all-to-alls' outputs, not grouped GEMMs: the experts' gate/up and down and
+  // SwiGLU are redone before the backward; the router and the exchanges are not.
   const TransformerSpec m = small_moe();
   MoeLayout layout;
   layout.ep = 4;
@@ -114,6 +115,18 @@ TEST_CASE("per-op checkpointing of a MoE block: the experts' grouped GEMMs and S
   // 4096 = 8,224 under per-op checkpointing.
   CHECK(moe_activation_bytes_per_token(m, layout) == 32800.0);
   CHECK(moe_activation_bytes_per_token(m, layout, true) == 8224.0);
+  // A shared expert of 2048 (run after the routed ones, its matmuls the
+  // block's 6th to 8th after attention's four and the router's): w1 redone,
+  // w3 kept, w2 redone; it keeps 6 x 2048 bytes a token, 2 x 2048 (w3's
+  // output) under per-op checkpointing.
+  TransformerSpec shared = m;
+  shared.moe.shared_experts = 1;
+  shared.moe.shared_expert_ffn = 2048;
+  const std::vector<Op> with_shared = layer_ops(shared, 1, 1, false, Attention::kFlash, Elementwise::kFused, 1, layout);
+  CHECK(op_named(with_shared, "moe_shared_gate_up").op_sac_redo == 0.5);
+  CHECK(op_named(with_shared, "moe_shared_down").op_sac_redo == 1.0);
+  CHECK(moe_activation_bytes_per_token(shared, layout) == 32800.0 + 6 * 2048);
+  CHECK(moe_activation_bytes_per_token(shared, layout, true) == 8224.0 + 2 * 2048);
   // A stage of 8 such layers on dp 8, ep 4 keeps at least 8 x 1024 tokens x
   // (32,800 - 8,224) bytes less than without checkpointing.
   Plan none = plan(4), op = plan(4);
