@@ -250,8 +250,9 @@ void Lowering::lower_pipeline(int p) {
       if (split) {
         TaskInfo part = info;
         part.experts = true;
+        // (Alone, it takes the whole time: the host copy was the dense part's.)
         t.last = collective_task(q, {keys.second, stage, index, edp_key, 0}, kind, bytes * share, experts,
-                                 edp_participants, *experts_time, part, stream, 1.0, host_copy);
+                                 edp_participants, made ? *experts_time : whole, part, stream, 1.0, host_copy);
         if (!made) t.first = t.last;
       }
       return t;
@@ -314,13 +315,16 @@ void Lowering::lower_pipeline(int p) {
     // communication stream.
     const bool one_queue = sim_->shard_queue;
     IssueQueue& queue = shard_queue_;
-    IssueQueue& expert_queue = expert_queue_;  // the experts' parts (unit_collectives), whatever one_queue says
+    // The experts' parts (unit_collectives) on their group's queue; with the
+    // scatters on a group of their own, the experts' scatters on another.
+    IssueQueue& expert_queue = expert_queue_;
+    IssueQueue& expert_scatter_queue = one_queue ? expert_queue_ : expert_scatter_queue_;
     constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
     std::vector<std::size_t> queued;  // per gather: its item in `queue`, kNoItem where it is not queued
     std::vector<std::size_t> expert_queued;  // and its experts' part's in `expert_queue`, kNoItem for none
     // A unit collective's experts' part, queued as the host issues its first.
-    auto queue_experts = [&](const Tasks& t, std::size_t point, IssueHook hook) {
-      return t.last != t.first ? expert_queue.add(t.last, point, hook) : kNoItem;
+    auto queue_experts = [&](IssueQueue& on, const Tasks& t, std::size_t point, IssueHook hook) {
+      return t.last != t.first ? on.add(t.last, point, hook) : kNoItem;
     };
     auto raise_gather = [&](std::size_t i, std::size_t point) {  // gather i issued no earlier than point
       if (queued[i] != kNoItem) queue.raise(queued[i], point, IssueHook::kBeforeNextPiece);
@@ -738,7 +742,8 @@ void Lowering::lower_pipeline(int p) {
             edges_.emplace_back(at_last ? *last_[q][k] : unit_part[u], scattered);
             const std::size_t point = at_last ? issued() : unit_part_point[u];
             const std::size_t item = one_queue ? queue.add(scattered, point, IssueHook::kAfterPiece) : kNoItem;
-            const std::size_t expert_item = queue_experts(scattered_parts, point, IssueHook::kAfterPiece);
+            const std::size_t expert_item =
+                queue_experts(expert_scatter_queue, scattered_parts, point, IssueHook::kAfterPiece);
             if (at_last) effect_of(scattered_parts.last).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
             core::TaskId done = scattered_parts.last;
             if (replicated) {
@@ -774,7 +779,7 @@ void Lowering::lower_pipeline(int p) {
               if (next.gather && first_use[next.index] == unit_part[u - 1]) {
                 edges_.emplace_back(done, gathers[next.index]);  // its first task
                 if (one_queue) queue.after(queued[next.index], item);
-                if (expert_queued[next.index] != kNoItem && expert_item != kNoItem) {
+                if (one_queue && expert_queued[next.index] != kNoItem && expert_item != kNoItem) {
                   expert_queue.after(expert_queued[next.index], expert_item);
                 }
               }
@@ -825,7 +830,7 @@ void Lowering::lower_pipeline(int p) {
           last_[q][k] = gathered.last;
           effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
           const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
-          const std::size_t expert_item = queue_experts(gathered, issued(), IssueHook::kBeforeNextPiece);
+          const std::size_t expert_item = queue_experts(expert_queue, gathered, issued(), IssueHook::kBeforeNextPiece);
           // Held from the gather's end (its last task): what uses the unit waits for it.
           h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last, expert_item), std::nullopt};
         }
@@ -964,6 +969,7 @@ void Lowering::lower_pipeline(int p) {
     }
     queue.chain(edges_);
     expert_queue.chain(edges_);
+    expert_scatter_queue_.chain(edges_);  // empty where the scatters share the gathers' group
   }
 }
 

@@ -233,6 +233,14 @@ class Lowering {
     const int leaf = cluster_.network.nodes_per_leaf;
     return stage_nodes % leaf == 0 || leaf % stage_nodes == 0;
   }
+  // HSDP's shard groups sit on the nodes alike, so that one stands for all:
+  // each spans whole nodes or lies inside one (fsdp_shard_size 6 on 8-GPU
+  // nodes has one group inside a node and the next across two).
+  bool shard_groups_alike() const {
+    if (plan_.zero_stage != 3 || plan_.shard_replicas() <= 1) return true;
+    const int span = plan_.shard_group_size() * plan_.tp, per_node = cluster_.node.gpus_per_node;
+    return span % per_node == 0 || per_node % span == 0;
+  }
   // A MoE stage's expert groups as Megatron-Core folds them
   // (workload/expert_folding.hpp, the layout the stage costs use): the
   // index of the group of each kind that the GPU at (replica, tensor) is in,
@@ -493,6 +501,7 @@ class Lowering {
   std::vector<std::size_t> unit_part_point_;  // per unit: the rank's compute tasks issued up to its unit_part_
   IssueQueue shard_queue_;                    // per rank in turn: ZeRO-3's collectives on the sharding group
   IssueQueue expert_queue_;                   // and those of a MoE unit's experts, on the expert-data-parallel group
+  IssueQueue expert_scatter_queue_;           // the experts' scatters, where the scatters have a group of their own
 };
 
 }  // namespace trainsim::lower::detail

@@ -49,13 +49,14 @@ std::unique_ptr<Simulation> Lowering::build() {
   const bool custom = cluster_.network.kind == hw::NetworkKind::kCustom;
   const bool moe_flows = options_.collectives == CollectiveModel::kFlow && has_experts();
   const bool groups_unlike = symmetric() && moe_flows && !expert_groups_alike();
-  if (symmetric() && (custom || !placement_is_uniform() || groups_unlike)) {
+  if (symmetric() && (custom || !placement_is_uniform() || groups_unlike || !shard_groups_alike())) {
     // One pipeline could not stand for the others: simulate every GPU.
     fidelity_ = Fidelity::kFull;
     sim_->fell_back_to_full = true;
     sim_->fell_back_because = custom                     ? "custom network"
                               : !placement_is_uniform() ? "placement not uniform"
-                                                        : "expert groups laid out unlike";
+                              : groups_unlike           ? "expert groups laid out unlike"
+                                                        : "shard groups laid out unlike";
   }
   if (symmetric()) {
     pipelines_.push_back({0, 0});

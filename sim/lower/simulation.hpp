@@ -184,7 +184,8 @@ struct Simulation {
   bool every_gpu = false;  // full fidelity, asked or fallen back to (one pipeline may be every GPU)
   WorkEstimate estimate;   // the work foreseen before building (checked against Options::limits)
   bool fell_back_to_full = false;  // symmetric was asked, but could not stand for the cluster:
-  std::string fell_back_because;   //   "placement not uniform", "custom network" or "expert groups laid out unlike"
+  std::string fell_back_because;   //   "placement not uniform", "custom network", "expert groups laid out
+                                   //   unlike" or "shard groups laid out unlike"
   int pipeline_ranks = 1;  // ranks per pipeline; simulated GPU q is rank q % pipeline_ranks
   bool blocking_sends = false;  // Options::blocking_sends: a send holds its sender's compute too
   // ZeRO-3's gathers, second gathers and reduce-scatters share the sharding

@@ -785,14 +785,15 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // A MoE layer's experts keep their GEMMs' inputs too, while the block
     // keeps its activations: each routed copy's row into the first (2h, etp
     // times with expert tensor parallelism) and SwiGLU's output into the
-    // second (2f, unless "moe_act" redoes it). Transformer Engine's grouped
-    // linear layers save them in FP8 under its recipes, as its other linear
-    // layers do.
+    // second (2f, unless "moe_act" or per-op checkpointing redoes it).
+    // Transformer Engine's grouped linear layers save them in FP8 under its
+    // recipes, as its other linear layers do.
     auto expert_kept_inputs = [&](Recompute policy) {
       if (!moe || policy == Recompute::kFull || (policy == Recompute::kSelective && (modules & kModuleMoe) != 0)) {
         return 0.0;
       }
-      const bool act_redone = policy == Recompute::kSelective && (modules & kModuleMoeAct) != 0;
+      const bool act_redone =
+          (policy == Recompute::kSelective && (modules & kModuleMoeAct) != 0) || policy == Recompute::kSelectiveOp;
       return routed_tokens * model.moe.top_k * moe_layout.load *
              (2.0 * h * moe_layout.etp + (act_redone ? 0.0 : 2.0 * model.moe.expert_ffn));
     };
@@ -1001,7 +1002,10 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
       if (bytes != costed_bytes) {
         // Offloaded, the bucket's reduced shard then goes to the host.
-        costed_copy = core::Time::seconds(pcie_seconds(owned(bytes, bytes * expert_share)));
+        // (With no replica to reduce with, the stage's gradients still go
+        // to the host optimizer, as one bucket.)
+        const double copied = reduces || plan.zero_stage == 3 ? bytes : grad_bytes;
+        costed_copy = core::Time::seconds(pcie_seconds(owned(copied, copied * expert_share)));
         costed = dp_collective(reduce, bytes) + costed_copy;
         costed_experts = expert_collective(reduce, bytes);
         costed_bytes = bytes;

@@ -38,8 +38,9 @@ struct ShardUnit {
   double grad_bytes = 0.0;    // its gradients on one GPU, whole
   core::Time grad_scatter;    // their reduce-scatter after its backward
   // A MoE unit's routed experts: their part of gather_bytes and grad_bytes,
-  // gathered and scattered over the expert-data-parallel group after the
-  // rest over the sharding group, and that part of gather and grad_scatter
+  // gathered and scattered over the expert-data-parallel group (under HSDP
+  // its part in the shard group) after the rest over the sharding group, and
+  // that part of gather and grad_scatter
   // (zero where the experts have no replicas to share them with). Zero
   // without experts.
   double gather_expert_bytes = 0.0, grad_expert_bytes = 0.0;
@@ -137,7 +138,9 @@ struct StageCost {
   // recomputation.
   std::int64_t recompute_transient_bytes = 0;
   double params = 0.0;                 // parameters held per GPU
-  double expert_params = 0.0;          // of those, routed experts' (reduced and sharded over Plan::expert_replicas())
+  // Of those, the routed experts': reduced over Plan::expert_replicas(),
+  // sharded over Plan::expert_shard_group_size().
+  double expert_params = 0.0;
   double send_forward_bytes = 0.0;     // activations to the next stage, per GPU
   double send_backward_bytes = 0.0;    // gradients to the previous stage, per GPU
   // Gradient reduction across data-parallel replicas, bucket by bucket in the

@@ -186,6 +186,28 @@ TEST_CASE("a placement one pipeline cannot stand for is simulated in full") {
   CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
 }
 
+TEST_CASE("HSDP shard groups laid out unlike on the nodes are simulated in full") {
+  // GPT 1.7B over 3 nodes of 8, dp 24, ZeRO-3 in shard groups of 6: group 0
+  // lies in node 0, group 1 spans nodes 0 and 1, so one pipeline cannot
+  // stand for the others, in either collective mode. Groups of 8 (a node
+  // each) can.
+  for (const char* collectives : {"analytic", "flow"}) {
+    CAPTURE(collectives);
+    std::vector<std::string> plan = {"cluster.nodes=3",        "parallel.tp=1",          "parallel.pp=1",
+                                     "parallel.dp=24",         "parallel.global_batch=24", "parallel.microbatch_size=1",
+                                     "parallel.zero_stage=3",  "parallel.fsdp_shard_size=6",
+                                     std::string("options.collectives=") + collectives};
+    const config::Scenario sc = config::load_file(kDefault, plan);
+    const driver::WhatIf w = driver::simulate(sc);
+    CHECK(driver::summarize(sc, w, "x").fidelity == "full (shard groups laid out unlike)");
+    std::vector<std::string> full = plan;
+    full.push_back("options.fidelity=full");
+    CHECK(w.sim->timeline.makespan == run_default(full).sim->timeline.makespan);
+    plan[7] = "parallel.fsdp_shard_size=8";
+    CHECK_FALSE(run_default(plan).sim->fell_back_to_full);
+  }
+}
+
 TEST_CASE("full fidelity is reported as full, also where one pipeline is every GPU") {
   // tp 1, dp 1 on one node's 8 GPUs, pp 8: the one pipeline is the cluster.
   const std::vector<std::string> plan = {"parallel.tp=1", "parallel.pp=8", "parallel.dp=1"};

@@ -606,6 +606,58 @@ TEST_CASE("ZeRO-3 of a MoE model with flow collectives: the experts' parts queue
   }
 }
 
+TEST_CASE("ZeRO-3 of a MoE model with the scatters on a group of their own: the experts' scatters queue apart too") {
+  // zero3_with_dense_layers on one stage, dp 16 over 2 nodes, with
+  // fsdp_reduce_scatter_group "separate": the experts' gathers and their
+  // scatters are two process groups, as the rest's are, so an experts'
+  // scatter need not wait for an experts' gather issued before it. With the
+  // shared group, GPU 0's experts' parts never overlap.
+  json doc = zero3_with_dense_layers();
+  doc["parallel"]["pp"] = 1;
+  doc["parallel"]["dp"] = 16;
+  auto overlapping_expert_parts = [&](const std::vector<std::string>& overrides) {
+    const auto [w, summary] = whatif_of(doc, overrides);
+    std::vector<std::pair<core::Time, core::Time>> gathers, scatters;
+    for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
+      const lower::TaskInfo& ti = w.sim->info[id];
+      if (ti.rank != 0 || !ti.experts || ti.unit < 0) continue;
+      (ti.kind == lower::TaskKind::kParamAllGather ? gathers : scatters)
+          .emplace_back(w.sim->timeline.start[id], w.sim->timeline.end[id]);
+    }
+    REQUIRE(!gathers.empty());
+    REQUIRE(!scatters.empty());
+    int overlaps = 0;
+    for (const auto& g : gathers) {
+      for (const auto& sc : scatters) overlaps += g.first < sc.second && sc.first < g.second;
+    }
+    return overlaps;
+  };
+  CHECK(overlapping_expert_parts({"options.collectives=flow"}) == 0);
+  CHECK(overlapping_expert_parts({"options.collectives=flow", "parallel.fsdp_reduce_scatter_group=separate"}) > 0);
+}
+
+TEST_CASE("a MoE plan's offloaded gradients reach the host in both collective modes, also with one data-parallel rank") {
+  // A small MoE model on one DGX H100: tp 4 (sequence parallel), pp 2, dp 1,
+  // ep 2, so the routed experts have edp = 4 / 2 = 2 replicas and the rest
+  // none; the distributed optimizer offloaded. Each bucket's reduction is
+  // the experts' part alone, then its copy to the host: flows give the
+  // analytic iteration.
+  const json doc = json::parse(R"({
+    "cluster": {"node": "dgx-h100", "nodes": 1},
+    "model": {"arch": "llama", "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 4, "seq": 2048, "vocab": 32000,
+              "moe": {"experts": 8, "top_k": 2, "expert_ffn": 1024}},
+    "parallel": {"tp": 4, "sequence_parallel": true, "pp": 2, "dp": 1, "ep": 2, "microbatch_size": 1, "global_batch": 4,
+                 "distributed_optimizer": true, "offload": "optimizer"}
+  })");
+  const auto [analytic, a] = whatif_of(doc, {});
+  const auto [flows, f] = whatif_of(doc, {"options.collectives=flow"});
+  const workload::StageCost& stage = analytic.costs->stages[0];
+  REQUIRE(!stage.grad_bucket_host_copy.empty());
+  CHECK(stage.grad_bucket_host_copy[0] > core::Time::zero());
+  CHECK(f.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(1e-6));
+  CHECK(a.grad_all_reduce_s >= stage.grad_bucket_host_copy[0].to_seconds());
+}
+
 TEST_CASE("HSDP of a MoE model: each unit's experts' shard all-reduced across the shard groups after the rest's") {
   // zero3_with_dense_layers on one stage, dp 16 over 2 nodes in shard
   // groups of 8 (a node each), ep 4: the experts shard over 2 GPUs of a

@@ -134,7 +134,18 @@ TEST_CASE("per-op checkpointing of a MoE block: the experts' grouped GEMMs and S
   const hw::ClusterSpec c = small_cluster();
   const StageCost kept = stage_costs(m, none, c).stages[0], checkpointed = stage_costs(m, op, c).stages[0];
   CHECK(static_cast<double>(kept.activation_bytes - checkpointed.activation_bytes) >= 8.0 * 1024 * (32800 - 8224));
-  CHECK(checkpointed.input_grad > kept.input_grad);  // the redone forward runs before the backward
+  // I grows by each op's redone share of its forward time (the experts'
+  // grouped GEMMs and SwiGLU whole, attention's wk and wo, the norms...),
+  // on each of the 8 layers.
+  const auto one = hw::group_of(c, {0});
+  double redo = 0.0;
+  for (const Op& o : ops) redo += o.op_sac_redo * op_time(o, Pass::kForward, c.node, m.seq, one).compute_s;
+  double experts = 0.0;
+  for (const char* name : {"moe_experts_gate_up", "moe_experts_swiglu", "moe_experts_down"}) {
+    experts += op_time(op_named(ops, name), Pass::kForward, c.node, m.seq, one).compute_s;
+  }
+  CHECK(experts > 0.0);
+  CHECK(checkpointed.input_grad.to_seconds() - kept.input_grad.to_seconds() == doctest::Approx(8 * redo).epsilon(1e-9));
 }
 
 TEST_CASE("DeepEP sends a token once to each other node that holds any of its experts") {

@@ -101,6 +101,21 @@ TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded param
         doctest::Approx(2.0 / 8 * base.params).epsilon(1e-9));
 }
 
+TEST_CASE("with no replica to reduce with, offloaded gradients still go to the host") {
+  // dp 1 (the node's other GPUs idle), ZeRO-1: nothing is reduced, but the
+  // stage's BF16 gradients, 2 bytes a parameter, cross PCIe at 25 GB/s to
+  // the host optimizer, as one bucket.
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = cluster();
+  Plan p = plan(1, Offload::kOptimizer);
+  p.dp = 1;
+  p.global_batch = 1;
+  const StageCost s = stage_costs(m, p, c).stages[0];
+  REQUIRE(s.grad_bucket_reduce.size() == 1);
+  CHECK(s.grad_bucket_reduce[0].to_seconds() == doctest::Approx(s.params * 2.0 / 25e9).epsilon(1e-9));
+  CHECK(s.grad_bucket_host_copy[0] == s.grad_bucket_reduce[0]);
+}
+
 TEST_CASE("offloading with experts: each GPU's shard of the routed experts is 1/edp, the rest's 1/dp") {
   // small_moe (8 MoE layers, 8 experts) on the node's 8 GPUs, dp 8, ep 4:
   // each GPU holds 2 experts a layer, 8 x 12,582,912 = 100,663,296
