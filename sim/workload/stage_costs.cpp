@@ -945,8 +945,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     // Host <-> GPU copies over PCIe, each way.
     auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
-    // Of `bytes` of parameters or gradients, `expert_bytes` the routed
-    // experts', this GPU's shard.
+    // Of `bytes` of parameters or gradients (or of a count of parameters),
+    // `expert_bytes` the routed experts', this GPU's shard.
     auto owned = [&](double bytes, double expert_bytes) {
       return expert_bytes > 0.0 ? (bytes - expert_bytes) / shard + expert_bytes / expert_shard : bytes / shard;
     };
@@ -1194,7 +1194,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
     // What each GPU steps: its shard under ZeRO-1/2/3 (and the distributed optimizer), all of it under ZeRO-0.
-    const double updated = plan.zero_stage >= 1 ? dense_params / shard + c.expert_params / expert_shard : c.params;
+    const double updated = plan.zero_stage >= 1 ? owned(c.params, c.expert_params) : c.params;
     if (plan.pipelines() > 1) {
       // DualPipe: each pair of copies adds what each keeps after its own
       // reduction, the gradients of what it steps.
@@ -1205,7 +1205,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
-    const double held_grads = plan.zero_stage >= 2 ? dense_params / shard + c.expert_params / expert_shard : c.params;
+    const double held_grads = plan.zero_stage >= 2 ? owned(c.params, c.expert_params) : c.params;
     if (!offload) {
       c.optimizer_step =
           core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision, m) + held_grads * g) /

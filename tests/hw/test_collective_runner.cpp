@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "core/engine.hpp"
@@ -30,6 +31,24 @@ hw::ClusterSpec dgx_a100(int nodes) {
   return c;
 }
 
+// Runs what `add` registers (collectives on the runner, a task each in the
+// graph) on an otherwise idle network among `gpus`; when the last ends.
+Time makespan(const hw::ClusterSpec& c, const std::vector<int>& gpus, hw::CollectiveAlgorithm algorithm,
+              const std::function<void(hw::CollectiveRunner&, core::TaskGraph&)>& add) {
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net, gpus);
+  hw::CollectiveRunner runner(c, topo, net, algorithm);
+  core::TaskGraph g;
+  add(runner, g);
+  g.finalize();
+  core::Engine e(g);
+  runner.set_id(e.add_resource(runner));
+  const auto completion = e.add_resource(net);
+  const auto timers = e.add_resource(net);
+  net.set_ids(completion, timers);
+  return e.run().makespan;
+}
+
 // Runs collectives, each over its own members, all at once on an otherwise
 // idle network; the time until the last ends, in seconds.
 double flow_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, double bytes,
@@ -37,18 +56,10 @@ double flow_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, double bytes
                  hw::CollectiveAlgorithm algorithm = hw::CollectiveAlgorithm::kAuto) {
   std::vector<int> gpus;
   for (const auto& g : groups) gpus.insert(gpus.end(), g.begin(), g.end());
-  hw::FlowNetwork net;
-  hw::Topology topo(c, net, gpus);
-  hw::CollectiveRunner runner(c, topo, net, algorithm);
-  core::TaskGraph g;
-  for (const auto& members : groups) g.add({0, runner.add(kind, bytes, members, 1), Time::zero(), 0.0});
-  g.finalize();
-  core::Engine e(g);
-  runner.set_id(e.add_resource(runner));
-  const auto completion = e.add_resource(net);
-  const auto timers = e.add_resource(net);
-  net.set_ids(completion, timers);
-  return e.run().makespan.to_seconds();
+  return makespan(c, gpus, algorithm, [&](hw::CollectiveRunner& runner, core::TaskGraph& g) {
+           for (const auto& members : groups) g.add({0, runner.add(kind, bytes, members, 1), Time::zero(), 0.0});
+         })
+      .to_seconds();
 }
 
 // One collective over `members` standing for identical ones over `copies`
@@ -56,18 +67,10 @@ double flow_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, double bytes
 double representative_time(const hw::ClusterSpec& c, hw::CollectiveKind kind, double bytes,
                            const std::vector<int>& members, const std::vector<std::vector<int>>& copies,
                            hw::CollectiveAlgorithm algorithm) {
-  hw::FlowNetwork net;
-  hw::Topology topo(c, net, members);
-  hw::CollectiveRunner runner(c, topo, net, algorithm);
-  core::TaskGraph g;
-  g.add({0, runner.add(kind, bytes, members, 1, std::nullopt, copies), Time::zero(), 0.0});
-  g.finalize();
-  core::Engine e(g);
-  runner.set_id(e.add_resource(runner));
-  const auto completion = e.add_resource(net);
-  const auto timers = e.add_resource(net);
-  net.set_ids(completion, timers);
-  return e.run().makespan.to_seconds();
+  return makespan(c, members, algorithm, [&](hw::CollectiveRunner& runner, core::TaskGraph& g) {
+           g.add({0, runner.add(kind, bytes, members, 1, std::nullopt, copies), Time::zero(), 0.0});
+         })
+      .to_seconds();
 }
 
 // `copies` identical collectives over the same members.
@@ -288,20 +291,11 @@ TEST_CASE("a host copy after a collective's flows ends it that much later; an an
   // Given an analytic time of 5 ms, the collective takes 5 ms, copy or not.
   const hw::ClusterSpec c = dgx_a100(1);
   auto end_of = [&](const std::vector<int>& members, std::optional<Time> analytic, Time host_copy) {
-    hw::FlowNetwork net;
-    hw::Topology topo(c, net, members);
-    hw::CollectiveRunner runner(c, topo, net);
-    core::TaskGraph g;
-    const auto group = runner.add_group(members);
-    const auto task = g.add({0, runner.add(hw::CollectiveKind::kAllReduce, 1048576.0, group, 1, analytic, 1.0, host_copy),
-                             Time::zero(), 0.0});
-    g.finalize();
-    core::Engine e(g);
-    runner.set_id(e.add_resource(runner));
-    const auto completion = e.add_resource(net);
-    const auto timers = e.add_resource(net);
-    net.set_ids(completion, timers);
-    return e.run().end[task];
+    return makespan(c, members, hw::CollectiveAlgorithm::kAuto, [&](hw::CollectiveRunner& runner, core::TaskGraph& g) {
+      const auto group = runner.add_group(members);
+      g.add({0, runner.add(hw::CollectiveKind::kAllReduce, 1048576.0, group, 1, analytic, 1.0, host_copy), Time::zero(),
+             0.0});
+    });
   };
   const Time copy = Time::microseconds(2000);
   const Time flows = end_of({0, 1}, std::nullopt, Time::zero());
