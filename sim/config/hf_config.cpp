@@ -193,9 +193,9 @@ HfModel model_from_hf(const json& hf, const std::string& file) {
     }
     if (f == Family::kDeepseekV3) {
       // Multi-head Latent Attention: every head its own key and value from the shared low-rank latent.
-      if (!r.has("q_lora_rank")) r.fail("q_lora_rank", "null (queries without compression) is not modelled; expected a positive integer");
+      // null: queries without compression (DeepSeek-V2-Lite), trainsim's 0.
       m["attention"] = "mla";
-      m["q_lora_rank"] = r.count("q_lora_rank");
+      m["q_lora_rank"] = r.has("q_lora_rank") ? r.count("q_lora_rank") : 0;
       m["kv_lora_rank"] = r.count("kv_lora_rank");
       m["qk_rope_head_dim"] = r.count("qk_rope_head_dim");
       m["v_head_dim"] = r.count("v_head_dim");

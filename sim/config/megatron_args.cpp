@@ -194,7 +194,8 @@ MegatronImport config_from_megatron(const std::vector<std::string>& argv, const 
   if (a.flag("--qk-layernorm")) m["qk_norm"] = true;
   if (a.flag("--multi-latent-attention")) {
     m["attention"] = "mla";
-    m["q_lora_rank"] = a.integer("--q-lora-rank", 1);
+    // Absent: queries without compression (Megatron-Core's q_lora_rank None), trainsim's 0.
+    m["q_lora_rank"] = a.has("--q-lora-rank") ? a.integer("--q-lora-rank", 1) : 0;
     m["kv_lora_rank"] = a.integer("--kv-lora-rank", 1);
     m["qk_rope_head_dim"] = a.integer_or("--qk-pos-emb-head-dim", 64, 1);
     m["head_dim"] = a.integer_or("--qk-head-dim", 128, 1);

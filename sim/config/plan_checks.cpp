@@ -288,7 +288,6 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
       not_yet("parallel.attention", fmt::format("\"{}\" attention", workload::attention_name(p.attention)), {"model.attention"});
     }
     if (p.cp_pytorch_merge()) not_yet("parallel.cp_merge", "PyTorch's context-parallel merge (\"pytorch\")", {"model.attention"});
-    if (p.recompute == workload::Recompute::kSelectiveOp) not_yet("parallel.recompute", "\"selective-op\"", {"model.attention"});
   }
   // Selective recompute's parts must exist in the model, and are
   // Megatron-Core's, whose element-wise kernels are fused.

@@ -60,7 +60,8 @@ workload::TransformerSpec read_model(const json& doc, const Context& ctx) {
   const bool mla = s.choice<bool>("attention", false, {{"standard", false}, {"mla", true}});
   const std::vector<std::string> mla_keys = {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"};
   if (mla) {
-    m.mla.q_lora_rank = s.positive_int("q_lora_rank", kMaxModelDim);
+    // 0: queries without compression (DeepSeek-V2-Lite's q_lora_rank null).
+    m.mla.q_lora_rank = s.count_or_zero("q_lora_rank", kMaxModelDim, "queries without compression");
     m.mla.kv_lora_rank = s.positive_int("kv_lora_rank", kMaxModelDim);
     m.mla.qk_rope_head_dim = s.positive_int("qk_rope_head_dim", kMaxModelDim);
     m.mla.v_head_dim = s.positive_int("v_head_dim", kMaxModelDim);

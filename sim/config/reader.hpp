@@ -146,6 +146,16 @@ class Section {
   int positive_int(const std::string& key, int max) const {
     return integer(required(key, "a positive integer"), key, max);
   }
+  // An integer in [0, max], where 0 means none: `zero_means` says what, in
+  // the message for anything else.
+  int count_or_zero(const std::string& key, int max, std::string_view zero_means) const {
+    const json& v = required(key, "a positive integer, or 0");
+    if (v.is_number() && v.get<double>() == 0.0) return 0;
+    if (!positive_int_problem(v, max).empty()) {
+      ctx_.fail(path(key), fmt::format("expected 0 ({}) or an integer from 1 to {}, got {}", zero_means, max, show(v)));
+    }
+    return static_cast<int>(v.get<double>());
+  }
   int positive_int_or(const std::string& key, int fallback, int max) const {
     return has(key) ? integer((*obj_)[key], key, max) : fallback;
   }

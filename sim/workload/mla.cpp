@@ -10,14 +10,28 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
   const double b_s = tokens;
   const int first = static_cast<int>(ops.size());
-  ops.push_back(build::gemm("mla_q_down", tokens, h, ql));
-  ops.push_back(build::elementwise("mla_q_norm", tokens * ql));
-  ops.push_back(build::gemm("mla_q_up", tokens, ql, heads * (d + r) / t));
-  ops.back().modules = kModuleMlaUpProj;
+  // Per-op checkpointing (TorchTitan) keeps every other matmul's output,
+  // counted from the block's first: wq (or wq_a, wq_b), wkv_a, wkv_b, wo.
+  if (ql > 0) {
+    ops.push_back(build::gemm("mla_q_down", tokens, h, ql));
+    ops.back().op_sac_redo = 0.0;  // the 1st matmul: kept
+    ops.push_back(build::elementwise("mla_q_norm", tokens * ql));
+    ops.push_back(build::gemm("mla_q_up", tokens, ql, heads * (d + r) / t));
+    ops.back().modules = kModuleMlaUpProj;
+  } else {
+    // Queries without compression (DeepSeek-V2-Lite): one projection, over
+    // tp, inside Megatron-Core's up-projection checkpoint as its query up
+    // projection is.
+    ops.push_back(build::gemm("mla_q", tokens, h, heads * (d + r) / t));
+    ops.back().modules = kModuleMlaUpProj;
+    ops.back().op_sac_redo = 0.0;
+  }
   ops.push_back(build::gemm("mla_kv_down", tokens, h, kl + r));
+  ops.back().op_sac_redo = ql > 0 ? 0.0 : 1.0;  // the 3rd matmul, or the 2nd
   ops.push_back(build::elementwise("mla_kv_norm", tokens * kl));
   ops.push_back(build::gemm("mla_kv_up", tokens, kl, heads * (d + v) / t));
   ops.back().modules = kModuleMlaUpProj;
+  ops.back().op_sac_redo = ql > 0 ? 1.0 : 0.0;
   ops.push_back(build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
   ops.back().modules = kModuleMlaUpProj;
   if (cp > 1) {
@@ -63,7 +77,8 @@ double mla_attention_params(const TransformerSpec& model) {
   const MlaSpec& a = model.mla;
   const double h = model.hidden, heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim;
   const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
-  return h * ql + ql + ql * heads * (d + r) + h * (kl + r) + kl + kl * heads * (d + v) + heads * v * h;
+  const double queries = ql > 0 ? h * ql + ql + ql * heads * (d + r) : h * heads * (d + r);
+  return queries + h * (kl + r) + kl + kl * heads * (d + v) + heads * v * h;
 }
 
 double mla_lowrank_activation_bytes(const TransformerSpec& model) {

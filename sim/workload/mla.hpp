@@ -2,7 +2,9 @@
 // from the QKV projections to the output projection, as Megatron-Core's
 // MLASelfAttention runs it without weight absorption (training):
 //   q_down    h -> q_lora_rank (every tensor rank, on the whole sequence), then
-//             its RMSNorm; q_up to heads x (head_dim + rope) on 1/tp of the heads;
+//             its RMSNorm; q_up to heads x (head_dim + rope) on 1/tp of the heads
+//             (q_lora_rank 0: one projection q, h -> heads x (head_dim + rope)
+//             on 1/tp of the heads, as DeepSeek-V2-Lite has it);
 //   kv_down   h -> kv_lora_rank + rope, its RMSNorm over kv_lora_rank; kv_up to
 //             heads x (head_dim + v_head_dim) on 1/tp of the heads;
 //   rope      rotary embeddings on the queries' and keys' rotary parts;

@@ -19,7 +19,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   const double rows = copies * layout.etp, width = f / layout.etp;
 
   ops.push_back(build::gemm("moe_router", routed, h, experts));
-  ops.back().op_sac_redo = 0.0;
+  ops.back().op_sac_redo = 1.0;  // per-op checkpointing recomputes the gate (attention_matmuls)
   ops.back().keeps_precision = true;
   // Softmax or sigmoid, top-k and the scores' normalisation over the tokens'
   // FP32 scores: read and write them (4 + 4 bytes), backward 12.
@@ -87,15 +87,16 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
   if (moe.shared_experts > 0) {
     const double sf = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
     const int up = static_cast<int>(ops.size());
-    // Per-op checkpointing keeps every other matmul of the block: after
-    // attention's four and the router's, the shared experts' w1 is redone,
-    // w3 kept, w2 redone (TorchTitan runs them after the routed experts).
+    // Per-op checkpointing keeps every other matmul of the block, the
+    // shared experts' counted on from attention's (TorchTitan runs them
+    // after the routed experts, and leaves the router's gate out): one of
+    // w1 and w3 kept, w2 kept after 4 attention matmuls (attention_matmuls).
     ops.push_back(build::gemm("moe_shared_gate_up", tokens, h, 2.0 * sf / t));
     ops.back().op_sac_redo = 0.5;
     ops.push_back(build::swiglu("moe_shared_swiglu", tokens * sf / t, eager));
     const int down = static_cast<int>(ops.size());
     ops.push_back(build::gemm("moe_shared_down", tokens, sf / t, h));
-    ops.back().op_sac_redo = 1.0;
+    ops.back().op_sac_redo = op_sac_keeps_down(model) ? 0.0 : 1.0;
     if (tp > 1) {
       ops.push_back(build::tp_collective("moe_shared_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
       ops.back().op_sac_redo = sp ? 0.5 : 1.0;
@@ -124,9 +125,13 @@ double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLay
   const double per_copy = (2.0 * h + 2.0 * h) * layout.etp + (redone_experts ? 0.0 : 4.0 * f + 2.0 * f);
   const double shared = static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn;
   // A shared expert keeps SwiGLU's gate and up outputs and its own output
-  // (4f + 2f) on 1/tp of the columns, per-op checkpointing only w3's (2f);
-  // with sequence parallelism a routed token stands for tp of the layer's tokens.
-  return 4.0 * moe.experts + moe.top_k * layout.load * per_copy + (redone_experts ? 2.0 : 6.0) * shared;
+  // (4f + 2f) on 1/tp of the columns, per-op checkpointing only w1's or w3's
+  // (2f); with sequence parallelism a routed token stands for tp of the
+  // layer's tokens. The router keeps its FP32 scores (4E), per-op
+  // checkpointing only top-k's outputs, FP32 scores and int64 indices
+  // (12 a chosen expert: TorchTitan's save list has topk; the gate is redone).
+  const double router = redone_experts ? 12.0 * moe.top_k : 4.0 * moe.experts;
+  return router + moe.top_k * layout.load * per_copy + (redone_experts ? 2.0 : 6.0) * shared;
 }
 
 }  // namespace trainsim::workload

@@ -52,7 +52,9 @@ double deepep_network_share(int experts, int top_k, int nodes);
 // the routed experts' gate, up and SwiGLU outputs are redone, not kept:
 // TorchTitan's save list keeps matmuls (every other one) and the
 // all-to-all's outputs but not grouped GEMMs (torch._grouped_mm), so a copy
-// keeps its input and output; a shared expert keeps its w3's output alone.
+// keeps its input and output; a shared expert keeps one of its w1's and w3's
+// outputs (its w2's: see layer_activation_bytes); the router keeps top-k's
+// outputs, its gate being recomputed.
 double moe_activation_bytes_per_token(const TransformerSpec& model, const MoeLayout& layout,
                                       bool redone_experts = false);
 

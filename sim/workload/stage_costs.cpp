@@ -309,10 +309,28 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   const double f = model.ffn, kv = static_cast<double>(model.kv_heads) * model.head_dim(), q = model.q_dim();
   if (recompute == Recompute::kSelectiveOp) {
     // The checkpoint's input (2h, 1/tp of it with sequence parallelism) and
-    // the kept outputs: wq's (2h), wv's (2kv), attention's (2h), w1's (2f)
-    // on 1/tp of the columns; w2's (2h), whole before its reduction.
+    // the kept matmuls' outputs (every other one, attention_matmuls), with
+    // attention's, on 1/tp of the heads or columns unless said whole.
+    // Llama: wq's (2q), wv's (2kv), attention's (2q). MLA with compressed
+    // queries: wq_a's (2 q_lora) and wkv_a's (2 (kv_lora + rope)), whole,
+    // attention's (2 heads x v_head_dim) and wo's (2h, whole before its
+    // reduction); without: wq's (2 heads x (head_dim + rope)), wkv_b's
+    // (2 heads x (head_dim + v_head_dim)) and attention's.
     const bool split = sequence_parallel && tp > 1;
-    return tokens * ((split ? 2.0 * h / t : 2.0 * h) + (4.0 * q + 2.0 * kv + 2.0 * f) / t + 2.0 * h);
+    double attention_kept = (4.0 * q + 2.0 * kv) / t;
+    if (model.mla.enabled()) {
+      const MlaSpec& a = model.mla;
+      const double heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim, v = a.v_head_dim;
+      attention_kept = a.q_lora_rank > 0
+                           ? 2.0 * a.q_lora_rank + 2.0 * (a.kv_lora_rank + r) + 2.0 * heads * v / t + 2.0 * h
+                           : (2.0 * heads * (d + r) + 2.0 * heads * (d + v) + 2.0 * heads * v) / t;
+    }
+    // The MLP's w1 or w3 (2f over tp), and its w2's (2h, whole before its
+    // reduction) where kept; a MoE block's shared experts' w2 as well (the
+    // rest of a MoE block in moe_activation_bytes_per_token).
+    const bool has_down = f > 0.0 || (model.moe.enabled() && model.moe.shared_experts > 0);
+    const double mlp_kept = 2.0 * f / t + (has_down && op_sac_keeps_down(model) ? 2.0 * h : 0.0);
+    return tokens * ((split ? 2.0 * h / t : 2.0 * h) + attention_kept + mlp_kept);
   }
   // Bytes a token keeps, Table 2's terms with the MLP width and the K/V width
   // as the model has them. On every tensor rank: the two norms' inputs

@@ -135,8 +135,9 @@ std::vector<double> TransformerSpec::layer_tensors(int tp) const {
     // rank), its up projections and the output projection (over tp); the MLP's norm.
     const double heads_d = heads, d = head_dim(), r = mla.qk_rope_head_dim, v = mla.v_head_dim;
     const double ql = mla.q_lora_rank, kl = mla.kv_lora_rank;
-    out = {h, h * ql, ql, ql * heads_d * (d + r) / t, h * (kl + r), kl, kl * heads_d * (d + v) / t,
-           heads_d * v * h / t, h};
+    if (ql > 0) out = {h, h * ql, ql, ql * heads_d * (d + r) / t};
+    else out = {h, h * heads_d * (d + r) / t};  // queries without compression: one projection over tp
+    out.insert(out.end(), {h * (kl + r), kl, kl * heads_d * (d + v) / t, heads_d * v * h / t, h});
   } else {
     // RMSNorm weights; Q, K, V, output projection; the MLP's norm.
     out = {h, h * q / t, h * kv / t, h * kv / t, q * h / t, h};
@@ -182,6 +183,12 @@ double TransformerSpec::total_params() const {
 void mark_sp_copies(std::vector<Op>& ops, const LayerCode& code) {
   for (Op& op : ops) op.sp_copies = code.batch_first && op.kind == OpKind::kTpCollective && op.sequence_parallel;
 }
+
+int attention_matmuls(const TransformerSpec& model) {
+  return model.mla.enabled() && model.mla.q_lora_rank > 0 ? 5 : 4;
+}
+
+bool op_sac_keeps_down(const TransformerSpec& model) { return (attention_matmuls(model) + 3) % 2 == 1; }
 
 bool kv_copied(const TransformerSpec& model, bool kv_repeat) {
   return kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
@@ -349,6 +356,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   }
   const int out_proj = static_cast<int>(ops.size());
   ops.push_back(gemm("attention_out_proj", tokens, model.v_width() / t, h));
+  ops.back().op_sac_redo = attention_matmuls(model) % 2 == 1 ? 0.0 : 1.0;  // wo, the block's last attention matmul
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   // Per-op checkpointing keeps reduce-scatter outputs and redoes the
   // all-gather before the QKV GEMM; an all-reduce's output is redone.
@@ -381,7 +389,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
     ops.push_back(gelu);
   } else {
     ops.push_back(gemm("mlp_gate_up", tokens, h, 2.0 * f / t));
-    ops.back().op_sac_redo = 0.5;  // w3 redone, w1 kept
+    ops.back().op_sac_redo = 0.5;  // one of w1 and w3 redone, the other kept
     if (code.separate_projections) {
       ops.back().column_parts[0] = f / t;
       ops.back().column_parts[1] = f / t;
@@ -391,7 +399,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   }
   const int down = static_cast<int>(ops.size());
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
-  ops.back().op_sac_redo = 0.0;  // w2 kept
+  ops.back().op_sac_redo = op_sac_keeps_down(model) ? 0.0 : 1.0;  // w2: kept after 4 attention matmuls
   ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;

@@ -29,7 +29,7 @@ enum class Arch {
 // (key) + v_head_dim (value); the output projection reads heads x
 // v_head_dim. head_dim is the non-rotary part of a query or key head.
 struct MlaSpec {
-  int q_lora_rank = 0;
+  int q_lora_rank = 0;   // 0: queries without compression (h -> heads x (head_dim + rope) directly)
   int kv_lora_rank = 0;  // 0: standard attention
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
@@ -284,6 +284,19 @@ void mark_sp_copies(std::vector<Op>& ops, const LayerCode& code);
 // Whether a layer of `model` copies grouped K and V out to every query head
 // (LayerCode::kv_repeat, and the model has grouped heads; MLA has none).
 bool kv_copied(const TransformerSpec& model, bool kv_repeat);
+
+// Per-op checkpointing (Recompute::kSelectiveOp, TorchTitan's policy) keeps
+// the output of every other matmul of a block, counting from the block's
+// first: the attention block's matmuls (Llama's wq, wk, wv, wo: 4; MLA's wq
+// or wq_a and wq_b, wkv_a, wkv_b, wo: 4 or 5) set the parity of the MLP's
+// (w1, w3, w2) or a MoE block's shared experts' (the router's gate is
+// recomputed and left out of the count, TorchTitan's default since July
+// 2025: activation_checkpoint.py, force_recompute_mm_shapes_by_fqns
+// ["moe.router.gate"]).
+int attention_matmuls(const TransformerSpec& model);
+// Whether that policy keeps the MLP's (or shared experts') down projection
+// output, its block's (attention_matmuls + 3)-th matmul: kept when odd.
+bool op_sac_keeps_down(const TransformerSpec& model);
 // The width of K (and of V) a token as attention receives them: the query
 // width where they were copied out (kv_copied), else kv_heads x head_dim.
 double attention_kv_width(const TransformerSpec& model, bool kv_repeat);

@@ -110,6 +110,11 @@ TEST_CASE("the other architectures' shapes, and what they cannot honour named") 
   // DeepSeek-V3: its multi-token prediction module and group-limited routing.
   const HfModel ds = model_from_hf(fixture("deepseek-v3.json"), "ds.json");
   REQUIRE(ds.warnings.size() == 2);
+  CHECK(ds.model["q_lora_rank"] == 1536);
+  // q_lora_rank null (DeepSeek-V2-Lite's): queries without compression, 0.
+  json lite = fixture("deepseek-v3.json");
+  lite["q_lora_rank"] = nullptr;
+  CHECK(model_from_hf(lite, "lite.json").model["q_lora_rank"] == 0);
   CHECK(ds.warnings[1] == "ds.json: topk_group: 4 of n_group 8: group-limited routing is not modelled (a token's "
                           "experts fall anywhere, as with free top-k routing)");
   // A llama-family model with a tied embedding, and a field no mapping reads.

@@ -41,6 +41,27 @@ TEST_CASE("DeepSeek-V3's preset: MLA, 3 dense layers, 256 experts") {
   CHECK(s.model.ffn == 18432);
 }
 
+TEST_CASE("MLA without query compression (q_lora_rank 0), and under per-op checkpointing") {
+  // DeepSeek-V2-Lite (TorchTitan's DeepSeek-V3 16B): queries straight from the hidden state.
+  json lite = base();
+  lite["model"] = "deepseek-v2-lite";
+  const Scenario s = load_document(lite, "test.json", ".", {});
+  CHECK(s.model.mla.enabled());
+  CHECK(s.model.mla.q_lora_rank == 0);
+  CHECK(s.model.moe.shared_experts == 2);
+  // 0 reads as "none" on any MLA model; a negative width does not.
+  CHECK(error_of({"model.q_lora_rank=0"}).empty());
+  CHECK(error_of({"model.q_lora_rank=-1"}) ==
+        "test.json: model.q_lora_rank: expected 0 (queries without compression) or an integer from 1 to 10000000, "
+        "got -1 (from --set model.q_lora_rank=-1)");
+  CHECK(error_of({"model.q_lora_rank=1.5"}) ==
+        "test.json: model.q_lora_rank: expected 0 (queries without compression) or an integer from 1 to 10000000, "
+        "got 1.5 (from --set model.q_lora_rank=1.5)");
+  // TorchTitan's per-op checkpointing runs with MLA, compressed queries or not.
+  CHECK(error_of({"parallel.recompute=selective-op"}).empty());
+  CHECK(testing::load_error(lite, {"parallel.recompute=selective-op"}).empty());
+}
+
 TEST_CASE("MLA's keys: what it needs and what it refuses") {
   CHECK(error_of({"model.kv_heads=16"}) ==
         "test.json: model.kv_heads: Multi-head Latent Attention gives every head its own key and value (from the "

@@ -26,10 +26,11 @@ TEST_CASE("model presets have their published parameter counts") {
       // (Mixtral 8x7B and 8x22B; published-runs.json's params_b), the Qwen3
       // model cards' 30.5B and 235B, and DeepSeek-V3's 671B (arXiv
       // 2412.19437's abstract; its multi-token prediction module, left out of
-      // the preset, is the rest of the released 685B), and gpt-oss-120b's
+      // the preset, is the rest of the released 685B), DeepSeek-V2-Lite's
+      // 15.7B (arXiv 2405.04434, Appendix B), and gpt-oss-120b's
       // 116.8B (its model card; its biases, left out, are 0.1% of them).
       {"mixtral-8x7b", 46.7e9},  {"mixtral-8x22b", 141e9},  {"qwen3-30b-a3b", 30.5e9}, {"qwen3-235b-a22b", 235e9},
-      {"deepseek-v3", 671e9},    {"gpt-oss-120b", 116.8e9}};
+      {"deepseek-v3", 671e9},    {"deepseek-v2-lite", 15.7e9}, {"gpt-oss-120b", 116.8e9}};
   for (const auto& entry : published) {  // no structured binding: doctest's CAPTURE is a lambda
     const std::string& name = entry.first;
     const double params = entry.second;

@@ -58,6 +58,73 @@ TEST_CASE("MLA's ops: the up projections and attention split over tp, the down p
   for (const Op& op : ops) CHECK(op.name != "qkv_proj");
 }
 
+TEST_CASE("MLA with uncompressed queries (q_lora_rank 0): one query projection over tp") {
+  // DeepSeek-V2-Lite's shape of MLA: wq 1024 -> 8 x (64 + 32) in place of the
+  // down projection, its norm and the up projection.
+  TransformerSpec m = small_mla();
+  m.mla.q_lora_rank = 0;
+  // q: 1024 x 768; kv and out as before: 1024 x 160 + 128 + 128 x 1024 +
+  // 512 x 1024 = 819,328; 1,605,760 in all.
+  CHECK(mla_attention_params(m) == 1024.0 * 768 + 819'328.0);
+  double sum = 0.0;
+  for (double n : m.layer_tensors(2)) sum += n;
+  // Per tensor rank of tp 2: the query projection and both up projections
+  // and the output halved, the kv down projection and its norm whole.
+  CHECK(sum == 1024.0 + 1024.0 * 768 / 2 + 1024.0 * 160 + 128 + 128.0 * 1024 / 2 + 512.0 * 1024 / 2 + 1024 +
+                   3.0 * 1024 * 2048 / 2);
+  const std::vector<Op> ops = layer_ops(m, 1, 2);
+  CHECK(op_named(ops, "mla_q").n == 8 * 96 / 2);
+  CHECK(op_named(ops, "mla_q").k == 1024);
+  CHECK(op_named(ops, "mla_q").modules == kModuleMlaUpProj);  // in Megatron-Core's up-projection checkpoint
+  for (const Op& op : ops) {
+    CHECK(op.name != "mla_q_down");
+    CHECK(op.name != "mla_q_norm");
+    CHECK(op.name != "mla_q_up");
+  }
+  // Its activations lose the compressed queries' 4 x 256 bytes a token
+  // (the down projection's output and its norm's): what kv's keep is left.
+  CHECK(mla_lowrank_activation_bytes(m) == 2.0 * (128 + 32) + 2.0 * 128);
+}
+
+TEST_CASE("MLA under per-op checkpointing: every other matmul kept, the MLP's parity set by attention's count") {
+  // TorchTitan keeps the outputs of a block's 1st, 3rd, 5th... matmul. With
+  // compressed queries attention has five (wq_a S, wq_b R, wkv_a S, wkv_b R,
+  // wo S), so the MLP's w1 is the 6th (R), w3 the 7th (S), w2 the 8th (R);
+  // without, four (wq S, wkv_a R, wkv_b S, wo R) and w1 S, w3 R, w2 S, as
+  // after Llama's wq, wk, wv, wo.
+  const TransformerSpec compressed = small_mla();
+  TransformerSpec direct = small_mla();
+  direct.mla.q_lora_rank = 0;
+  CHECK(attention_matmuls(compressed) == 5);
+  CHECK(attention_matmuls(direct) == 4);
+  const std::vector<Op> a = layer_ops(compressed, 1, 1), b = layer_ops(direct, 1, 1);
+  CHECK(op_named(a, "mla_q_down").op_sac_redo == 0.0);
+  CHECK(op_named(a, "mla_q_up").op_sac_redo == 1.0);
+  CHECK(op_named(a, "mla_kv_down").op_sac_redo == 0.0);
+  CHECK(op_named(a, "mla_kv_up").op_sac_redo == 1.0);
+  CHECK(op_named(a, "attention_out_proj").op_sac_redo == 0.0);
+  CHECK(op_named(a, "mlp_gate_up").op_sac_redo == 0.5);
+  CHECK(op_named(a, "mlp_down").op_sac_redo == 1.0);
+  CHECK(op_named(b, "mla_q").op_sac_redo == 0.0);
+  CHECK(op_named(b, "mla_kv_down").op_sac_redo == 1.0);
+  CHECK(op_named(b, "mla_kv_up").op_sac_redo == 0.0);
+  CHECK(op_named(b, "attention_out_proj").op_sac_redo == 1.0);
+  CHECK(op_named(b, "mlp_gate_up").op_sac_redo == 0.5);
+  CHECK(op_named(b, "mlp_down").op_sac_redo == 0.0);
+  // Kept a token (1024 tokens, tp 1): the checkpoint's input 2 x 1024, then
+  // compressed: wq_a's 2 x 256, wkv_a's 2 x (128 + 32), attention's 2 x 8 x
+  // 64, wo's 2 x 1024, the MLP's w3's 2 x 2048: 2048 + 512 + 320 + 1024 +
+  // 2048 + 4096 = 10,048; direct: wq's 2 x 8 x 96, wkv_b's 2 x 8 x 128,
+  // attention's 2 x 8 x 64, w1's 2 x 2048 and w2's 2 x 1024: 2048 + 1536 +
+  // 2048 + 1024 + 4096 + 2048 = 12,800.
+  const auto kept = [](const TransformerSpec& m) {
+    return layer_activation_bytes(m, 1, 1, Recompute::kSelectiveOp, false, Attention::kFlash, Elementwise::kFused,
+                                  false);
+  };
+  CHECK(kept(compressed) == 1024.0 * 10048);
+  CHECK(kept(direct) == 1024.0 * 12800);
+}
+
 TEST_CASE("MLA with context parallelism: keys and values exchanged each at its own width") {
   // cp 2 on tp 2, 1024 tokens a rank: the keys (8 heads x (64 + 32)) and
   // values (8 x 64) of this rank's 4 heads, 1024 x 4 x 160 values, 2 bytes
