@@ -12,26 +12,29 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   const int first = static_cast<int>(ops.size());
   // Per-op checkpointing (TorchTitan) keeps every other matmul's output,
   // counted from the block's first: wq (or wq_a, wq_b), wkv_a, wkv_b, wo.
+  int matmuls = 0;
+  const auto matmul_redo = [&] { return op_sac_keeps_matmul(++matmuls) ? 0.0 : 1.0; };
   if (ql > 0) {
     ops.push_back(build::gemm("mla_q_down", tokens, h, ql));
-    ops.back().op_sac_redo = 0.0;  // the 1st matmul: kept
+    ops.back().op_sac_redo = matmul_redo();
     ops.push_back(build::elementwise("mla_q_norm", tokens * ql));
     ops.push_back(build::gemm("mla_q_up", tokens, ql, heads * (d + r) / t));
     ops.back().modules = kModuleMlaUpProj;
+    ops.back().op_sac_redo = matmul_redo();
   } else {
     // Queries without compression (DeepSeek-V2-Lite): one projection, over
     // tp, inside Megatron-Core's up-projection checkpoint as its query up
     // projection is.
     ops.push_back(build::gemm("mla_q", tokens, h, heads * (d + r) / t));
     ops.back().modules = kModuleMlaUpProj;
-    ops.back().op_sac_redo = 0.0;
+    ops.back().op_sac_redo = matmul_redo();
   }
   ops.push_back(build::gemm("mla_kv_down", tokens, h, kl + r));
-  ops.back().op_sac_redo = ql > 0 ? 0.0 : 1.0;  // the 3rd matmul, or the 2nd
+  ops.back().op_sac_redo = matmul_redo();
   ops.push_back(build::elementwise("mla_kv_norm", tokens * kl));
   ops.push_back(build::gemm("mla_kv_up", tokens, kl, heads * (d + v) / t));
   ops.back().modules = kModuleMlaUpProj;
-  ops.back().op_sac_redo = ql > 0 ? 1.0 : 0.0;
+  ops.back().op_sac_redo = matmul_redo();
   ops.push_back(build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
   ops.back().modules = kModuleMlaUpProj;
   if (cp > 1) {

@@ -96,7 +96,7 @@ void append_moe_ops(std::vector<Op>& ops, const TransformerSpec& model, double t
     ops.push_back(build::swiglu("moe_shared_swiglu", tokens * sf / t, eager));
     const int down = static_cast<int>(ops.size());
     ops.push_back(build::gemm("moe_shared_down", tokens, sf / t, h));
-    ops.back().op_sac_redo = op_sac_keeps_down(model) ? 0.0 : 1.0;
+    ops.back().op_sac_redo = op_sac_keeps_matmul(attention_matmuls(model) + 3) ? 0.0 : 1.0;
     if (tp > 1) {
       ops.push_back(build::tp_collective("moe_shared_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
       ops.back().op_sac_redo = sp ? 0.5 : 1.0;

@@ -329,7 +329,8 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
     // reduction) where kept; a MoE block's shared experts' w2 as well (the
     // rest of a MoE block in moe_activation_bytes_per_token).
     const bool has_down = f > 0.0 || (model.moe.enabled() && model.moe.shared_experts > 0);
-    const double mlp_kept = 2.0 * f / t + (has_down && op_sac_keeps_down(model) ? 2.0 * h : 0.0);
+    const bool down_kept = op_sac_keeps_matmul(attention_matmuls(model) + 3);
+    const double mlp_kept = 2.0 * f / t + (has_down && down_kept ? 2.0 * h : 0.0);
     return tokens * ((split ? 2.0 * h / t : 2.0 * h) + attention_kept + mlp_kept);
   }
   // Bytes a token keeps, Table 2's terms with the MLP width and the K/V width

@@ -188,7 +188,7 @@ int attention_matmuls(const TransformerSpec& model) {
   return model.mla.enabled() && model.mla.q_lora_rank > 0 ? 5 : 4;
 }
 
-bool op_sac_keeps_down(const TransformerSpec& model) { return (attention_matmuls(model) + 3) % 2 == 1; }
+bool op_sac_keeps_matmul(int n) { return n % 2 == 1; }
 
 bool kv_copied(const TransformerSpec& model, bool kv_repeat) {
   return kv_repeat && model.kv_heads < model.heads && !model.mla.enabled();
@@ -356,7 +356,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   }
   const int out_proj = static_cast<int>(ops.size());
   ops.push_back(gemm("attention_out_proj", tokens, model.v_width() / t, h));
-  ops.back().op_sac_redo = attention_matmuls(model) % 2 == 1 ? 0.0 : 1.0;  // wo, the block's last attention matmul
+  ops.back().op_sac_redo = op_sac_keeps_matmul(attention_matmuls(model)) ? 0.0 : 1.0;  // wo: attention's last matmul
   ops.push_back(tp_collective("attention_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   // Per-op checkpointing keeps reduce-scatter outputs and redoes the
   // all-gather before the QKV GEMM; an all-reduce's output is redone.
@@ -399,7 +399,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   }
   const int down = static_cast<int>(ops.size());
   ops.push_back(gemm("mlp_down", tokens, f / t, h));
-  ops.back().op_sac_redo = op_sac_keeps_down(model) ? 0.0 : 1.0;  // w2: kept after 4 attention matmuls
+  ops.back().op_sac_redo = op_sac_keeps_matmul(attention_matmuls(model) + 3) ? 0.0 : 1.0;  // w2
   ops.push_back(tp_collective("mlp_tp_collective", tokens * h * kActivationBytes, 1, 1, sp));
   ops.back().op_sac_redo = sp ? 0.5 : 1.0;
   ops.back().column_gemm = up;

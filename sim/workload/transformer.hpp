@@ -294,9 +294,10 @@ bool kv_copied(const TransformerSpec& model, bool kv_repeat);
 // 2025: activation_checkpoint.py, force_recompute_mm_shapes_by_fqns
 // ["moe.router.gate"]).
 int attention_matmuls(const TransformerSpec& model);
-// Whether that policy keeps the MLP's (or shared experts') down projection
-// output, its block's (attention_matmuls + 3)-th matmul: kept when odd.
-bool op_sac_keeps_down(const TransformerSpec& model);
+// Whether that policy keeps the n-th matmul of a block (from 1): the odd ones.
+// The MLP's (or shared experts') down projection is the
+// (attention_matmuls + 3)-th.
+bool op_sac_keeps_matmul(int n);
 // The width of K (and of V) a token as attention receives them: the query
 // width where they were copied out (kv_copied), else kv_heads x head_dim.
 double attention_kv_width(const TransformerSpec& model, bool kv_repeat);

@@ -2,6 +2,9 @@
 // ops, and what it keeps for the backward.
 #include <doctest/doctest.h>
 
+#include <utility>
+#include <vector>
+
 #include "workload/mla.hpp"
 #include "workload/stage_costs.hpp"
 #include "small_setups.hpp"
@@ -97,20 +100,18 @@ TEST_CASE("MLA under per-op checkpointing: every other matmul kept, the MLP's pa
   direct.mla.q_lora_rank = 0;
   CHECK(attention_matmuls(compressed) == 5);
   CHECK(attention_matmuls(direct) == 4);
-  const std::vector<Op> a = layer_ops(compressed, 1, 1), b = layer_ops(direct, 1, 1);
-  CHECK(op_named(a, "mla_q_down").op_sac_redo == 0.0);
-  CHECK(op_named(a, "mla_q_up").op_sac_redo == 1.0);
-  CHECK(op_named(a, "mla_kv_down").op_sac_redo == 0.0);
-  CHECK(op_named(a, "mla_kv_up").op_sac_redo == 1.0);
-  CHECK(op_named(a, "attention_out_proj").op_sac_redo == 0.0);
-  CHECK(op_named(a, "mlp_gate_up").op_sac_redo == 0.5);
-  CHECK(op_named(a, "mlp_down").op_sac_redo == 1.0);
-  CHECK(op_named(b, "mla_q").op_sac_redo == 0.0);
-  CHECK(op_named(b, "mla_kv_down").op_sac_redo == 1.0);
-  CHECK(op_named(b, "mla_kv_up").op_sac_redo == 0.0);
-  CHECK(op_named(b, "attention_out_proj").op_sac_redo == 1.0);
-  CHECK(op_named(b, "mlp_gate_up").op_sac_redo == 0.5);
-  CHECK(op_named(b, "mlp_down").op_sac_redo == 0.0);
+  const auto check_redo = [](const TransformerSpec& m, const std::vector<std::pair<const char*, double>>& expected) {
+    const std::vector<Op> ops = layer_ops(m, 1, 1);
+    for (const auto& entry : expected) {  // no structured binding: doctest's CAPTURE is a lambda
+      const char* name = entry.first;
+      CAPTURE(name);
+      CHECK(op_named(ops, name).op_sac_redo == entry.second);
+    }
+  };
+  check_redo(compressed, {{"mla_q_down", 0.0}, {"mla_q_up", 1.0}, {"mla_kv_down", 0.0}, {"mla_kv_up", 1.0},
+                          {"attention_out_proj", 0.0}, {"mlp_gate_up", 0.5}, {"mlp_down", 1.0}});
+  check_redo(direct, {{"mla_q", 0.0}, {"mla_kv_down", 1.0}, {"mla_kv_up", 0.0}, {"attention_out_proj", 1.0},
+                      {"mlp_gate_up", 0.5}, {"mlp_down", 0.0}});
   // Kept a token (1024 tokens, tp 1): the checkpoint's input 2 x 1024, then
   // compressed: wq_a's 2 x 256, wkv_a's 2 x (128 + 32), attention's 2 x 8 x
   // 64, wo's 2 x 1024, the MLP's w3's 2 x 2048: 2048 + 512 + 320 + 1024 +
