@@ -278,13 +278,13 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     if (p.offload != workload::Offload::kNone) not_yet("parallel.offload", "offloading", {"parallel.schedule"});
     if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"parallel.schedule"});
   }
-  // Multi-head Latent Attention runs fused (FlashAttention-style) and alone
-  // so far.
+  // Multi-head Latent Attention runs fused (FlashAttention-2's or cuDNN's
+  // kernel) so far.
   if (m.mla.enabled()) {
     auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
       ctx.fail(path, what + " with Multi-head Latent Attention (model.attention \"mla\") is not modelled yet", related);
     };
-    if (p.attention != workload::Attention::kFlash) {
+    if (p.attention != workload::Attention::kFlash && p.attention != workload::Attention::kCudnn) {
       not_yet("parallel.attention", fmt::format("\"{}\" attention", workload::attention_name(p.attention)), {"model.attention"});
     }
     if (p.cp_pytorch_merge()) not_yet("parallel.cp_merge", "PyTorch's context-parallel merge (\"pytorch\")", {"model.attention"});

@@ -19,7 +19,9 @@ using nlohmann::json;
 
 // TorchTitan's model name and flavor -> the preset of that model.
 const std::map<std::pair<std::string, std::string>, std::string> kModels = {
-    {{"llama3", "8B"}, "llama3.1-8b"}, {{"llama3", "70B"}, "llama3.1-70b"}, {{"llama3", "405B"}, "llama3-405b"}};
+    {{"llama3", "8B"}, "llama3.1-8b"},        {{"llama3", "70B"}, "llama3.1-70b"},
+    {{"llama3", "405B"}, "llama3-405b"},      {{"deepseek_v3", "16B"}, "deepseek-v2-lite"},
+    {{"deepseek_v3", "671B"}, "deepseek-v3"}};
 
 // torch.distributed.pipelining's schedules -> trainsim's, and whether each runs several stages a rank.
 struct Schedule {
@@ -39,7 +41,9 @@ const std::set<std::string> kIgnoredKeys = {
     "training.steps", "training.dataset", "training.dataset_path", "training.seed", "training.deterministic",
     "training.gc_freq", "training.gc_debug", "training.warmup_steps", "quantize.linear.float8.filter_fqns",
     "quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp", "float8.precompute_float8_dynamic_scale_for_fsdp",
-    "float8.filter_fqns", "parallelism.context_parallel_load_balancer"};
+    "float8.filter_fqns", "parallelism.context_parallel_load_balancer",
+    // Read by a converter ("quantize.grouped_mm.float8") that, when on, is named not modelled.
+    "quantize.grouped_mm.float8.fqns"};
 
 class Job {
  public:
@@ -209,6 +213,12 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   if (j.has("parallelism.expert_parallel_degree") && j.integer("parallelism.expert_parallel_degree", 1, 1) > 1) {
     p["ep"] = j.integer("parallelism.expert_parallel_degree", 1, 1);
   }
+  // TorchTitan's expert tensor parallelism shards each expert over the
+  // tensor-parallel ranks inside its EP mesh, which trainsim's etp (Megatron-
+  // Core's folding) does not lay out the same way.
+  if (j.integer("parallelism.expert_tensor_parallel_degree", 1, 1) > 1) {
+    j.fail("parallelism.expert_tensor_parallel_degree", "above 1 is not modelled for TorchTitan jobs; expected 1");
+  }
   // The batch: a rank's local batch, in pipeline micro-batches under pp.
   const long long local = j.has("training.local_batch_size") ? j.integer("training.local_batch_size", 8, 1)
                                                               : j.integer("training.batch_size", 8, 1);
@@ -240,6 +250,7 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
     p["stage_layers"] = torchtitan_split(layers, static_cast<int>(stages), first_less, last_less);
   } else {
     p["schedule"] = "1f1b";
+    (void)j.has("parallelism.pipeline_parallel_schedule");  // read: without a pipeline it names nothing that runs
   }
   const std::string reshard = j.text("parallelism.fsdp_reshard_after_forward", "default");
   if (reshard != "default" && reshard != "always" && reshard != "never") {

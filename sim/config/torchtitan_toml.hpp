@@ -4,7 +4,8 @@
 // mapped as TorchTitan applies them.
 //
 //   [model] name, flavor               model: the preset of that model
-//                                      (llama3 8B, 70B, 405B), at [training] seq_len
+//                                      (llama3 8B, 70B, 405B; deepseek_v3 16B,
+//                                      671B), at [training] seq_len
 //   [model] converters = ["float8"],   parallel.precision "fp8", fp8_recipe
 //   [quantize.linear.float8] (or the     (recipe_name, default tensorwise),
 //   older [float8])                      fp8_param_gather (enable_fsdp_float8_all_gather)
@@ -27,6 +28,7 @@
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
 //   context_parallel_degree, _rotate_method   cp, cp_algorithm; cp_merge "pytorch" (PyTorch's context_parallel)
 //   expert_parallel_degree             ep
+//   expert_tensor_parallel_degree      1 only (above 1: not modelled)
 //   [activation_checkpoint] mode,      recompute none / full / selective-op
 //   selective_ac_option ("op")
 //   [compile] enable, components       elementwise "fused" when the model is compiled

@@ -4,7 +4,8 @@
 
 namespace trainsim::workload {
 
-int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp) {
+int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp,
+                         Attention kernel) {
   const MlaSpec& a = model.mla;
   const double h = model.hidden, t = tp, heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim;
   const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
@@ -66,6 +67,7 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   att.bytes_forward = tokens * heads * (2.0 * (d + r) + 2.0 * v) / t * kActivationBytes;  // read Q, K, V, write O
   att.bytes_input_grad = 2.0 * att.bytes_forward;
   att.attention_core = true;
+  att.attention_kernel = kernel;
   att.op_sac_redo = 0.0;
   ops.push_back(att);
   return first;

@@ -19,9 +19,12 @@
 
 namespace trainsim::workload {
 
-// Appends the block for `tokens` tokens (before the tensor split); returns
-// the index of its first GEMM (what a sequence-parallel all-gather feeds).
-int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp);
+// Appends the block for `tokens` tokens (before the tensor split), its
+// attention run by `kernel` (FlashAttention, or cuDNN's fused attention, as
+// Transformer Engine runs MLA on Hopper); returns the index of its first GEMM
+// (what a sequence-parallel all-gather feeds).
+int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp,
+                         Attention kernel = Attention::kFlash);
 
 // The keys' and values' values a token, every head's (heads x (head_dim +
 // rope) for the keys, heads x v_head_dim for the values): what context

@@ -217,7 +217,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   ops.back().modules = kModuleLayernorm;
   int qkv = static_cast<int>(ops.size());
   if (model.mla.enabled()) {
-    qkv = append_mla_attention(ops, model, tokens, tp, cp);
+    qkv = append_mla_attention(ops, model, tokens, tp, cp, attention);
   } else {
     ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
     ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept

@@ -159,6 +159,19 @@ TEST_CASE("Megatron-LM's defaults and derived settings") {
   CHECK(m.config["parallel"]["fsdp_reduce_scatter_group"] == "separate");
   CHECK(m.not_modelled.empty());
   CHECK(load_document(m.config, "args", ".").plan.fsdp_separate_reduce_scatter_group);
+  // Multi-head Latent Attention without --q-lora-rank: queries without
+  // compression (0); on an H100 attention runs as cuDNN's fused kernel.
+  args = small();
+  args.insert(args.end(), {"--swiglu", "--multi-latent-attention", "--kv-lora-rank", "128", "--qk-head-dim", "64",
+                           "--qk-pos-emb-head-dim", "32", "--v-head-dim", "64"});
+  m = config_from_megatron(args, {"dgx-h100", 1, ""}, "args");
+  CHECK(m.config["model"]["q_lora_rank"] == 0);
+  CHECK(m.config["parallel"]["attention"] == "cudnn");
+  const Scenario mla = load_document(m.config, "args", ".");
+  CHECK(mla.model.mla.q_lora_rank == 0);
+  CHECK(iteration_s(mla) > 0.0);
+  args.insert(args.end(), {"--q-lora-rank", "256"});
+  CHECK(config_from_megatron(args, {"dgx-h100", 1, ""}, "args").config["model"]["q_lora_rank"] == 256);
 }
 
 TEST_CASE("Megatron-LM arguments trainsim cannot map are errors naming the flag") {

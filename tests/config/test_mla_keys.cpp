@@ -84,6 +84,7 @@ TEST_CASE("MLA's keys: what it needs and what it refuses") {
   gpt["model"]["head_dim"] = 64;
   CHECK(testing::load_error(gpt) ==
         "test.json: model.attention: \"mla\" expects model.arch = \"llama\" (RMSNorm, no biases, as DeepSeek's models)");
+  CHECK(error_of({"parallel.attention=cudnn"}).empty());  // Transformer Engine's fused attention on Hopper
   CHECK(error_of({"parallel.attention=unfused"}) ==
         "test.json: parallel.attention: \"unfused\" attention with Multi-head Latent Attention (model.attention "
         "\"mla\") is not modelled yet (from --set parallel.attention=unfused)");

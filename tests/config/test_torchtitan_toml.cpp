@@ -42,9 +42,10 @@ const std::string kLlama8b = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[trai
 
 }  // namespace
 
-TEST_CASE("TorchTitan's Llama 3 jobs import to the runs written by hand") {
+TEST_CASE("TorchTitan's Llama 3 and DeepSeek-V3 16B jobs import to the runs written by hand") {
   for (const auto& run : {std::pair<std::string, ImportCluster>{"llama3_8b", {"dgx-a100", 8, ""}},
-                          std::pair<std::string, ImportCluster>{"llama3_405b", {"dgx-h100", 64, ""}}}) {
+                          std::pair<std::string, ImportCluster>{"llama3_405b", {"dgx-h100", 64, ""}},
+                          std::pair<std::string, ImportCluster>{"deepseek_v3_16b", {"dgx-h100", 2, ""}}}) {
     const std::string& name = run.first;
     const ImportCluster& cluster = run.second;
     CAPTURE(name);
@@ -118,8 +119,8 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
 TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and the key") {
   CHECK(error_of("[model\nname = 1\n") == "job.toml:1:7: malformed TOML: Error while parsing table header: expected ']', saw '\\n'");
   CHECK(error_of("[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n") ==
-        "job.toml: model.flavor: llama4 17bx16e has no trainsim preset; the mapped ones are llama3 405B, llama3 70B, "
-        "llama3 8B (or write the config's model by hand, or from its Hugging Face config)");
+        "job.toml: model.flavor: llama4 17bx16e has no trainsim preset; the mapped ones are deepseek_v3 16B, deepseek_v3 "
+        "671B, llama3 405B, llama3 70B, llama3 8B (or write the config's model by hand, or from its Hugging Face config)");
   CHECK(error_of(kLlama8b + "[activation_checkpoint]\nselective_ac_option = \"some\"\n") ==
         "job.toml: activation_checkpoint.selective_ac_option: \"some\": expected \"op\" or a whole number n >= 1");
   CHECK(error_of(kLlama8b + "[parallelism]\npipeline_parallel_degree = 2\n"
@@ -129,6 +130,8 @@ TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and 
   CHECK(error_of(kLlama8b + "[parallelism]\ntensor_parallel_degree = 3\n") ==
         "job.toml: parallelism: tp x pp x cp x replicate = 3 x 1 x 1 x 1 does not divide the 8 GPUs of 1 dgx-h100 nodes");
   CHECK(error_of(kLlama8b + "[training]\nmixed_precision_param = \"float32\"\n").rfind("job.toml:", 0) == 0);
+  CHECK(error_of(kLlama8b + "[parallelism]\nexpert_tensor_parallel_degree = 2\n") ==
+        "job.toml: parallelism.expert_tensor_parallel_degree: above 1 is not modelled for TorchTitan jobs; expected 1");
 }
 
 }  // namespace config_torchtitan_toml_test

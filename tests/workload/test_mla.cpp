@@ -59,6 +59,10 @@ TEST_CASE("MLA's ops: the up projections and attention split over tp, the down p
   // QK^T over 96 values a head and the sum over 64: 2 x 1024^2 x 4 heads x 160.
   CHECK(op_named(ops, "attention").flops_forward == 2.0 * 1024 * 1024 * 4 * 160);
   for (const Op& op : ops) CHECK(op.name != "qkv_proj");
+  // Attention runs by the plan's kernel: FlashAttention-2's by default, or cuDNN's.
+  CHECK(op_named(ops, "attention").attention_kernel == Attention::kFlash);
+  const std::vector<Op> cudnn = layer_ops(small_mla(), 1, 2, false, Attention::kCudnn);
+  CHECK(op_named(cudnn, "attention").attention_kernel == Attention::kCudnn);
 }
 
 TEST_CASE("MLA with uncompressed queries (q_lora_rank 0): one query projection over tp") {
