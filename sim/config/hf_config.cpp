@@ -25,7 +25,8 @@ const Architecture kArchitectures[] = {
     {"LlamaForCausalLM", Family::kLlama, false},     {"MistralForCausalLM", Family::kLlama, false},
     {"Qwen2ForCausalLM", Family::kLlama, false},     {"Qwen3ForCausalLM", Family::kLlama, true},
     {"MixtralForCausalLM", Family::kMixtral, false}, {"Qwen3MoeForCausalLM", Family::kQwen3Moe, true},
-    {"DeepseekV3ForCausalLM", Family::kDeepseekV3, false}, {"GPT2LMHeadModel", Family::kGpt2, false},
+    {"DeepseekV3ForCausalLM", Family::kDeepseekV3, false}, {"DeepseekV2ForCausalLM", Family::kDeepseekV3, false},
+    {"GPT2LMHeadModel", Family::kGpt2, false},
     {"GPTNeoXForCausalLM", Family::kGptNeoX, false},
 };
 

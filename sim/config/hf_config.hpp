@@ -11,7 +11,7 @@
 //   num_experts_per_tok, intermediate_size
 //   Qwen3-MoE: num_experts, num_experts_per_tok, moe_intermediate_size,
 //   decoder_sparse_step                moe.*, moe.layer_freq
-//   DeepSeek-V3: n_routed_experts, n_shared_experts, moe_intermediate_size,
+//   DeepSeek-V3 (and V2): n_routed_experts, n_shared_experts, moe_intermediate_size,
 //   first_k_dense_replace, moe_layer_freq, scoring_func; q_lora_rank,
 //   kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim
 //                                      moe.*, attention "mla" and its widths

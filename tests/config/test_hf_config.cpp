@@ -45,7 +45,7 @@ json fixture(const std::string& name) {
 }  // namespace
 
 TEST_CASE("each Hugging Face config maps to the preset of the same model") {
-  for (const char* name : {"llama2-7b", "llama3.1-8b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3"}) {
+  for (const char* name : {"llama2-7b", "llama3.1-8b", "mixtral-8x7b", "qwen3-235b-a22b", "deepseek-v3", "deepseek-v2-lite"}) {
     CAPTURE(name);
     const workload::TransformerSpec p = preset(name);
     const workload::TransformerSpec m = from_hf(std::string(name) + ".json", p.seq);
@@ -142,7 +142,7 @@ TEST_CASE("a Hugging Face config trainsim cannot map is an error naming the file
   CHECK(error(llama) ==
         "c.json: architectures: \"BertForMaskedLM\" is not one trainsim maps; it maps LlamaForCausalLM, "
         "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM, "
-        "DeepseekV3ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
+        "DeepseekV3ForCausalLM, DeepseekV2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
   llama = fixture("llama2-7b.json");
   llama["hidden_act"] = "gelu";
   CHECK(error(llama) == "c.json: hidden_act: expected \"silu\" (SwiGLU, as the llama arch runs) for LlamaForCausalLM, "
