@@ -195,7 +195,11 @@ HfModel model_from_hf(const json& hf, const std::string& file) {
     if (f == Family::kDeepseekV3) {
       // Multi-head Latent Attention: every head its own key and value from the shared low-rank latent.
       // null: queries without compression (DeepSeek-V2-Lite), trainsim's 0.
+      // Absent is no such statement (Hugging Face's class default is 1536).
       m["attention"] = "mla";
+      if (!hf.contains("q_lora_rank")) {
+        r.fail("q_lora_rank", "is missing (expected a positive integer, or null for queries without compression)");
+      }
       m["q_lora_rank"] = r.has("q_lora_rank") ? r.count("q_lora_rank") : 0;
       m["kv_lora_rank"] = r.count("kv_lora_rank");
       m["qk_rope_head_dim"] = r.count("qk_rope_head_dim");

@@ -5,12 +5,15 @@
 namespace trainsim::workload {
 
 int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp,
-                         Attention kernel) {
+                         Attention kernel, bool eager) {
   const MlaSpec& a = model.mla;
   const double h = model.hidden, t = tp, heads = model.heads, d = model.head_dim(), r = a.qk_rope_head_dim;
   const double ql = a.q_lora_rank, kl = a.kv_lora_rank, v = a.v_head_dim;
   const double b_s = tokens;
   const int first = static_cast<int>(ops.size());
+  const auto norm = [&](const char* name, double elements) {
+    return eager ? build::eager_rms_norm(name, elements, 1) : build::elementwise(name, elements);
+  };
   // Per-op checkpointing (TorchTitan) keeps every other matmul's output,
   // counted from the block's first: wq (or wq_a, wq_b), wkv_a, wkv_b, wo.
   int matmuls = 0;
@@ -18,7 +21,7 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   if (ql > 0) {
     ops.push_back(build::gemm("mla_q_down", tokens, h, ql));
     ops.back().op_sac_redo = matmul_redo();
-    ops.push_back(build::elementwise("mla_q_norm", tokens * ql));
+    ops.push_back(norm("mla_q_norm", tokens * ql));
     ops.push_back(build::gemm("mla_q_up", tokens, ql, heads * (d + r) / t));
     ops.back().modules = kModuleMlaUpProj;
     ops.back().op_sac_redo = matmul_redo();
@@ -32,11 +35,12 @@ int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, dou
   }
   ops.push_back(build::gemm("mla_kv_down", tokens, h, kl + r));
   ops.back().op_sac_redo = matmul_redo();
-  ops.push_back(build::elementwise("mla_kv_norm", tokens * kl));
+  ops.push_back(norm("mla_kv_norm", tokens * kl));
   ops.push_back(build::gemm("mla_kv_up", tokens, kl, heads * (d + v) / t));
   ops.back().modules = kModuleMlaUpProj;
   ops.back().op_sac_redo = matmul_redo();
-  ops.push_back(build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
+  ops.push_back(eager ? build::eager_rotary_embedding("mla_rotary_embedding", tokens * heads * r / t)
+                      : build::elementwise("mla_rotary_embedding", tokens * heads * r / t));
   ops.back().modules = kModuleMlaUpProj;
   if (cp > 1) {
     // Context parallelism: this rank's keys (head_dim + rope a head) and

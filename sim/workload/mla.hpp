@@ -23,8 +23,10 @@ namespace trainsim::workload {
 // attention run by `kernel` (FlashAttention, or cuDNN's fused attention, as
 // Transformer Engine runs MLA on Hopper); returns the index of its first GEMM
 // (what a sequence-parallel all-gather feeds).
+// `eager`: its norms and rotary embeddings as eager PyTorch runs them
+// (Elementwise::kEager).
 int append_mla_attention(std::vector<Op>& ops, const TransformerSpec& model, double tokens, int tp, int cp,
-                         Attention kernel = Attention::kFlash);
+                         Attention kernel = Attention::kFlash, bool eager = false);
 
 // The keys' and values' values a token, every head's (heads x (head_dim +
 // rope) for the keys, heads x v_head_dim for the values): what context

@@ -54,6 +54,29 @@ inline Op elementwise(std::string name, double elements, double bytes_per_value 
   return op;
 }
 
+// Eager PyTorch's RMSNorm over `elements` values (see Elementwise): 8
+// kernels, 32 bytes a value forward; backward about 90, plus a 6-byte
+// gradient add for each GEMM beyond the first that reads its output.
+inline Op eager_rms_norm(std::string name, double elements, int consumers) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kElementwise;
+  op.bytes_forward = 32.0 * elements;
+  op.bytes_input_grad = (90.0 + 6.0 * (consumers - 1)) * elements;
+  op.kernels = 8;
+  return op;
+}
+
+// Eager rotary embeddings on `values` query and key values through complex
+// FP32: 6 kernels, 20 bytes a value each way.
+inline Op eager_rotary_embedding(std::string name, double values) {
+  Op op = elementwise(std::move(name), values);
+  op.bytes_forward = 20.0 * values;
+  op.bytes_input_grad = op.bytes_forward;
+  op.kernels = 6;
+  return op;
+}
+
 // SwiGLU over `outputs` values (its two inputs, gate and up, are twice
 // that): one fused kernel, or eager PyTorch's silu (read and write f) then
 // mul (read 2f, write f), 18 bytes a value backward.

@@ -348,12 +348,18 @@ double layer_activation_bytes(const TransformerSpec& model, int microbatch, int 
   // on every tensor rank, its low-rank tensors.
   const double attention_split = model.mla.enabled() ? 4.0 * model.qk_width() + 4.0 * model.v_width()
                                                      : 4.0 * q + 4.0 * kv;
-  // Eager: the rotary embedding's complex FP32 inputs (4q + 4kv) and silu's
-  // output (2f). Copied K and V: attention keeps the expanded ones.
+  // Eager: the rotary embedding's complex FP32 inputs (4q + 4kv; MLA's
+  // rotary parts of the queries, 4 heads x rope) and silu's output (2f), and
+  // MLA's two low-rank norms' FP32 copies (4 q_lora + 4 kv_lora, whole).
+  // Copied K and V: attention keeps the expanded ones.
   const bool expanded = kv_copied(model, kv_repeat);
-  const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? 4.0 * q + 4.0 * kv + 2.0 * f : 0.0) +
+  const bool mla = model.mla.enabled();
+  const double rotary_inputs = mla ? 4.0 * model.heads * model.mla.qk_rope_head_dim : 4.0 * q + 4.0 * kv;
+  const double split = attention_split + (gpt ? 4.0 : 6.0) * f + (eager ? rotary_inputs + 2.0 * f : 0.0) +
                        (expanded ? 4.0 * q - 4.0 * kv : 0.0);
-  const double lowrank = model.mla.enabled() ? mla_lowrank_activation_bytes(model) : 0.0;
+  const double lowrank = !mla    ? 0.0
+                         : eager ? mla_lowrank_activation_bytes(model) + 4.0 * (model.mla.q_lora_rank + model.mla.kv_lora_rank)
+                                 : mla_lowrank_activation_bytes(model);
   // Unfused attention keeps the scores' softmax output, dropout mask and
   // dropout output (2 + 1 + 2 bytes for each of a*s scores a token);
   // FlashAttention and selective recompute keep none of them.

@@ -9,6 +9,8 @@ namespace trainsim::workload {
 
 namespace {
 
+using build::eager_rms_norm;
+using build::eager_rotary_embedding;
 using build::elementwise;
 using build::gemm;
 using build::tp_collective;
@@ -46,19 +48,6 @@ Op projection_grad_sum(std::string name, double elements, int projections, int t
   op.bytes_input_grad = (tp > 1 ? 2.0 * projections + 2.0 : 2.0 * (projections - 1)) * elements;
   op.kernels = tp > 1 ? 1 : 0;
   op.op_sac_redo = 0.0;
-  return op;
-}
-
-// Eager PyTorch's RMSNorm over `elements` values (see Elementwise): 8
-// kernels, 32 bytes a value forward; backward about 90, plus a 6-byte
-// gradient add for each GEMM beyond the first that reads its output.
-Op eager_rms_norm(std::string name, double elements, int consumers) {
-  Op op;
-  op.name = std::move(name);
-  op.kind = OpKind::kElementwise;
-  op.bytes_forward = 32.0 * elements;
-  op.bytes_input_grad = (90.0 + 6.0 * (consumers - 1)) * elements;
-  op.kernels = 8;
   return op;
 }
 
@@ -212,12 +201,14 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
   const double replicated = sp ? tokens * h / t : tokens * h;
   const bool eager = kernels == Elementwise::kEager && !gpt;
   std::vector<Op> ops;
-  // TorchTitan's Q, K and V are three GEMMs reading the norm's output.
-  ops.push_back(eager ? eager_rms_norm("input_norm", replicated, 3) : elementwise("input_norm", replicated));
+  // TorchTitan's Q, K and V are three GEMMs reading the norm's output (MLA's
+  // two: wq or wq_a, and wkv_a).
+  const int norm_readers = model.mla.enabled() ? 2 : 3;
+  ops.push_back(eager ? eager_rms_norm("input_norm", replicated, norm_readers) : elementwise("input_norm", replicated));
   ops.back().modules = kModuleLayernorm;
   int qkv = static_cast<int>(ops.size());
   if (model.mla.enabled()) {
-    qkv = append_mla_attention(ops, model, tokens, tp, cp, attention);
+    qkv = append_mla_attention(ops, model, tokens, tp, cp, attention, eager);
   } else {
     ops.push_back(gemm("qkv_proj", tokens, h, (q + 2.0 * kv) / t));
     ops.back().op_sac_redo = kv / (q + 2.0 * kv);  // wk redone; wq, wv kept
@@ -232,13 +223,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
       ops.push_back(eager ? eager_rms_norm("qk_norm", tokens * (q + kv) / t, 1) : elementwise("qk_norm", tokens * (q + kv) / t));
     }
     if (eager) {
-      // Rotary embeddings on Q and K through complex FP32: 20 bytes a value
-      // each way.
-      Op rope = elementwise("rotary_embedding", tokens * (q + kv) / t);
-      rope.bytes_forward = 20.0 * tokens * (q + kv) / t;
-      rope.bytes_input_grad = rope.bytes_forward;
-      rope.kernels = 6;
-      ops.push_back(rope);
+      ops.push_back(eager_rotary_embedding("rotary_embedding", tokens * (q + kv) / t));
     } else if (!gpt) {
       // Rotary embeddings on Q and K as one fused kernel (Transformer
       // Engine's fused RoPE, the kernel torch.compile generates): each value

@@ -115,6 +115,14 @@ TEST_CASE("the other architectures' shapes, and what they cannot honour named") 
   json lite = fixture("deepseek-v3.json");
   lite["q_lora_rank"] = nullptr;
   CHECK(model_from_hf(lite, "lite.json").model["q_lora_rank"] == 0);
+  lite.erase("q_lora_rank");
+  try {
+    (void)model_from_hf(lite, "lite.json");
+    FAIL("a DeepSeek config without q_lora_rank was read");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          "lite.json: q_lora_rank: is missing (expected a positive integer, or null for queries without compression)");
+  }
   CHECK(ds.warnings[1] == "ds.json: topk_group: 4 of n_group 8: group-limited routing is not modelled (a token's "
                           "experts fall anywhere, as with free top-k routing)");
   // A llama-family model with a tied embedding, and a field no mapping reads.

@@ -130,6 +130,30 @@ TEST_CASE("MLA under per-op checkpointing: every other matmul kept, the MLP's pa
   CHECK(kept(direct) == 1024.0 * 12800);
 }
 
+TEST_CASE("MLA's norms and rotary embeddings as eager PyTorch runs them") {
+  // 1024 tokens, tp 1. The input norm is read by two GEMMs (wq_a and wkv_a),
+  // so its backward adds one gradient: 90 + 6 bytes a value over 1024 x 1024.
+  const TransformerSpec m = small_mla();
+  const std::vector<Op> ops = layer_ops(m, 1, 1, false, Attention::kFlash, Elementwise::kEager);
+  CHECK(op_named(ops, "input_norm").bytes_input_grad == 96.0 * 1024 * 1024);
+  // The low-rank norms eager too (8 kernels, 32 bytes a value over 1024 x
+  // 256 and 1024 x 128), the queries' rotary parts (8 heads x 32) in complex
+  // FP32, 20 bytes a value, 6 kernels.
+  CHECK(op_named(ops, "mla_q_norm").kernels == 8);
+  CHECK(op_named(ops, "mla_q_norm").bytes_forward == 32.0 * 1024 * 256);
+  CHECK(op_named(ops, "mla_kv_norm").bytes_forward == 32.0 * 1024 * 128);
+  CHECK(op_named(ops, "mla_rotary_embedding").bytes_forward == 20.0 * 1024 * 8 * 32);
+  CHECK(op_named(ops, "mla_rotary_embedding").kernels == 6);
+  // Kept a token beyond the fused kernels' (no recompute): the norms' FP32
+  // copies, 8 x 1024, the rotary parts' complex inputs 4 x 8 x 32, silu's
+  // output 2 x 2048, the low-rank norms' FP32 copies 4 x (256 + 128):
+  // 8192 + 1024 + 4096 + 1536 = 14,848.
+  const auto kept = [&](Elementwise e) {
+    return layer_activation_bytes(m, 1, 1, Recompute::kNone, false, Attention::kFlash, e, false);
+  };
+  CHECK(kept(Elementwise::kEager) - kept(Elementwise::kFused) == 1024.0 * 14848);
+}
+
 TEST_CASE("MLA with context parallelism: keys and values exchanged each at its own width") {
   // cp 2 on tp 2, 1024 tokens a rank: the keys (8 heads x (64 + 32)) and
   // values (8 x 64) of this rank's 4 heads, 1024 x 4 x 160 values, 2 bytes

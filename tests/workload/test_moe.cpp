@@ -131,14 +131,15 @@ TEST_CASE("per-op checkpointing of a MoE block: the experts' grouped GEMMs and S
   CHECK(moe_activation_bytes_per_token(shared, layout) == 32800.0 + 6 * 2048);
   CHECK(moe_activation_bytes_per_token(shared, layout, true) == 8216.0 + 2 * 2048);
   // A stage of 8 such layers on dp 8, ep 4 keeps at least 8 x 1024 tokens x
-  // (32,800 - 8,224) bytes less than without checkpointing.
+  // (32,800 - 8,216) bytes less than without checkpointing.
   Plan none = plan(4), op = plan(4);
   op.recompute = Recompute::kSelectiveOp;
   const hw::ClusterSpec c = small_cluster();
   const StageCost kept = stage_costs(m, none, c).stages[0], checkpointed = stage_costs(m, op, c).stages[0];
   CHECK(static_cast<double>(kept.activation_bytes - checkpointed.activation_bytes) >= 8.0 * 1024 * (32800 - 8216));
   // I grows by each op's redone share of its forward time (the experts'
-  // grouped GEMMs and SwiGLU whole, attention's wk and wo, the norms...),
+  // grouped GEMMs and SwiGLU whole, the router's gate, attention's wk and wo,
+  // the norms...),
   // on each of the 8 layers.
   const auto one = hw::group_of(c, {0});
   double redo = 0.0;
