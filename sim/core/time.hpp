@@ -29,7 +29,7 @@ class Time {
   static Time seconds(double s) {
     if (!(s > 0.0)) return Time(0);
     const double ps = s * 1e12;
-    if (!(ps < static_cast<double>(kLimitPs))) throw std::overflow_error(too_long(s));
+    if (!(ps < static_cast<double>(kLimitPs))) overflowed(s);
     return Time(static_cast<std::int64_t>(std::llround(ps)));
   }
   static Time microseconds(double us) { return seconds(us * 1e-6); }
@@ -41,7 +41,7 @@ class Time {
   constexpr auto operator<=>(const Time&) const = default;
   Time operator+(Time o) const {
     std::int64_t sum = 0;
-    if (__builtin_add_overflow(ps_, o.ps_, &sum)) throw std::overflow_error(too_long(to_seconds() + o.to_seconds()));
+    if (__builtin_add_overflow(ps_, o.ps_, &sum)) overflowed(to_seconds() + o.to_seconds());
     return Time(sum);
   }
   constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
@@ -52,12 +52,14 @@ class Time {
   }
   Time operator*(std::int64_t k) const {
     std::int64_t product = 0;
-    if (__builtin_mul_overflow(ps_, k, &product)) throw std::overflow_error(too_long(to_seconds() * k));
+    if (__builtin_mul_overflow(ps_, k, &product)) overflowed(to_seconds() * k);
     return Time(product);
   }
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
+  // Out of line and cold, so that the sums and products stay inline.
+  [[noreturn, gnu::cold, gnu::noinline]] static void overflowed(double s) { throw std::overflow_error(too_long(s)); }
   static std::string too_long(double s) {
     return "simulated time overflows: " + std::to_string(s) + " s is beyond the range of the simulator's clock (53 days for one duration, 106 days in all)";
   }
