@@ -174,7 +174,8 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
                                                    {{"each-backward", false}, {"last-backward", true}});
   p.loss = s.choice<workload::LossKernel>("loss", workload::LossKernel::kVocabParallel,
                                          {{"vocab-parallel", workload::LossKernel::kVocabParallel},
-                                          {"pytorch", workload::LossKernel::kPyTorch}});
+                                          {"pytorch", workload::LossKernel::kPyTorch},
+                                          {"compiled", workload::LossKernel::kCompiled}});
   p.offload = s.choice<workload::Offload>("offload", workload::Offload::kNone,
                                           {{"none", workload::Offload::kNone},
                                            {"optimizer", workload::Offload::kOptimizer},

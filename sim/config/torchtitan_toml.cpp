@@ -355,8 +355,13 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   const bool compiled = j.flag("compile.enable", false) || j.flag("training.compile", false);
   const std::vector<std::string> components = j.has("compile.components") ? j.strings("compile.components")
                                                                            : std::vector<std::string>{"model", "loss"};
-  p["elementwise"] = compiled && std::find(components.begin(), components.end(), "model") != components.end() ? "fused" : "eager";
-  p["loss"] = "pytorch";
+  auto compiles = [&](const char* component) {
+    return compiled && std::find(components.begin(), components.end(), component) != components.end();
+  };
+  p["elementwise"] = compiles("model") ? "fused" : "eager";
+  // The loss function is compiled with the model under training.compile too
+  // (components/loss.py since April 2025), or as compile.components says.
+  p["loss"] = compiles("loss") ? "compiled" : "pytorch";
   json o = json::object();
   if (j.flag("parallelism.enable_async_tensor_parallel", false)) {
     if (tp > 1) {

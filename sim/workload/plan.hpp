@@ -96,23 +96,6 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndParams };
 //             of that backward: the next unit's backward starts after them.
 enum class OffloadGradCopy { kAsync, kBlocking };
 
-// How the loss is computed over the logits, and what it holds for a moment
-// beyond the FP32 softmax it keeps for backward (4 bytes a logit of the
-// rank's vocabulary shard, part of the last stage's activations):
-//   vocab-parallel  Megatron-LM's _VocabParallelCrossEntropy: the FP32 copy
-//                   of the logits becomes that softmax in place
-//                   (megatron/core/tensor_parallel/cross_entropy.py), and its
-//                   gradient is computed in place too: nothing more;
-//   pytorch         torch.nn.functional.cross_entropy on logits.float()
-//                   (TorchTitan and other PyTorch training loops): the FP32
-//                   copy and log_softmax's FP32 output are two tensors, so 4
-//                   bytes a logit more while the forward runs; the backward's
-//                   FP32 gradient is a tensor of its own beside the kept
-//                   output, 4 more again.
-// The 16-bit logits, alive beside the FP32 copy in both (2 bytes a logit),
-// are not counted in either.
-enum class LossKernel { kVocabParallel, kPyTorch };
-
 // How a stage's output crosses to the next pipeline stage (and its gradient
 // back) when tensor parallelism replicates it on every tensor rank (no
 // sequence parallelism; with it each rank holds 1/tp of the sequence and

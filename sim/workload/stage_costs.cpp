@@ -441,7 +441,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     if (fp8) dense_layer = with_fp8(dense_layer, plan.fp8_recipe, plan.fp8_runtime(), plan.tp);
   }
   std::vector<Op> embedding = embedding_ops(local, plan.microbatch_size, plan.tp, sp);
-  std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise);
+  std::vector<Op> head = head_ops(local, plan.microbatch_size, plan.tp, sp, plan.elementwise, plan.loss);
   // Batch-first sequence parallelism copies around the embedding's and the
   // head's collectives too.
   mark_sp_copies(embedding, plan.layer_code());
@@ -850,9 +850,15 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
-    // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h).
+    // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h), the
+    // v/h term the FP32 softmax the loss keeps; a compiled loss keeps the
+    // 16-bit logits instead, 2*s*b*v/t (LossKernel).
     if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
-    if (last) activations += 4.0 * s * b * h / t * (1.0 + static_cast<double>(model.vocab) / h);
+    if (last) {
+      const double v = static_cast<double>(model.vocab);
+      activations += plan.loss == LossKernel::kCompiled ? 4.0 * s * b * h / t + 2.0 * s * b * v / t
+                                                         : 4.0 * s * b * h / t * (1.0 + v / h);
+    }
     if (last) {
       const double logits = s * b * static_cast<double>(model.vocab) / t;
       c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
@@ -886,7 +892,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       PassTimes whole;
       whole.add(layer_ops_of(all), layers_per_stage, timing);
       if (first) whole.add(embedding_ops(local, all, plan.tp, sp), 1, timing);
-      if (last) whole.add(head_ops(local, all, plan.tp, sp, plan.elementwise), 1, timing);
+      if (last) whole.add(head_ops(local, all, plan.tp, sp, plan.elementwise, plan.loss), 1, timing);
       c.weight_grad_concat = core::Time::seconds(whole.weight_grad);
     }
 

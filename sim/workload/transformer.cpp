@@ -415,7 +415,7 @@ std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int 
 }
 
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
-                         Elementwise kernels) {
+                         Elementwise kernels, LossKernel loss_kernel) {
   const double tokens = static_cast<double>(microbatch) * model.seq;
   const double h = model.hidden;
   std::vector<Op> ops;
@@ -434,12 +434,18 @@ std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, b
   // casts the result back to 16 bits for the output layer (4 + 2): 14. Its
   // three all-reduces over the tensor group (the row maximum, the target
   // logit, the sum; one value a token each) are latency, left out.
+  // Compiled (LossKernel::kCompiled), Inductor's reductions read the 16-bit
+  // logits for the row maximum and again for the sum of exponentials and
+  // the target's logit (2 + 2; the few values a token it writes are left
+  // out); backward recomputes the softmax from the logits and writes their
+  // 16-bit gradient in one pass (2 + 2).
   const double logits = tokens * model.vocab / tp;
+  const bool compiled = loss_kernel == LossKernel::kCompiled;
   Op loss;
   loss.name = "cross_entropy";
   loss.kind = OpKind::kElementwise;
-  loss.bytes_forward = 38.0 * logits;
-  loss.bytes_input_grad = 14.0 * logits;
+  loss.bytes_forward = (compiled ? 4.0 : 38.0) * logits;
+  loss.bytes_input_grad = (compiled ? 4.0 : 14.0) * logits;
   ops.push_back(loss);
   if (tp > 1) {
     ops.push_back(tp_collective("head_tp_collective", tokens * h * kActivationBytes, 0, 1, sequence_parallel));

@@ -302,6 +302,32 @@ bool op_sac_keeps_matmul(int n);
 // width where they were copied out (kv_copied), else kv_heads x head_dim.
 double attention_kv_width(const TransformerSpec& model, bool kv_repeat);
 
+// How the loss is computed over the logits: what it keeps for backward and
+// holds for a moment, and the passes it makes through memory (head_ops).
+//   vocab-parallel  Megatron-LM's _VocabParallelCrossEntropy: the FP32 copy
+//                   of the logits becomes the softmax in place and is kept
+//                   for backward, 4 bytes a logit of the rank's vocabulary
+//                   shard (megatron/core/tensor_parallel/cross_entropy.py);
+//                   its gradient is computed in place too: nothing more;
+//   pytorch         torch.nn.functional.cross_entropy on logits.float()
+//                   (TorchTitan and other PyTorch training loops, eager):
+//                   the same FP32 softmax kept, and the FP32 copy and
+//                   log_softmax's FP32 output are two tensors, so 4 bytes a
+//                   logit more while the forward runs; the backward's FP32
+//                   gradient is a tensor of its own beside the kept output,
+//                   4 more again;
+//   compiled        the same call under torch.compile (TorchTitan compiles
+//                   its loss function with the model, components/loss.py
+//                   since April 2025): Inductor fuses the cast, the row's
+//                   maximum and sum of exponentials and the target's pick
+//                   into reductions over the 16-bit logits, and keeps those
+//                   logits (2 bytes a logit) with one log-sum-exp a token for
+//                   a backward that recomputes the softmax in one pass: no
+//                   FP32 tensor of the logits' size is made.
+// The 16-bit logits, alive beside the FP32 copy in the first two (2 bytes a
+// logit), and the 16-bit gradient of the logits in all three are not counted.
+enum class LossKernel { kVocabParallel, kPyTorch, kCompiled };
+
 // `code`: how the framework writes the layer where it differs from
 // Megatron-LM (see LayerCode).
 std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
@@ -309,7 +335,7 @@ std::vector<Op> layer_ops(const TransformerSpec& model, int microbatch, int tp, 
                           int cp = 1, const MoeLayout& moe = {}, const LayerCode& code = {});
 std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false);
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel = false,
-                         Elementwise kernels = Elementwise::kFused);
+                         Elementwise kernels = Elementwise::kFused, LossKernel loss = LossKernel::kVocabParallel);
 
 // Model FLOPs of one training step over `samples` sequences, no recompute
 // (forward + both backward halves, every layer, embedding and head).

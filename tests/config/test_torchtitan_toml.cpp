@@ -116,6 +116,24 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
         "mxfp8_cublas, ...)");
 }
 
+TEST_CASE("torch.compile in a TorchTitan job: the blocks' element-wise ops fused, the loss compiled") {
+  // The old key (training.compile) compiles the blocks and the loss function
+  // (components/loss.py since April 2025); compile.components picks either.
+  TorchTitanImport t = import_text(kLlama8b + "compile = true\n");
+  CHECK(t.config["parallel"]["elementwise"] == "fused");
+  CHECK(t.config["parallel"]["loss"] == "compiled");
+  CHECK(load_document(t.config, "job.toml", ".").plan.loss == workload::LossKernel::kCompiled);
+  t = import_text(kLlama8b + "[compile]\nenable = true\ncomponents = [\"model\"]\n");
+  CHECK(t.config["parallel"]["elementwise"] == "fused");
+  CHECK(t.config["parallel"]["loss"] == "pytorch");
+  t = import_text(kLlama8b + "[compile]\nenable = true\ncomponents = [\"loss\"]\n");
+  CHECK(t.config["parallel"]["elementwise"] == "eager");
+  CHECK(t.config["parallel"]["loss"] == "compiled");
+  t = import_text(kLlama8b);
+  CHECK(t.config["parallel"]["elementwise"] == "eager");
+  CHECK(t.config["parallel"]["loss"] == "pytorch");
+}
+
 TEST_CASE("a TorchTitan job trainsim cannot map is an error naming the file and the key") {
   CHECK(error_of("[model\nname = 1\n") == "job.toml:1:7: malformed TOML: Error while parsing table header: expected ']', saw '\\n'");
   CHECK(error_of("[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n") ==

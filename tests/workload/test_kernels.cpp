@@ -157,6 +157,37 @@ TEST_CASE("the loss's passing copies: PyTorch's cross_entropy on an FP32 copy ho
   CHECK(pytorch.stages[0].loss_transient_bytes == 0);
 }
 
+TEST_CASE("a compiled loss keeps the 16-bit logits, not an FP32 softmax, and holds nothing more") {
+  // small_llama, one sequence of 1024 tokens, vocabulary 32000, tp 1, two
+  // stages. Eager, the last stage keeps the FP32 softmax (4 bytes a logit);
+  // compiled, the 16-bit logits (2): 2 x 1024 x 32000 bytes fewer kept, and
+  // no FP32 copy held beside them (eager PyTorch's 4 x 1024 x 32000). Its
+  // passes read the logits twice forward and read them and write their
+  // gradient backward: 4 and 4 bytes a logit, against Megatron's 38 and 14.
+  const TransformerSpec m = small_llama();
+  const hw::ClusterSpec c = cluster();
+  Plan p;
+  p.pp = 2;
+  p.global_batch = 1;
+  p.loss = LossKernel::kPyTorch;
+  const StageCosts eager = stage_costs(m, p, c);
+  p.loss = LossKernel::kCompiled;
+  const StageCosts compiled = stage_costs(m, p, c);
+  CHECK(eager.stages[1].activation_bytes - compiled.stages[1].activation_bytes == 2LL * 1024 * 32000);
+  CHECK(compiled.stages[1].loss_transient_bytes == 0);
+  CHECK(compiled.stages[0].activation_bytes == eager.stages[0].activation_bytes);
+  const double logits = 1024.0 * 32000;
+  const std::vector<Op> head = head_ops(m, 1, 1, false, Elementwise::kFused, LossKernel::kCompiled);
+  const Op& loss = op_named(head, "cross_entropy");
+  CHECK(loss.bytes_forward == doctest::Approx(4 * logits).scale(0));
+  CHECK(loss.bytes_input_grad == doctest::Approx(4 * logits).scale(0));
+  // Less time on the last stage for it: the eager loss's 38 + 14 bytes a
+  // logit become 4 + 4.
+  CHECK(compiled.stages[1].forward < eager.stages[1].forward);
+  CHECK(compiled.stages[1].input_grad < eager.stages[1].input_grad);
+  CHECK(compiled.stages[0].forward == eager.stages[0].forward);
+}
+
 TEST_CASE("separate projections: each GEMM at its own width's rate, their input gradients summed") {
   const TransformerSpec m = small_llama();  // h 1024, kv 256, ffn 2816, 1024 tokens
   const hw::ClusterSpec c = cluster();

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -639,6 +640,11 @@ def torchtitan_stage_layers(layers: int, stages: int) -> list[int]:
     return out
 
 
+# Whether a TorchTitan commit compiles the loss function along with the model
+# when torch.compile is on: the Dec 2024 runs' train.py compiled the blocks
+# alone; components/loss.py compiles the loss too from bbb1b616e (2025-04-02).
+TORCHTITAN_COMPILES_LOSS = {"9dec370": False, "820504e": True}
+
 TORCHTITAN_SCHEDULES = {"1F1B": "1f1b", "Interleaved1F1B": "interleaved-1f1b"}
 
 
@@ -737,9 +743,20 @@ def torchtitan_case(rec: dict) -> dict:
         assumptions["parallel.fp8_param_gather"] = (
             "false: TorchTitan's float8 option enable_fsdp_float8_all_gather is off unless set, and the record does "
             "not say it was set (uncertain)")
-    assumptions["parallel.loss"] = ("pytorch: TorchTitan's loss_fn is torch.nn.functional.cross_entropy on "
-                                    "pred.flatten(0, 1).float() (torchtitan train.py of these runs; later "
-                                    "components/loss.py); whether torch.compile fused it is not stated")
+    commit = re.search(r"torchtitan ([0-9a-f]{7})", rec["source"]).group(1)
+    if par["torch_compile"] and TORCHTITAN_COMPILES_LOSS[commit]:
+        parallel["loss"] = "compiled"
+        assumptions["parallel.loss"] = (
+            f"compiled: TorchTitan's loss_fn, torch.nn.functional.cross_entropy on pred.flatten(0, 1).float(), is "
+            f"compiled with the model under training.compile at the record's commit {commit} (components/loss.py "
+            "build_cross_entropy_loss, since bbb1b616e of April 2025), so Inductor reduces the 16-bit logits "
+            "without an FP32 copy")
+    else:
+        assumptions["parallel.loss"] = (
+            f"pytorch: TorchTitan's loss_fn is torch.nn.functional.cross_entropy on pred.flatten(0, 1).float(), run "
+            f"eagerly at the record's commit {commit}"
+            + (" (train.py's loss_fn, outside what torch.compile compiled: the blocks alone until April 2025)"
+               if par["torch_compile"] else " (no torch.compile)"))
     assumptions["parallel.elementwise"] = (
         "fused: torch.compile (record torch_compile true) fuses each run of element-wise ops between the matmuls "
         "into one kernel" if par["torch_compile"] else
