@@ -536,6 +536,7 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
         {"parallel.fsdp_persistence_threshold", p.fsdp_persistence_threshold != d.fsdp_persistence_threshold},
         {"parallel.fsdp_max_reuse_distance", p.fsdp_max_reuse_distance.has_value()},
         {"parallel.fsdp_copy_out", p.fsdp_copy_out != d.fsdp_copy_out},
+        {"parallel.fsdp_param_shards", p.fsdp_fp32_shards != d.fsdp_fp32_shards},
         {"parallel.fsdp_reduce_scatter_group",
          p.fsdp_separate_reduce_scatter_group != d.fsdp_separate_reduce_scatter_group},
         {"parallel.fsdp_grad_sync", p.grad_sync_after_last_backward != d.grad_sync_after_last_backward},
@@ -548,6 +549,21 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                  {"parallel.zero_stage"});
       }
     }
+  }
+  // PyTorch FSDP's CPU offload moves its FP32 shards themselves to the host
+  // and steps them there; the offload model is DeepSpeed's (a 16-bit shard
+  // on the GPU, the FP32 master on the host).
+  if (p.fsdp_fp32_shards && p.fsdp_persistence_threshold > 0.0) {
+    ctx.fail("parallel.fsdp_param_shards",
+             "\"fp32\" is PyTorch FSDP's, which shards every tensor; parallel.fsdp_persistence_threshold is "
+             "DeepSpeed's; expected one of them",
+             {"parallel.fsdp_persistence_threshold"});
+  }
+  if (p.fsdp_fp32_shards && p.offload != workload::Offload::kNone) {
+    ctx.fail("parallel.fsdp_param_shards",
+             "\"fp32\" with offloading is not modelled (the offload model keeps a 16-bit shard on the GPU, as "
+             "DeepSpeed does); expected \"16-bit\" or parallel.offload \"none\"",
+             {"parallel.offload"});
   }
   if (p.offload_grad_copy && p.offload == workload::Offload::kNone) {
     ctx.fail("parallel.offload_grad_copy",

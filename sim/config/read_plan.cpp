@@ -168,6 +168,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
   }
   p.reshard_after_forward = s.boolean_or("reshard_after_forward", true);
   p.fsdp_copy_out = s.boolean_or("fsdp_copy_out", false);
+  p.fsdp_fp32_shards = s.choice<bool>("fsdp_param_shards", false, {{"16-bit", false}, {"fp32", true}});
   p.fsdp_separate_reduce_scatter_group =
       s.choice<bool>("fsdp_reduce_scatter_group", false, {{"shared", false}, {"separate", true}});
   p.grad_sync_after_last_backward = s.choice<bool>("fsdp_grad_sync", false,

@@ -38,7 +38,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
        {"tp", "pp", "dp", "cp", "cp_algorithm", "cp_merge", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers", "recompute_modules", "offload_modules",
         "sequence_parallel", "attention", "elementwise", "kv_repeat", "separate_projections", "sp_batch_first", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params", "fsdp_max_reuse_distance", "fsdp_persistence_threshold", "reshard_after_forward",
-        "fsdp_grad_sync", "fsdp_copy_out", "fsdp_reduce_scatter_group", "fsdp_shard_size", "offload", "offload_grad_copy", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "optimizer_moment_dtype", "pipeline_send_split",
+        "fsdp_grad_sync", "fsdp_copy_out", "fsdp_reduce_scatter_group", "fsdp_param_shards", "fsdp_shard_size", "offload", "offload_grad_copy", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "optimizer_moment_dtype", "pipeline_send_split",
         "stage_layers", "fp8_recipe", "fp8_library", "fp8_param_gather", "ep", "etp", "moe_dispatcher", "burst"}},
       {"parallel.burst", {"amplification_limit", "layer_gpus", "interference", "background"}},
       {"parallel.burst.background", {"model", "batch"}},
@@ -57,7 +57,7 @@ const std::vector<std::string>& zero3_plan_keys() {
   static const std::vector<std::string> keys = {
       "fsdp_unit_layers",     "fsdp_prefetch",   "reshard_after_forward",   "fsdp_shard_size",
       "fsdp_prefetch_params", "fsdp_persistence_threshold", "fsdp_max_live_params", "fsdp_max_reuse_distance",
-      "fsdp_grad_sync",       "fsdp_copy_out",   "fsdp_reduce_scatter_group"};
+      "fsdp_grad_sync",       "fsdp_copy_out",   "fsdp_reduce_scatter_group", "fsdp_param_shards"};
   return keys;
 }
 

@@ -201,6 +201,7 @@ TorchTitanImport config_from_torchtitan(const std::string& text, const std::stri
   }
   if (shard * cp > 1) {
     p["zero_stage"] = 3;  // FSDP2's fully_shard
+    p["fsdp_param_shards"] = "fp32";  // its sharded parameters stay FP32, gathered in BF16
     if (replicate > 1) p["fsdp_shard_size"] = shard * cp;
   }
   if (tp > 1) {

@@ -316,6 +316,7 @@ Space enumerate(const Spec& spec) {
                 probe.plan.fsdp_max_live_params = defaults.fsdp_max_live_params;
                 probe.plan.fsdp_max_reuse_distance = defaults.fsdp_max_reuse_distance;
                 probe.plan.fsdp_copy_out = defaults.fsdp_copy_out;
+                probe.plan.fsdp_fp32_shards = defaults.fsdp_fp32_shards;
                 probe.plan.fsdp_separate_reduce_scatter_group = defaults.fsdp_separate_reduce_scatter_group;
                 probe.plan.grad_sync_after_last_backward = defaults.grad_sync_after_last_backward;
                 probe.plan.fsdp_persistence_threshold = defaults.fsdp_persistence_threshold;

@@ -323,6 +323,14 @@ struct Plan {
   // buffer is used in place (FSDP1's flat parameters, DeepSpeed's stage 3,
   // Megatron-Core's parameter buffers).
   bool fsdp_copy_out = false;
+  // What a ZeRO-3 shard holds of the parameters (parallel.fsdp_param_shards):
+  // a 16-bit copy beside the optimizer's FP32 master weights (false:
+  // DeepSpeed's stage 3, 2 + g + 12 bytes a parameter over the shards), or
+  // the FP32 weights themselves (true: PyTorch's FSDP and FSDP2 under mixed
+  // precision keep the sharded parameters in FP32, cast to 16 bits as each
+  // unit is gathered, and the optimizer steps them directly; their gradients
+  // reach the shard in FP32 whatever the reduction's type: 4 + 4 + 8).
+  bool fsdp_fp32_shards = false;
   // Whether ZeRO-3's reduce-scatters run over a process group of their own
   // (parallel.fsdp_reduce_scatter_group: "separate", FSDP2's opt-in
   // set_separate_reduce_scatter_group, Megatron-FSDP's

@@ -383,22 +383,22 @@ double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch,
   return tokens * ((sp ? 4.0 * h / t : 4.0 * h) + (2.0 * model.v_width() + 2.0 * model.ffn) / t + lowrank);
 }
 
-double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes, double moment_bytes) {
-  const double d = dp, g = grad_bytes, k = 4.0 + 2.0 * moment_bytes;
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes, double moment_bytes, double weight_bytes) {
+  const double d = dp, g = grad_bytes, k = 4.0 + 2.0 * moment_bytes, w = weight_bytes;
   switch (zero_stage) {
-    case 1: return 2.0 + g + k / d;
-    case 2: return 2.0 + (g + k) / d;
-    case 3: return (2.0 + g + k) / d;
-    default: return 2.0 + g + k;
+    case 1: return w + g + k / d;
+    case 2: return w + (g + k) / d;
+    case 3: return (w + g + k) / d;
+    default: return w + g + k;
   }
 }
 
-double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes) {
+double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes, bool sixteen_bit_copy) {
   const double to_main_grads = grad_bytes < 4.0 ? 2.0 + 4.0 : 0.0;
   const double unscale = precision == Precision::kFp16 ? 4.0 + 4.0 : 0.0;
   const double norm = 4.0;
   const double adam = (8.0 + 2.0 * moment_bytes) + (4.0 + 2.0 * moment_bytes);
-  const double to_model_params = 4.0 + 2.0;
+  const double to_model_params = sixteen_bit_copy ? 4.0 + 2.0 : 0.0;
   return to_main_grads + unscale + norm + adam + to_model_params;
 }
 
@@ -942,8 +942,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double persistent_head = plan.zero_stage == 3 && last && h <= plan.fsdp_persistence_threshold ? final_norm / t : 0.0;
     const double persistent = layers_per_stage * persistent_per_layer + persistent_head;
     const double m = moment_value_bytes(plan.moment_dtype), optimizer_k = 4.0 + 2.0 * m;
-    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, g, m) * dense_params +
-                                   model_state_bytes_per_param(plan.zero_stage, expert_shard, g, m) * c.expert_params +
+    // PyTorch FSDP's FP32 shards: no 16-bit copy, FP32 gradients (shard_g).
+    const double weight_bytes = plan.fsdp_fp32_shards ? 0.0 : kActivationBytes;
+    const double shard_g = plan.fsdp_fp32_shards ? 4.0 : g;
+    c.model_state_bytes = to_bytes(model_state_bytes_per_param(plan.zero_stage, shard, shard_g, m, weight_bytes) * dense_params +
+                                   model_state_bytes_per_param(plan.zero_stage, expert_shard, shard_g, m, weight_bytes) *
+                                       c.expert_params +
                                    kActivationBytes * persistent * (1.0 - 1.0 / shard));
     // Transformer Engine's FP8 copy of every linear weight and its transpose,
     // beside the BF16 weights (ZeRO-3 gathers and frees those unit by unit;
@@ -1239,7 +1243,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double held_grads = plan.zero_stage >= 2 ? owned(c.params, c.expert_params) : c.params;
     if (!offload) {
       c.optimizer_step =
-          core::Time::seconds((updated * optimizer_bytes_per_param(g, plan.precision, m) + held_grads * g) /
+          core::Time::seconds((updated * optimizer_bytes_per_param(shard_g, plan.precision, m, !plan.fsdp_fp32_shards) +
+                               held_grads * shard_g) /
                                   (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                               node.gpu.kernel_overhead_us * 1e-6);
     } else {

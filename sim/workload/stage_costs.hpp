@@ -221,8 +221,12 @@ struct StageCosts {
 // §3.1); under ZeRO stage 0-3 over `dp` replicas (§5.1): 2 + g + 12;
 // 2 + g + 12/dp; 2 + (g + 12)/dp; (2 + g + 12)/dp. With 16-bit gradients 16;
 // 4 + 12/dp; 2 + 14/dp; 16/dp. With the moments in m bytes a value
-// (MomentDtype) K is 4 + 2m: 8 with BF16 moments.
-double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0, double moment_bytes = 4.0);
+// (MomentDtype) K is 4 + 2m: 8 with BF16 moments. `weight_bytes` is the
+// 16-bit weight's 2, or 0 where the FP32 master is the weight itself
+// (PyTorch FSDP's FP32 shards, Plan::fsdp_fp32_shards: 0 + 4 + 12 = 16 over
+// the shards, their gradients FP32).
+double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0, double moment_bytes = 4.0,
+                                   double weight_bytes = 2.0);
 // The HBM bytes a mixed-precision Adam step moves per parameter it updates,
 // pass by pass as Megatron-LM's MixedPrecisionOptimizer.step runs them
 // (megatron/optimizer/optimizer.py; DeepSpeed's fp16 and BF16 optimizers
@@ -241,8 +245,11 @@ double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2
 // 38. Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
 // With the moments in m bytes a value Adam reads 8 + 2m and writes 4 + 2m
 // (Transformer Engine's FusedAdam reads and writes them in their own type):
-// 8 bytes less a parameter with BF16 moments.
-double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0);
+// 8 bytes less a parameter with BF16 moments. Without `sixteen_bit_copy`
+// (PyTorch FSDP's FP32 shards are the weights the model gathers) the last
+// pass is not made: 32 bytes with FP32 gradients and moments.
+double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0,
+                                 bool sixteen_bit_copy = true);
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
 // layer keeps for one micro-batch on one tensor rank, with unfused attention

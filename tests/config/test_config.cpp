@@ -732,6 +732,20 @@ TEST_CASE("ZeRO-3's unit keys: only with zero_stage 3, units dividing every stag
   CHECK(error_of(base(), {"parallel.fsdp_reduce_scatter_group=shared"}) ==
         "test.json: parallel.fsdp_reduce_scatter_group: applies only with parallel.zero_stage = 3 (parameters sharded "
         "unit by unit), got zero_stage = 0 (from --set parallel.fsdp_reduce_scatter_group=shared)");
+  // PyTorch FSDP's FP32 shards against DeepSpeed's 16-bit ones (the default).
+  CHECK(!s.plan.fsdp_fp32_shards);
+  CHECK(load_document(base(), "test.json", ".", {"parallel.zero_stage=3", "parallel.fsdp_param_shards=fp32"})
+            .plan.fsdp_fp32_shards);
+  CHECK(with("parallel.fsdp_param_shards=bf16") ==
+        "test.json: parallel.fsdp_param_shards: expected \"16-bit\" or \"fp32\", got \"bf16\" (from --set "
+        "parallel.fsdp_param_shards=bf16)");
+  CHECK(error_of(base(), {"parallel.fsdp_param_shards=fp32"}).find(
+            "parallel.fsdp_param_shards: applies only with parallel.zero_stage = 3") != std::string::npos);
+  CHECK(error_of(base(), {"parallel.zero_stage=3", "parallel.fsdp_param_shards=fp32",
+                          "parallel.fsdp_persistence_threshold=100000"}).find(
+            "parallel.fsdp_param_shards: \"fp32\" is PyTorch FSDP's, which shards every tensor") != std::string::npos);
+  CHECK(error_of(base(), {"parallel.zero_stage=3", "parallel.fsdp_param_shards=fp32", "parallel.offload=optimizer"})
+            .find("parallel.fsdp_param_shards: \"fp32\" with offloading is not modelled") != std::string::npos);
 }
 
 TEST_CASE("parallel.fsdp_grad_sync: each-backward or last-backward, only with zero_stage 3") {

@@ -621,6 +621,42 @@ TEST_CASE("fp32 gradients double what is reduced and add two bytes of state a pa
         doctest::Approx((half.optimizer_step.to_seconds() - launch) * 23.0 / 24.0).scale(0).epsilon(1e-6));
 }
 
+TEST_CASE("PyTorch FSDP's FP32 shards: no 16-bit copy beside them, FP32 gradients, a step without the copy back") {
+  // small_gpt on tp 1, dp 4, ZeRO-3, P parameters a GPU's stage. DeepSpeed's
+  // 16-bit shard beside the FP32 master: (2 + g + 12)/4, 18/4 with FP32
+  // gradients, 16/4 with 16-bit ones. PyTorch's FSDP keeps the FP32 shard as
+  // the weight and its gradient in FP32 whatever is reduced: (0 + 4 + 12)/4
+  // both ways. Its step reads and writes FP32 weights, gradients and moments
+  // (16 + 12), takes the norm (4) and writes no 16-bit copy: 32 bytes an
+  // updated parameter, against 38 (FP32 gradients) with the copy; P/4
+  // updated, then the P/4 gradients zeroed (4 bytes each): 8 + 1 = 9 against
+  // 9.5 + 1 = 10.5 bytes a parameter of the stage.
+  const TransformerSpec m = small_gpt();
+  Plan p;
+  p.dp = 4;
+  p.global_batch = 4;
+  p.zero_stage = 3;
+  p.grad_dtype = GradDtype::kFp32;
+  const hw::ClusterSpec c = small_cluster(1);
+  const StageCost deepspeed = stage_costs(m, p, c).stages[0];
+  p.fsdp_fp32_shards = true;
+  const StageCost fsdp = stage_costs(m, p, c).stages[0];
+  const double params = deepspeed.params;
+  CHECK(static_cast<double>(deepspeed.model_state_bytes) == doctest::Approx(18.0 / 4 * params).scale(0).epsilon(1e-9));
+  CHECK(static_cast<double>(fsdp.model_state_bytes) == doctest::Approx(16.0 / 4 * params).scale(0).epsilon(1e-9));
+  p.grad_dtype = GradDtype::kBf16;
+  const StageCost fsdp_bf16 = stage_costs(m, p, c).stages[0];
+  CHECK(fsdp_bf16.model_state_bytes == fsdp.model_state_bytes);
+  // What is reduced and gathered is what the reduction's and the model's types say.
+  CHECK(fsdp.grad_bytes == deepspeed.grad_bytes);
+  CHECK(fsdp.param_bytes == deepspeed.param_bytes);
+  CHECK(model_state_bytes_per_param(3, 4, 4.0, 4.0, 0.0) == 4.0);
+  CHECK(optimizer_bytes_per_param(4.0, Precision::kBf16, 4.0, false) == 32.0);
+  const double launch = c.node.gpu.kernel_overhead_us * 1e-6;
+  CHECK(fsdp.optimizer_step.to_seconds() - launch ==
+        doctest::Approx((deepspeed.optimizer_step.to_seconds() - launch) * 9.0 / 10.5).scale(0).epsilon(1e-6));
+}
+
 TEST_CASE("the optimizer step moves what each pass of a mixed-precision Adam step moves") {
   // Per updated parameter: cast of 16-bit gradients to fp32 (2 + 4), fp16's
   // unscale and check (4 + 4), the norm (4), Adam (16 + 12), the 16-bit

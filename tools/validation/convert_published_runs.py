@@ -605,6 +605,10 @@ TORCHTITAN_HOSTS = (
     "grand-teton-h100 nodes on meta-roce-pod: the benchmark pages' 'H100 96GB HBM2e' GPUs at their 'default 500W "
     "power limit', 8 a host fully connected with NVLink, 'backend RDMA network, 400 Gb/s per GPU' (Meta's RoCE "
     "training fabric, non-blocking within a pod of 3,072 GPUs: Llama 3, arXiv 2407.21783 section 3.3.1)")
+# PyTorch's FSDP (FSDP1: fms-fsdp, Composer under llm-foundry) under mixed precision.
+FSDP1_SHARDS = ("fp32: PyTorch's FSDP keeps each unit's sharded flat parameter in the model's FP32 and casts it to "
+                "bf16 as the unit is gathered (MixedPrecision's param_dtype); the optimizer steps the FP32 shard, its "
+                "gradient cast back to FP32 after the reduce-scatter")
 TORCHTITAN_COMMON = {
     "parallel.zero_stage": "3: FSDP2 (fully_shard) over the data-parallel ranks, each transformer block a unit "
                            "(torchtitan parallelize_llama.py apply_fsdp), the embedding and the output head units of "
@@ -618,6 +622,9 @@ TORCHTITAN_COMMON = {
                               "out of it on the compute stream before the unit runs (foreach_all_gather_copy_out's "
                               "torch.split_with_sizes_copy after current_stream().wait_event(all_gather_event), "
                               "torch/distributed/_composable/fsdp/_fsdp_collectives.py of the PyTorch these runs used)",
+    "parallel.fsdp_param_shards": "fp32: FSDP2 keeps each module's sharded parameters in their own FP32 under "
+                                  "MixedPrecisionPolicy (param_dtype applies to the gathered copies), and the "
+                                  "optimizer steps those shards, their gradients cast to FP32",
     "parallel.separate_projections": "true: TorchTitan's Llama attention has wq, wk and wv and its feed-forward "
                                      "w1 and w3 as nn.Linear layers of their own (torchtitan models/llama/model.py), "
                                      "not fused GEMMs",
@@ -692,6 +699,7 @@ def torchtitan_case(rec: dict) -> dict:
         "recompute": recompute, "zero_stage": 3,
         "elementwise": "fused" if par["torch_compile"] else "eager",
         "precision": "fp8" if fp8 else "bf16", "grad_dtype": "fp32", "loss": "pytorch", "fsdp_copy_out": True,
+        "fsdp_param_shards": "fp32",
         "kv_repeat": True, "separate_projections": True,
     }
     if par["pp"] > 1:
@@ -844,7 +852,9 @@ def fms_case(rec: dict, same_model: list[dict]) -> dict:
     parallel = {
         "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"], "global_batch": par["global_batch"],
         "zero_stage": 3, "elementwise": "fused", "kv_repeat": True, "precision": "bf16", "grad_dtype": "bf16",
+        "fsdp_param_shards": "fp32",
     }
+    assumptions["parallel.fsdp_param_shards"] = FSDP1_SHARDS
     if par["dp_replicate"] > 1:
         parallel["fsdp_shard_size"] = par["fsdp"]
         assumptions["parallel.fsdp_shard_size"] = (f"{par['fsdp']}: HSDP, sharded within a node and replicated "
@@ -934,6 +944,7 @@ def llmfoundry_case(rec: dict) -> dict:
                 "tp": 1, "pp": 1, "dp": par["dp"], "microbatch_size": par["microbatch"],
                 "global_batch": par["global_batch"], "recompute": recompute, "zero_stage": 3,
                 "precision": "bf16", "grad_dtype": "bf16" if pure else "fp32", "attention": "flash-v1",
+                "fsdp_param_shards": "fp32",
             },
         },
         "assumptions": {
@@ -942,6 +953,7 @@ def llmfoundry_case(rec: dict) -> dict:
                        ("dgx-h100 nodes on superpod-h100-rail: the table does not describe the H100 nodes' network "
                         "(record uncertain); a DGX H100 SuperPOD's is assumed"),
             "parallel.zero_stage": "3: FSDP FULL_SHARD (the table's sharding), each MPT block a unit",
+            "parallel.fsdp_param_shards": FSDP1_SHARDS,
             "parallel.recompute": f"{recompute}: the table's activation checkpointing column",
             "parallel.grad_dtype": ("bf16: the table's MP Mode PURE (parameters, gradients and reductions in bf16)"
                                     if pure else
