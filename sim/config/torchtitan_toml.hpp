@@ -22,7 +22,8 @@
 //   _layers_per_stage, _microbatch_size,  single-stage schedules, else 2 unless
 //   _first/last_stage_less_layers          given), stage_layers as TorchTitan splits them
 //   fsdp_reshard_after_forward         reshard_after_forward ("default": on, off under pp)
-//   (FSDP2, always)                    fsdp_copy_out true: gathered units copied out on the compute stream
+//   (FSDP2, always)                    fsdp_copy_out true: gathered units copied out on the compute stream;
+//                                      fsdp_param_shards "fp32": its shards are the FP32 weights
 //   (its Llama attention, always)      kv_repeat true: K and V copied to every query head before SDPA
 //   (its Llama, always)                separate_projections true; with tp > 1 sp_batch_first true
 //   (pipeline_parallel_degree > 1)     fsdp_grad_sync "last-backward", as pipelining runs FSDP
@@ -31,10 +32,11 @@
 //   expert_tensor_parallel_degree      1 only (above 1: not modelled)
 //   [activation_checkpoint] mode,      recompute none / full / selective-op
 //   selective_ac_option ("op")
-//   [compile] enable, components       elementwise "fused" when the model is compiled
+//   [compile] enable, components       elementwise "fused" when the model is compiled, loss
+//   (or [training] compile: both)      "compiled" when the loss is ("pytorch", eager, otherwise)
 //
-// The loss is PyTorch's cross-entropy on the whole logits (parallel.loss
-// "pytorch"), as TorchTitan's loss function runs it. Sections and keys with
+// The loss is PyTorch's cross-entropy on the whole logits, as TorchTitan's
+// loss function runs it. Sections and keys with
 // no bearing on a step's cost (job, metrics, profiling, optimizer, learning
 // rate, checkpoints, validation, data) are listed as ignored; any other key
 // as not modelled.

@@ -1240,7 +1240,11 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     }
     // The step, then the gradient buffer zeroed for the next iteration (write
     // g a value it holds: all of the stage's under ZeRO-0/1, 1/dp under 2/3).
-    const double held_grads = plan.zero_stage >= 2 ? owned(c.params, c.expert_params) : c.params;
+    // PyTorch's FSDP shards (fsdp_fp32_shards) are not zeroed: its optimizers'
+    // zero_grad sets gradients to None (set_to_none, PyTorch's default since 2.0).
+    const double held_grads = plan.fsdp_fp32_shards ? 0.0
+                              : plan.zero_stage >= 2 ? owned(c.params, c.expert_params)
+                                                     : c.params;
     if (!offload) {
       c.optimizer_step =
           core::Time::seconds((updated * optimizer_bytes_per_param(shard_g, plan.precision, m, !plan.fsdp_fp32_shards) +

@@ -92,8 +92,14 @@ TEST_CASE("TorchTitan's pipelines, HSDP and defaults") {
                              "frobnicate = 1\n");
   CHECK(t.config["parallel"]["dp"] == 8);
   CHECK(t.config["parallel"]["fsdp_shard_size"] == 4);
+  CHECK(t.config["parallel"]["fsdp_param_shards"] == "fp32");  // FSDP2's shards are the FP32 weights
   CHECK(!t.config["parallel"].contains("recompute"));
   CHECK(t.not_modelled == std::vector<std::string>{"parallelism.frobnicate"});
+  // Replicas alone: plain data parallelism, nothing sharded.
+  t = import_text(kLlama8b + "[parallelism]\ndata_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 1\n");
+  CHECK(t.config["parallel"]["dp"] == 8);
+  CHECK(!t.config["parallel"].contains("zero_stage"));
+  CHECK(!t.config["parallel"].contains("fsdp_param_shards"));
   // Context parallelism is PyTorch's: its rotate method, and its merges.
   t = import_text(kLlama8b + "[parallelism]\ncontext_parallel_degree = 2\n");
   CHECK(t.config["parallel"]["cp"] == 2);

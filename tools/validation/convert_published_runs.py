@@ -751,7 +751,11 @@ def torchtitan_case(rec: dict) -> dict:
         assumptions["parallel.fp8_param_gather"] = (
             "false: TorchTitan's float8 option enable_fsdp_float8_all_gather is off unless set, and the record does "
             "not say it was set (uncertain)")
-    commit = re.search(r"torchtitan ([0-9a-f]{7})", rec["source"]).group(1)
+    found = re.search(r"torchtitan ([0-9a-f]{7})", rec["source"])
+    if found is None or found.group(1) not in TORCHTITAN_COMPILES_LOSS:
+        sys.exit(f"{rec['id']}: its source names no TorchTitan commit of TORCHTITAN_COMPILES_LOSS (whether its loss "
+                 "ran compiled)")
+    commit = found.group(1)
     if par["torch_compile"] and TORCHTITAN_COMPILES_LOSS[commit]:
         parallel["loss"] = "compiled"
         assumptions["parallel.loss"] = (
