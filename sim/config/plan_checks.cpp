@@ -550,15 +550,15 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
       }
     }
   }
-  // PyTorch FSDP's CPU offload moves its FP32 shards themselves to the host
-  // and steps them there; the offload model is DeepSpeed's (a 16-bit shard
-  // beside an FP32 master on the host).
   if (p.fsdp_fp32_shards && p.fsdp_persistence_threshold > 0.0) {
     ctx.fail("parallel.fsdp_param_shards",
              "\"fp32\" is PyTorch FSDP's, which shards every tensor; parallel.fsdp_persistence_threshold is "
              "DeepSpeed's; expected fsdp_persistence_threshold 0 or fsdp_param_shards \"16-bit\"",
              {"parallel.fsdp_persistence_threshold"});
   }
+  // PyTorch FSDP's CPU offload moves its FP32 shards themselves to the host
+  // and steps them there; the offload model is DeepSpeed's (a 16-bit shard
+  // beside an FP32 master on the host).
   if (p.fsdp_fp32_shards && p.offload != workload::Offload::kNone) {
     ctx.fail("parallel.fsdp_param_shards",
              "\"fp32\" with offloading is not modelled (the offload model is DeepSpeed's: a 16-bit shard beside an "

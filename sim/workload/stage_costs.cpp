@@ -1248,7 +1248,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     if (!offload) {
       c.optimizer_step =
           core::Time::seconds((updated * optimizer_bytes_per_param(shard_g, plan.precision, m, !plan.fsdp_fp32_shards) +
-                               held_grads * shard_g) /
+                               held_grads * g) /
                                   (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                               node.gpu.kernel_overhead_us * 1e-6);
     } else {
