@@ -851,17 +851,17 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
     // split over tp with sequence parallelism) on the first stage; the final
     // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h), the
-    // v/h term the FP32 softmax the loss keeps; a compiled loss keeps the
-    // 16-bit logits instead, 2*s*b*v/t (LossKernel).
+    // v/h term the FP32 softmax the loss keeps, or what another loss kernel
+    // keeps a logit instead (LossKernel), and what the loss holds beside it
+    // for a moment while its forward and its backward run.
     if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
     if (last) {
       const double v = static_cast<double>(model.vocab);
-      activations += plan.loss == LossKernel::kCompiled ? 4.0 * s * b * h / t + 2.0 * s * b * v / t
-                                                         : 4.0 * s * b * h / t * (1.0 + v / h);
-    }
-    if (last) {
-      const double logits = s * b * static_cast<double>(model.vocab) / t;
-      c.loss_transient_bytes = to_bytes((plan.loss == LossKernel::kPyTorch ? 4.0 : 0.0) * logits);
+      const double logits = s * b * v / t;
+      const LossMemory loss = loss_memory(plan.loss, plan.tp > 1);
+      activations += 4.0 * s * b * h / t * (1.0 + loss.kept / 4.0 * v / h);
+      c.loss_forward_transient_bytes = to_bytes(loss.forward_transient * logits);
+      c.loss_backward_transient_bytes = to_bytes(loss.backward_transient * logits);
     }
     c.activation_bytes = to_bytes(activations);
     c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);

@@ -126,9 +126,10 @@ struct StageCost {
   core::Time weight_grad_concat;
   std::int64_t model_state_bytes = 0;  // weights, gradients, optimizer state
   std::int64_t host_state_bytes = 0;   // what Plan::offload moves to the host, per GPU
-  // The last stage's loss holds this much more while its forward runs, and
-  // again while its backward does (see LossKernel). 0 on other stages.
-  std::int64_t loss_transient_bytes = 0;
+  // What the last stage's loss holds beyond what it keeps, while its
+  // forward runs and while its backward does (loss_memory). 0 on other stages.
+  std::int64_t loss_forward_transient_bytes = 0;
+  std::int64_t loss_backward_transient_bytes = 0;
   // PyTorch's context parallelism (Plan::cp_merge): what a layer's attention
   // holds while it runs (cp_merge.hpp), through each F and backward of the
   // stage. 0 otherwise.

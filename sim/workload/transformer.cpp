@@ -414,6 +414,71 @@ std::vector<Op> embedding_ops(const TransformerSpec& model, int microbatch, int 
   return ops;
 }
 
+LossPasses loss_passes(LossKernel kernel, bool vocab_sharded) {
+  switch (kernel) {
+    case LossKernel::kVocabParallel:
+      // Megatron-LM (gpt_model.py's output.float(), then cross_entropy.py's
+      // _VocabParallelCrossEntropy): forward casts the 16-bit logits to FP32
+      // (2 + 4), takes the row maximum (4), subtracts it (4 + 4),
+      // exponentiates (4 + 4), sums the row (4) and divides by the sum
+      // (4 + 4), keeping the softmax: 38. Backward scales the softmax by the
+      // loss gradient in place (4 + 4) and casts the result back to 16 bits
+      // for the output layer (4 + 2): 14.
+      return {38.0, 14.0};
+    case LossKernel::kPyTorch:
+      if (vocab_sharded) {
+        // loss_parallel (torch/distributed/tensor/parallel/loss.py), eager
+        // ops on the shard: forward the cast (2 + 4), amax (4), x - max
+        // (4 + 4), exp (4 + 4), its sum (4) and shifted - log-sum-exp
+        // (4 + 4): 38. Backward (_nll_loss_and_log_softmax_backward) fills a
+        // zero gradient (4), exponentiates the kept output (4 + 4), adds the
+        // two (4 + 4 + 4) and scales the sum by the loss gradient (4 + 4),
+        // then the cast back to 16 bits (4 + 2): 38.
+        return {38.0, 38.0};
+      }
+      // torch.nn.functional.cross_entropy: forward the cast (2 + 4), then
+      // log_softmax's kernel, which reads a row this long once for its
+      // maximum, once for its sum of exponentials and once more to write
+      // the output (4 + 4 + 4 + 4; aten/src/ATen/native/cuda/SoftMax.cu,
+      // cunn_SoftMaxForward); nll_loss picks one value a row. Backward
+      // nll_loss fills a zero gradient (4) and sets one value a row;
+      // log_softmax's backward reads the gradient for its row sum, then it
+      // and the output, writing the input gradient (4 + 4 + 4 + 4,
+      // cunn_SoftMaxBackward); then the cast back to 16 bits (4 + 2).
+      return {22.0, 26.0};
+    case LossKernel::kCompiled:
+      // Inductor's reductions read the 16-bit logits for the row maximum and
+      // again for the sum of exponentials and the target's logit (2 + 2; the
+      // few values a token it writes are left out); backward recomputes the
+      // softmax from the logits and writes their 16-bit gradient in one
+      // pass (2 + 2).
+      return {4.0, 4.0};
+  }
+  return {};
+}
+
+LossMemory loss_memory(LossKernel kernel, bool vocab_sharded) {
+  switch (kernel) {
+    case LossKernel::kVocabParallel:
+      return {4.0, 0.0, 0.0};  // the softmax, made in place of the FP32 copy
+    case LossKernel::kPyTorch:
+      // Kept: log_softmax's FP32 output (the only tensor its backward and
+      // nll_loss's save). While the forward runs, the 16-bit logits (the
+      // training loop's reference, TorchTitan's pred, dropped only once the
+      // loss is computed) and their FP32 copy (2 + 4) sit beside it;
+      // loss_parallel's eager log_softmax also holds x - max (4) while it
+      // makes the output from it. While the backward runs: nll_loss's FP32
+      // gradient and log_softmax's input gradient (4 + 4); under
+      // loss_parallel, the zero-filled gradient, exp of the output and
+      // their sum, then the sum and its product with the loss gradient
+      // (4 + 4 + 4).
+      return vocab_sharded ? LossMemory{4.0, 10.0, 12.0} : LossMemory{4.0, 6.0, 8.0};
+    case LossKernel::kCompiled:
+      return {2.0, 0.0, 0.0};  // the 16-bit logits
+  }
+  return {};
+}
+
 std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, bool sequence_parallel,
                          Elementwise kernels, LossKernel loss_kernel) {
   const double tokens = static_cast<double>(microbatch) * model.seq;
@@ -424,28 +489,16 @@ std::vector<Op> head_ops(const TransformerSpec& model, int microbatch, int tp, b
                     ? eager_rms_norm("final_norm", normed, 1)
                     : elementwise("final_norm", normed));
   ops.push_back(gemm("logits", tokens, h, static_cast<double>(model.vocab) / tp));
-  // Softmax cross-entropy over the rank's vocabulary shard, in FP32, pass by
-  // pass as Megatron-LM runs it (gpt_model.py's output.float(), then
-  // mpu/cross_entropy.py's _VocabParallelCrossEntropy), in bytes a logit:
-  // forward casts the 16-bit logits to FP32 (2 + 4), takes the row maximum
-  // (4), subtracts it (4 + 4), exponentiates (4 + 4), sums the row (4) and
-  // divides by the sum (4 + 4), keeping the softmax for backward: 38.
-  // Backward scales the softmax by the loss gradient in place (4 + 4) and
-  // casts the result back to 16 bits for the output layer (4 + 2): 14. Its
-  // three all-reduces over the tensor group (the row maximum, the target
-  // logit, the sum; one value a token each) are latency, left out.
-  // Compiled (LossKernel::kCompiled), Inductor's reductions read the 16-bit
-  // logits for the row maximum and again for the sum of exponentials and
-  // the target's logit (2 + 2; the few values a token it writes are left
-  // out); backward recomputes the softmax from the logits and writes their
-  // 16-bit gradient in one pass (2 + 2).
+  // The loss's passes over the rank's vocabulary shard (loss_passes); its
+  // all-reduces over the tensor group (the row maximum, the target logit,
+  // the sum; one value a token each) are latency, left out.
   const double logits = tokens * model.vocab / tp;
-  const bool compiled = loss_kernel == LossKernel::kCompiled;
+  const LossPasses passes = loss_passes(loss_kernel, tp > 1);
   Op loss;
   loss.name = "cross_entropy";
   loss.kind = OpKind::kElementwise;
-  loss.bytes_forward = (compiled ? 4.0 : 38.0) * logits;
-  loss.bytes_input_grad = (compiled ? 4.0 : 14.0) * logits;
+  loss.bytes_forward = passes.forward * logits;
+  loss.bytes_input_grad = passes.backward * logits;
   ops.push_back(loss);
   if (tp > 1) {
     ops.push_back(tp_collective("head_tp_collective", tokens * h * kActivationBytes, 0, 1, sequence_parallel));

@@ -303,19 +303,22 @@ bool op_sac_keeps_matmul(int n);
 double attention_kv_width(const TransformerSpec& model, bool kv_repeat);
 
 // How the loss is computed over the logits: what it keeps for backward and
-// holds for a moment, and the passes it makes through memory (head_ops).
+// holds for a moment (loss_memory), and the passes it makes through memory
+// (loss_passes).
 //   vocab-parallel  Megatron-LM's _VocabParallelCrossEntropy: the FP32 copy
 //                   of the logits becomes the softmax in place and is kept
 //                   for backward, 4 bytes a logit of the rank's vocabulary
 //                   shard (megatron/core/tensor_parallel/cross_entropy.py);
 //                   its gradient is computed in place too: nothing more;
 //   pytorch         torch.nn.functional.cross_entropy on logits.float()
-//                   (TorchTitan and other PyTorch training loops, eager):
-//                   the same FP32 softmax kept, and the FP32 copy and
-//                   log_softmax's FP32 output are two tensors, so 4 bytes a
-//                   logit more while the forward runs; the backward's FP32
-//                   gradient is a tensor of its own beside the kept output,
-//                   4 more again;
+//                   (TorchTitan and other PyTorch training loops, eager),
+//                   and with tp > 1 the same call under PyTorch's
+//                   loss_parallel, which computes it on the rank's
+//                   vocabulary shard (TorchTitan's default with tensor
+//                   parallelism): log_softmax's FP32 output kept for
+//                   backward, 4 bytes a logit, and beside it for a moment
+//                   the FP32 copy and the tensors each eager op makes (see
+//                   loss_memory);
 //   compiled        the same call under torch.compile (TorchTitan compiles
 //                   its loss function with the model, components/loss.py
 //                   since April 2025): Inductor fuses the cast, the row's
@@ -324,9 +327,28 @@ double attention_kv_width(const TransformerSpec& model, bool kv_repeat);
 //                   logits (2 bytes a logit) with one log-sum-exp a token for
 //                   a backward that recomputes the softmax in one pass: no
 //                   FP32 tensor of the logits' size is made.
-// The 16-bit logits, alive beside the FP32 copy in the first two (2 bytes a
-// logit), and the 16-bit gradient of the logits in all three are not counted.
+// Not counted: beside vocab-parallel's FP32 copy, the 16-bit logits it was
+// made from (as Korthikanti et al.'s count leaves them out); in all three,
+// the 16-bit gradient of the logits, made as the loss's backward ends, when
+// the loss holds less than at its peak.
 enum class LossKernel { kVocabParallel, kPyTorch, kCompiled };
+
+// Bytes a logit of the rank's vocabulary shard: what the loss keeps from its
+// forward to its backward, and what it holds beyond that while its forward
+// and while its backward run (at their peaks). `vocab_sharded`: tp > 1, the
+// logits split over the tensor ranks.
+struct LossMemory {
+  double kept = 0.0;
+  double forward_transient = 0.0;
+  double backward_transient = 0.0;
+};
+LossMemory loss_memory(LossKernel kernel, bool vocab_sharded);
+// Bytes a logit the loss's passes read and write, forward and backward.
+struct LossPasses {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+LossPasses loss_passes(LossKernel kernel, bool vocab_sharded);
 
 // `code`: how the framework writes the layer where it differs from
 // Megatron-LM (see LayerCode).

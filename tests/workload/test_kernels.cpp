@@ -140,30 +140,64 @@ TEST_CASE("per-op selective checkpointing keeps every other matmul's output and 
   CHECK(op.forward == none.forward);
 }
 
-TEST_CASE("the loss's passing copies: PyTorch's cross_entropy on an FP32 copy holds 4 bytes a logit more") {
-  // small_llama, one sequence of 1024 tokens, vocabulary 32000, tp 1, two stages:
-  // the last stage's loss holds 4 x 1024 x 32000 bytes more while its
-  // forward and its backward run; Megatron's in-place loss nothing; other
-  // stages nothing.
+TEST_CASE("the loss's passing tensors: PyTorch's eager cross_entropy, alone and under loss_parallel") {
+  // small_llama, one sequence of 1024 tokens, vocabulary 32000, two stages.
+  // tp 1, 1024 x 32000 logits on the last stage: beside the kept FP32
+  // output of log_softmax, the forward holds the 16-bit logits and their FP32
+  // copy (2 + 4 = 6 bytes a logit), the backward nll_loss's gradient and
+  // log_softmax's input gradient (4 + 4 = 8). Megatron's in-place loss holds
+  // nothing more; other stages nothing.
   const TransformerSpec m = small_llama();
   const hw::ClusterSpec c = cluster();
   Plan p;
   p.pp = 2;
   p.global_batch = 1;
-  CHECK(stage_costs(m, p, c).stages[1].loss_transient_bytes == 0);
+  const StageCosts megatron = stage_costs(m, p, c);
+  CHECK(megatron.stages[1].loss_forward_transient_bytes == 0);
+  CHECK(megatron.stages[1].loss_backward_transient_bytes == 0);
   p.loss = LossKernel::kPyTorch;
   const StageCosts pytorch = stage_costs(m, p, c);
-  CHECK(pytorch.stages[1].loss_transient_bytes == 4LL * 1024 * 32000);
-  CHECK(pytorch.stages[0].loss_transient_bytes == 0);
+  CHECK(pytorch.stages[1].loss_forward_transient_bytes == 6LL * 1024 * 32000);
+  CHECK(pytorch.stages[1].loss_backward_transient_bytes == 8LL * 1024 * 32000);
+  CHECK(pytorch.stages[0].loss_forward_transient_bytes == 0);
+  CHECK(pytorch.stages[0].loss_backward_transient_bytes == 0);
+  // Both keep log_softmax's (or the softmax's) 4 bytes a logit.
+  CHECK(pytorch.stages[1].activation_bytes == megatron.stages[1].activation_bytes);
+  // tp 2, loss_parallel on a 16000-wide vocabulary shard: x - max beside the
+  // copy in the forward (2 + 4 + 4 = 10 bytes a logit), and in the backward
+  // the zero gradient, exp of the output and their sum (4 + 4 + 4 = 12).
+  p.tp = 2;
+  const StageCosts parallel = stage_costs(m, p, c);
+  CHECK(parallel.stages[1].loss_forward_transient_bytes == 10LL * 1024 * 16000);
+  CHECK(parallel.stages[1].loss_backward_transient_bytes == 12LL * 1024 * 16000);
+}
+
+TEST_CASE("the loss's passes, kernel by kernel, in bytes a logit") {
+  // Megatron 38 forward, 14 backward; eager PyTorch 6 for the cast and 16
+  // for log_softmax's three reads and a write, then backward 4 (zero
+  // gradient) + 16 + 6 (the cast back); loss_parallel's eager ops 38 and
+  // 4 + 8 + 12 + 8 + 6 = 38; compiled 4 and 4.
+  CHECK(loss_passes(LossKernel::kVocabParallel, true).forward == 38.0);
+  CHECK(loss_passes(LossKernel::kVocabParallel, true).backward == 14.0);
+  CHECK(loss_passes(LossKernel::kPyTorch, false).forward == 22.0);
+  CHECK(loss_passes(LossKernel::kPyTorch, false).backward == 26.0);
+  CHECK(loss_passes(LossKernel::kPyTorch, true).forward == 38.0);
+  CHECK(loss_passes(LossKernel::kPyTorch, true).backward == 38.0);
+  CHECK(loss_passes(LossKernel::kCompiled, false).forward == 4.0);
+  // head_ops takes them per logit of the shard: tp 2 halves the logits.
+  const TransformerSpec m = small_llama();
+  const Op& loss = op_named(head_ops(m, 1, 2, false, Elementwise::kFused, LossKernel::kPyTorch), "cross_entropy");
+  CHECK(loss.bytes_forward == doctest::Approx(38.0 * 1024 * 16000).scale(0));
+  CHECK(loss.bytes_input_grad == doctest::Approx(38.0 * 1024 * 16000).scale(0));
 }
 
 TEST_CASE("a compiled loss keeps the 16-bit logits, not an FP32 softmax, and holds nothing more") {
   // small_llama, one sequence of 1024 tokens, vocabulary 32000, tp 1, two
   // stages. Eager, the last stage keeps the FP32 softmax (4 bytes a logit);
   // compiled, the 16-bit logits (2): 2 x 1024 x 32000 bytes fewer kept, and
-  // no FP32 copy held beside them (eager PyTorch's 4 x 1024 x 32000). Its
-  // passes read the logits twice forward and read them and write their
-  // gradient backward: 4 and 4 bytes a logit, against Megatron's 38 and 14.
+  // nothing held beside them (eager PyTorch's 6 x 1024 x 32000 forward, 8
+  // backward). Its passes read the logits twice forward and read them and
+  // write their gradient backward: 4 and 4 bytes a logit.
   const TransformerSpec m = small_llama();
   const hw::ClusterSpec c = cluster();
   Plan p;
@@ -174,14 +208,15 @@ TEST_CASE("a compiled loss keeps the 16-bit logits, not an FP32 softmax, and hol
   p.loss = LossKernel::kCompiled;
   const StageCosts compiled = stage_costs(m, p, c);
   CHECK(eager.stages[1].activation_bytes - compiled.stages[1].activation_bytes == 2LL * 1024 * 32000);
-  CHECK(compiled.stages[1].loss_transient_bytes == 0);
+  CHECK(compiled.stages[1].loss_forward_transient_bytes == 0);
+  CHECK(compiled.stages[1].loss_backward_transient_bytes == 0);
   CHECK(compiled.stages[0].activation_bytes == eager.stages[0].activation_bytes);
   const double logits = 1024.0 * 32000;
   const std::vector<Op> head = head_ops(m, 1, 1, false, Elementwise::kFused, LossKernel::kCompiled);
   const Op& loss = op_named(head, "cross_entropy");
   CHECK(loss.bytes_forward == doctest::Approx(4 * logits).scale(0));
   CHECK(loss.bytes_input_grad == doctest::Approx(4 * logits).scale(0));
-  // Less time on the last stage for it: the eager loss's 38 + 14 bytes a
+  // Less time on the last stage for it: the eager loss's 22 + 26 bytes a
   // logit become 4 + 4.
   CHECK(compiled.stages[1].forward < eager.stages[1].forward);
   CHECK(compiled.stages[1].input_grad < eager.stages[1].input_grad);
