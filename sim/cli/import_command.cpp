@@ -88,7 +88,10 @@ int import_hf_command(const ImportHfArgs& args) {
     // placeholder length stands in for the check alone.
     nlohmann::json as_config = {{"model", mapped.model}};
     if (!as_config["model"].contains("seq")) as_config["model"]["seq"] = 4096;
-    (void)config::detail::read_model(as_config, config::detail::Context{args.file + " (imported)", "."});
+    config::detail::Context context;
+    context.file = args.file + " (imported)";
+    context.base_dir = ".";
+    (void)config::detail::read_model(as_config, context);
     std::cout << mapped.model.dump(2) << '\n';
     return kOk;
   } catch (const config::ConfigError& e) {

@@ -186,7 +186,8 @@ TEST_CASE("the loss's passes, kernel by kernel, in bytes a logit") {
   CHECK(loss_passes(LossKernel::kCompiled, false).forward == 4.0);
   // head_ops takes them per logit of the shard: tp 2 halves the logits.
   const TransformerSpec m = small_llama();
-  const Op& loss = op_named(head_ops(m, 1, 2, false, Elementwise::kFused, LossKernel::kPyTorch), "cross_entropy");
+  const std::vector<Op> head = head_ops(m, 1, 2, false, Elementwise::kFused, LossKernel::kPyTorch);
+  const Op& loss = op_named(head, "cross_entropy");
   CHECK(loss.bytes_forward == doctest::Approx(38.0 * 1024 * 16000).scale(0));
   CHECK(loss.bytes_input_grad == doctest::Approx(38.0 * 1024 * 16000).scale(0));
 }
