@@ -35,8 +35,10 @@
 //   [compile] enable, components       elementwise "fused" when the model is compiled, loss
 //   (or [training] compile: both)      "compiled" when the loss is ("pytorch", eager, otherwise)
 //
-// The loss is PyTorch's cross-entropy on the whole logits, as TorchTitan's
-// loss function runs it. Sections and keys with
+// The loss is PyTorch's cross-entropy as TorchTitan's loss function runs
+// it (with tensor parallelism, under loss_parallel on each rank's vocabulary
+// shard; training.disable_loss_parallel, which gathers the whole logits, is
+// listed as not modelled). Sections and keys with
 // no bearing on a step's cost (job, metrics, profiling, optimizer, learning
 // rate, checkpoints, validation, data) are listed as ignored; any other key
 // as not modelled.

@@ -175,7 +175,7 @@ std::unique_ptr<Simulation> Lowering::build() {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
-      // The loss's passing copies, or what a layer holds while it runs: its
+      // The loss's passing tensors, or what a layer holds while it runs: its
       // attention's exchange buffers and, in a backward, a recomputed
       // layer's activations (the loss's never at once with a layer's), from
       // the action's first piece to its last.

@@ -437,10 +437,15 @@ LossPasses loss_passes(LossKernel kernel, bool vocab_sharded) {
         return {38.0, 38.0};
       }
       // torch.nn.functional.cross_entropy: forward the cast (2 + 4), then
-      // log_softmax's kernel, which reads a row this long once for its
-      // maximum, once for its sum of exponentials and once more to write
-      // the output (4 + 4 + 4 + 4; aten/src/ATen/native/cuda/SoftMax.cu,
-      // cunn_SoftMaxForward); nll_loss picks one value a row. Backward
+      // log_softmax's kernel, which reads a row too long for shared memory
+      // (Llama 3's 128K-value rows: 513 KB in FP32) once for its maximum,
+      // once for its sum of exponentials and once more to write the output
+      // (4 + 4 + 4 + 4; aten/src/ATen/native/cuda/SoftMax.cu,
+      // cunn_SoftMaxForward). Rows that fit a block's shared memory (some
+      // 40-56K FP32 values, by GPU) are read from HBM once, by
+      // cunn_SoftMaxForwardSmem and its backward twin: not told apart here,
+      // so a smaller vocabulary's passes are counted high. nll_loss picks
+      // one value a row. Backward
       // nll_loss fills a zero gradient (4) and sets one value a row;
       // log_softmax's backward reads the gradient for its row sum, then it
       // and the output, writing the input gradient (4 + 4 + 4 + 4,
@@ -465,7 +470,8 @@ LossMemory loss_memory(LossKernel kernel, bool vocab_sharded) {
       // Kept: log_softmax's FP32 output (the only tensor its backward and
       // nll_loss's save). While the forward runs, the 16-bit logits (the
       // training loop's reference, TorchTitan's pred, dropped only once the
-      // loss is computed) and their FP32 copy (2 + 4) sit beside it;
+      // loss is computed; pipeline schedules keep them longer, not counted,
+      // see LossKernel) and their FP32 copy (2 + 4) sit beside it;
       // loss_parallel's eager log_softmax also holds x - max (4) while it
       // makes the output from it. While the backward runs: nll_loss's FP32
       // gradient and log_softmax's input gradient (4 + 4); under

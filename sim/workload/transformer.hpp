@@ -329,8 +329,11 @@ double attention_kv_width(const TransformerSpec& model, bool kv_repeat);
 //                   FP32 tensor of the logits' size is made.
 // Not counted: beside vocab-parallel's FP32 copy, the 16-bit logits it was
 // made from (as Korthikanti et al.'s count leaves them out); in all three,
-// the 16-bit gradient of the logits, made as the loss's backward ends, when
-// the loss holds less than at its peak.
+// the 16-bit gradient of the logits made as the loss's backward ends; and
+// under pipeline parallelism with PyTorch's schedules, the 16-bit logits
+// that torch.distributed.pipelining keeps as the last stage's output until
+// that micro-batch's backward (and, in PyTorch before return_outputs=False,
+// every micro-batch's until the step ends; pytorch/pytorch#159251).
 enum class LossKernel { kVocabParallel, kPyTorch, kCompiled };
 
 // Bytes a logit of the rank's vocabulary shard: what the loss keeps from its

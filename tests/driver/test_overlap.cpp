@@ -23,6 +23,25 @@ driver::WhatIf run(int nodes, std::vector<std::string> overrides) {
   return driver::simulate(config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides));
 }
 
+// The most memory GPU 0 holds while its first compute task of `op` runs:
+// what it held once the task had started (the last change at its start:
+// what ended then gave its memory back first), or any level it reached
+// before it ended.
+std::int64_t held_during(const driver::WhatIf& w, schedule::Op op) {
+  const auto& tl = w.sim->timeline;
+  for (std::size_t id = 0; id < w.sim->info.size(); ++id) {
+    const auto& info = w.sim->info[id];
+    if (info.kind != TaskKind::kCompute || info.action.op != op || info.rank != 0) continue;
+    std::int64_t most = 0;
+    for (const auto& sample : w.sim->memory.pools()[0].timeline()) {
+      if (sample.time <= tl.start[id]) most = sample.bytes_in_use;
+      else if (sample.time < tl.end[id]) most = std::max(most, sample.bytes_in_use);
+    }
+    return most;
+  }
+  return -1;
+}
+
 int count(const driver::WhatIf& w, TaskKind kind) {
   int n = 0;
   for (const auto& info : w.sim->info) n += info.kind == kind;
@@ -157,6 +176,23 @@ TEST_CASE("the loss's passing tensors raise the peak of a GPU whose peak is its 
   CHECK(torch.sim->memory.pools()[0].peak() - megatron.sim->memory.pools()[0].peak() == 12LL * 4096 * 4000);
   CHECK((torch.sim->timeline.makespan - megatron.sim->timeline.makespan).to_seconds() ==
         doctest::Approx(24.0 * 4096 * 4000 / 1.62e12).epsilon(1e-6));
+  // Each pass holds its own: 10 x 4096 x 4000 bytes more through the
+  // forward, 12 x 4096 x 4000 through the backward (both keep 4 a logit).
+  CHECK(held_during(torch, schedule::Op::kForward) - held_during(megatron, schedule::Op::kForward) ==
+        10LL * 4096 * 4000);
+  CHECK(held_during(torch, schedule::Op::kBackward) - held_during(megatron, schedule::Op::kBackward) ==
+        12LL * 4096 * 4000);
+  // A split backward: its input-gradient half (I) computes the loss's
+  // gradient and holds the 12; its weight-gradient half (W) holds nothing
+  // of the loss.
+  std::vector<std::string> split = plan, split_torch = pytorch;
+  split.push_back("parallel.schedule=zb-h1");
+  split_torch.push_back("parallel.schedule=zb-h1");
+  const driver::WhatIf m_split = run(1, split), t_split = run(1, split_torch);
+  CHECK(held_during(t_split, schedule::Op::kInputGrad) - held_during(m_split, schedule::Op::kInputGrad) ==
+        12LL * 4096 * 4000);
+  CHECK(held_during(t_split, schedule::Op::kWeightGrad) == held_during(m_split, schedule::Op::kWeightGrad));
+  CHECK(held_during(m_split, schedule::Op::kWeightGrad) > 0);
 }
 
 TEST_CASE("compute under an overlapping collective runs 18.9% slower unless the config says otherwise") {

@@ -184,8 +184,12 @@ TEST_CASE("the loss's passes, kernel by kernel, in bytes a logit") {
   CHECK(loss_passes(LossKernel::kPyTorch, true).forward == 38.0);
   CHECK(loss_passes(LossKernel::kPyTorch, true).backward == 38.0);
   CHECK(loss_passes(LossKernel::kCompiled, false).forward == 4.0);
-  // head_ops takes them per logit of the shard: tp 2 halves the logits.
+  // head_ops takes them per logit of the shard: 1024 x 32000 at tp 1, half
+  // that at tp 2.
   const TransformerSpec m = small_llama();
+  const std::vector<Op> alone = head_ops(m, 1, 1, false, Elementwise::kFused, LossKernel::kPyTorch);
+  CHECK(op_named(alone, "cross_entropy").bytes_forward == doctest::Approx(22.0 * 1024 * 32000).scale(0));
+  CHECK(op_named(alone, "cross_entropy").bytes_input_grad == doctest::Approx(26.0 * 1024 * 32000).scale(0));
   const std::vector<Op> head = head_ops(m, 1, 2, false, Elementwise::kFused, LossKernel::kPyTorch);
   const Op& loss = op_named(head, "cross_entropy");
   CHECK(loss.bytes_forward == doctest::Approx(38.0 * 1024 * 16000).scale(0));
