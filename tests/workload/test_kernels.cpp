@@ -36,6 +36,14 @@ TransformerSpec small_llama() {
   return m;
 }
 
+// One sequence in two pipeline stages: the loss on the second.
+Plan two_stages() {
+  Plan p;
+  p.pp = 2;
+  p.global_batch = 1;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("eager kernels: RMSNorm through FP32, rotary embeddings, K/V copies, SwiGLU in two kernels") {
@@ -149,9 +157,7 @@ TEST_CASE("the loss's passing tensors: PyTorch's eager cross_entropy, alone and 
   // nothing more; other stages nothing.
   const TransformerSpec m = small_llama();
   const hw::ClusterSpec c = cluster();
-  Plan p;
-  p.pp = 2;
-  p.global_batch = 1;
+  Plan p = two_stages();
   const StageCosts megatron = stage_costs(m, p, c);
   CHECK(megatron.stages[1].loss_forward_transient_bytes == 0);
   CHECK(megatron.stages[1].loss_backward_transient_bytes == 0);
@@ -205,9 +211,7 @@ TEST_CASE("a compiled loss keeps the 16-bit logits, not an FP32 softmax, and hol
   // write their gradient backward: 4 and 4 bytes a logit.
   const TransformerSpec m = small_llama();
   const hw::ClusterSpec c = cluster();
-  Plan p;
-  p.pp = 2;
-  p.global_batch = 1;
+  Plan p = two_stages();
   p.loss = LossKernel::kPyTorch;
   const StageCosts eager = stage_costs(m, p, c);
   p.loss = LossKernel::kCompiled;
