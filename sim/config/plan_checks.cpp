@@ -483,6 +483,20 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
     require_host_figures(node, "parallel.offload_modules",
                          {{"pcie_gb_per_s", node.pcie_gb_per_s}, {"host_memory_gb", node.host_memory_gb}}, ctx);
   }
+  if (p.checkpoint_in_cpu) {
+    // DeepSpeed's CPU checkpointing moves what full recompute keeps of a
+    // layer, its input, over the node's host link into host memory.
+    if (p.recompute != workload::Recompute::kFull) {
+      ctx.fail("parallel.checkpoint_in_cpu",
+               fmt::format("moves full recompute's checkpoints to the host, and recompute \"{}\" makes none; expected "
+                           "parallel.recompute \"full\"",
+                           workload::recompute_name(p.recompute)),
+               {"parallel.recompute"});
+    }
+    const hw::NodeSpec& node = sc.cluster.node;
+    require_host_figures(node, "parallel.checkpoint_in_cpu",
+                         {{"pcie_gb_per_s", node.pcie_gb_per_s}, {"host_memory_gb", node.host_memory_gb}}, ctx);
+  }
   if (p.recompute_layers > 0) {
     int most = 0;
     for (int st = 0; st < p.stages(); ++st) most = std::max(most, p.layers_of_stage(st, m.layers));

@@ -93,6 +93,7 @@ workload::Plan read_plan(const json& doc, const Context& ctx) {
       p.offload_modules |= it->second;
     }
   }
+  p.checkpoint_in_cpu = s.boolean_or("checkpoint_in_cpu", false);
   if (s.has("recompute_layers")) {
     if (p.recompute != workload::Recompute::kFull) {
       ctx.fail(s.path("recompute_layers"), "applies only with parallel.recompute = \"full\" (the layers fully recomputed)",

@@ -35,7 +35,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"model.moe", {"experts", "top_k", "expert_ffn", "shared_experts", "shared_expert_ffn", "router", "capacity_factor",
                      "dense_layers", "layer_freq"}},
       {"parallel",
-       {"tp", "pp", "dp", "cp", "cp_algorithm", "cp_merge", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers", "recompute_modules", "offload_modules",
+       {"tp", "pp", "dp", "cp", "cp_algorithm", "cp_merge", "vp", "microbatch_size", "global_batch", "schedule", "twobp_concat", "recompute", "recompute_layers", "recompute_modules", "offload_modules", "checkpoint_in_cpu",
         "sequence_parallel", "attention", "elementwise", "kv_repeat", "separate_projections", "sp_batch_first", "zero_stage", "distributed_optimizer", "fsdp_unit_layers",
         "fsdp_prefetch", "fsdp_prefetch_params", "fsdp_max_live_params", "fsdp_max_reuse_distance", "fsdp_persistence_threshold", "reshard_after_forward",
         "fsdp_grad_sync", "fsdp_copy_out", "fsdp_reduce_scatter_group", "fsdp_param_shards", "fsdp_shard_size", "offload", "offload_grad_copy", "loss", "grad_bucket_mib", "grad_accumulation", "precision", "grad_dtype", "optimizer_moment_dtype", "pipeline_send_split",

@@ -189,8 +189,9 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
 namespace {
 
 // Per simulated GPU, the most activations it holds offloaded on the host at
-// once (Plan::offload_modules): what each forward sends when it ends, until
-// its backward takes it back when it starts (Simulation::host_offloads).
+// once (Plan::offload_modules, Plan::checkpoint_in_cpu): what each forward
+// sends when it ends, until its backward takes it back when it starts
+// (Simulation::host_offloads).
 std::vector<double> offloaded_activation_peaks(const lower::Simulation& sim) {
   struct Change {
     core::Time at;
@@ -277,8 +278,9 @@ report::Summary summarize(const config::Scenario& sc, const WhatIf& w, const std
   }
   if ((sc.plan.offload_modules & workload::kOffloadExpertFc1) != 0) info.offload_modules.emplace_back("expert_fc1");
   if ((sc.plan.offload_modules & workload::kOffloadMoeAct) != 0) info.offload_modules.emplace_back("moe_act");
+  info.checkpoint_in_cpu = sc.plan.checkpoint_in_cpu;
   info.sim_wall_s = w.wall_s;
-  if (sc.plan.offload != workload::Offload::kNone || sc.plan.offload_modules != 0) {
+  if (sc.plan.offload != workload::Offload::kNone || sc.plan.offload_modules != 0 || sc.plan.checkpoint_in_cpu) {
     // GPU g runs pipeline rank g / (dp x tp); a node holds GPUs n x G .. (n + 1) x G - 1.
     // Per node as built, not per NVLink domain the loader folded nodes into
     // (config/read_cluster.cpp): a domain of k nodes holds k hosts.

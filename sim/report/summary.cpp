@@ -225,6 +225,7 @@ nlohmann::json to_json(const Summary& s) {
     j["plan"]["fp8_library"] = s.info.fp8_library;
   }
   if (!s.info.offload_modules.empty()) j["plan"]["offload_modules"] = s.info.offload_modules;
+  if (s.info.checkpoint_in_cpu) j["plan"]["checkpoint_in_cpu"] = true;
   if (s.info.offload != "none") {
     j["plan"]["offload"] = s.info.offload;
     j["plan"]["offload_grad_copy"] = s.info.offload_grad_copy;
@@ -312,6 +313,7 @@ std::string to_text(const Summary& s) {
     if (!s.info.offload_modules.empty()) {
       extras += ", offloading " + fmt::format("{}", fmt::join(s.info.offload_modules, " and ")) + " activations";
     }
+    if (s.info.checkpoint_in_cpu) extras += ", checkpoints in host memory";
     if (s.info.offload != "none") {
       extras += fmt::format(", {} on the host ({} gradient copies)",
                             s.info.offload == "optimizer" ? "optimizer" : "optimizer and parameters",

@@ -24,6 +24,7 @@ struct RunInfo {
   std::string precision = "bf16";  // bf16, fp16 or fp8
   std::string fp8_recipe, fp8_library;  // with fp8
   std::vector<std::string> offload_modules;  // activations offloaded to the host (Megatron-Core's names)
+  bool checkpoint_in_cpu = false;  // full recompute's checkpoints in host memory (DeepSpeed's CPU checkpointing)
   std::string offload = "none";               // parallel.offload: none, optimizer or optimizer+params
   std::string offload_grad_copy;              // with offload: async or blocking (the one that applied)
   std::string moment_dtype = "fp32";          // Adam's momentum and variance

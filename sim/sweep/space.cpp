@@ -306,8 +306,10 @@ Space enumerate(const Spec& spec) {
                 probe.plan.overlap.tp_comm = false;
                 probe.plan.overlap.param_gather = false;
                 // So are the fixed keys that need a ZeRO stage (FP8 gathers,
-                // offloading, ZeRO-3's knobs): checked with each plan whole, below.
+                // offloading, ZeRO-3's knobs) or a recompute mode (CPU
+                // checkpointing): checked with each plan whole, below.
                 const workload::Plan defaults;
+                probe.plan.checkpoint_in_cpu = defaults.checkpoint_in_cpu;
                 probe.plan.fp8_param_gather = defaults.fp8_param_gather;
                 probe.plan.offload = defaults.offload;
                 probe.plan.fsdp_unit_layers = defaults.fsdp_unit_layers;

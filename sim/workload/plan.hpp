@@ -239,6 +239,15 @@ struct Plan {
   // bits (workload/activation_offload.hpp) whose saved inputs go to the host
   // after the forward and come back before the backward; 0 for none.
   unsigned offload_modules = 0;
+  // DeepSpeed's CPU checkpointing (parallel.checkpoint_in_cpu: its
+  // activation_checkpointing cpu_checkpointing, Megatron-DeepSpeed's
+  // --checkpoint-in-cpu): under full recompute each layer's checkpoint, its
+  // input, is copied to host memory as the layer's forward starts and back
+  // as its recomputation starts, both with blocking copies
+  // (deepspeed/runtime/activation_checkpointing/checkpointing.py: .to() to
+  // and from the CPU, not non_blocking), so each copy holds the pass back
+  // whole and the GPU keeps one layer's checkpoint at a time.
+  bool checkpoint_in_cpu = false;
   // Layers of a stage of `layers` that are recomputed.
   int recomputed_layers(int layers) const {
     if (recompute == Recompute::kNone) return 0;

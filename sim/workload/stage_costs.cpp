@@ -682,6 +682,18 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       times.input_grad += main_redone * exposed_copy_seconds(offloaded_per_layer, link, backward + redo_one.seconds) +
                           (main_layers - main_redone) * exposed_copy_seconds(offloaded_per_layer, link, backward);
     }
+    // DeepSpeed's CPU checkpointing (Plan::checkpoint_in_cpu): a recomputed
+    // layer's checkpoint, the input full recompute keeps, goes to the host
+    // as the layer's forward starts and comes back as its recomputation
+    // starts, each a blocking copy over the host link that holds the pass
+    // back whole.
+    const double checkpoint_bytes =
+        plan.checkpoint_in_cpu ? layer_activation_bytes(local, plan.microbatch_size, plan.tp, Recompute::kFull, sp,
+                                                        plan.attention, plan.elementwise, plan.kv_repeat)
+                               : 0.0;
+    const double checkpoint_copy_s = checkpoint_bytes > 0.0 ? checkpoint_bytes / (node.pcie_gb_per_s * 1e9) : 0.0;
+    times.forward += redone * checkpoint_copy_s;
+    times.input_grad += redone * checkpoint_copy_s;
     times.tp_backward += main_redone * redo_one.tp_comm_s + dense_redone * redo_dense.tp_comm_s;
     times.cp_backward += main_redone * redo_one.cp_comm_s + dense_redone * redo_dense.cp_comm_s;
     times.ep_backward += main_redone * redo_one.ep_comm_s;
@@ -862,6 +874,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       activations += 4.0 * s * b * h / t * (1.0 + loss.kept / 4.0 * v / h);
       c.loss_forward_transient_bytes = to_bytes(loss.forward_transient * logits);
       c.loss_backward_transient_bytes = to_bytes(loss.backward_transient * logits);
+    }
+    // Under CPU checkpointing the recomputed layers' checkpoints wait on the
+    // host; the GPU holds the one a layer's pass is using.
+    if (checkpoint_bytes > 0.0 && redone > 0) {
+      activations -= (redone - 1) * checkpoint_bytes;
+      c.host_checkpoint_bytes = to_bytes(redone * checkpoint_bytes);
     }
     c.activation_bytes = to_bytes(activations);
     c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);
@@ -1122,6 +1140,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         const int unit_moe_redone = moe ? model.moe_layers_in(stage_first_layer + l, unit_redone) : unit_redone;
         unit_times.input_grad += unit_moe_redone * redo_one.seconds;
         if (unit_redone > unit_moe_redone) unit_times.input_grad += (unit_redone - unit_moe_redone) * redo_dense.seconds;
+        unit_times.forward += unit_redone * checkpoint_copy_s;
+        unit_times.input_grad += unit_redone * checkpoint_copy_s;
         parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times,
                          again_per_layer * unit_redone / plan.fsdp_unit_layers, unit_moe});
       }

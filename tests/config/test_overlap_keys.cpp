@@ -166,6 +166,25 @@ TEST_CASE("offload: with ZeRO, on a node whose host is known") {
         "host_memory_tb_per_s, pcie_gb_per_s; set cluster.node.host_memory_gb (see docs/hardware.md)");
 }
 
+TEST_CASE("checkpoint_in_cpu: full recompute's checkpoints, on a node whose host link is known") {
+  CHECK(!load({}).plan.checkpoint_in_cpu);
+  CHECK(load({"parallel.recompute=full", "parallel.checkpoint_in_cpu=true"}).plan.checkpoint_in_cpu);
+  CHECK(error_of({"parallel.checkpoint_in_cpu=true"}) ==
+        "test.json: parallel.checkpoint_in_cpu: moves full recompute's checkpoints to the host, and recompute \"none\" "
+        "makes none; expected parallel.recompute \"full\" (from --set parallel.checkpoint_in_cpu=true)");
+  CHECK(error_of({"parallel.recompute=selective", "parallel.checkpoint_in_cpu=true"}).find("recompute \"selective\" makes none") !=
+        std::string::npos);
+  CHECK(error_of({"parallel.recompute=full", "parallel.checkpoint_in_cpu=1"}).find(
+            "test.json: parallel.checkpoint_in_cpu: expected") == 0);
+  json doc = base();
+  doc["cluster"]["node"] = "jean-zay-a100";
+  doc["parallel"]["recompute"] = "full";
+  doc["parallel"]["checkpoint_in_cpu"] = true;
+  CHECK(testing::load_error(doc) ==
+        "test.json: parallel.checkpoint_in_cpu: the node \"jean-zay-a100\" does not give its host's pcie_gb_per_s, "
+        "host_memory_gb; set cluster.node.pcie_gb_per_s (see docs/hardware.md)");
+}
+
 TEST_CASE("offload_grad_copy: DeepSpeed's blocking copy by default where ZeRO-3 offloads the optimizer alone") {
   // ZeRO-3 with the optimizer alone offloaded is DeepSpeed's stage 3: blocking.
   CHECK(load({"parallel.zero_stage=3", "parallel.offload=optimizer"}).plan.grad_copy() ==

@@ -348,4 +348,21 @@ TEST_CASE("ZeRO-3's knobs as fixed keys: plans of stage 3 take them, a stage tha
   }
 }
 
+TEST_CASE("CPU checkpointing as a fixed key: plans of full recompute take it, a recompute mode that cannot is named") {
+  // tp 2, pp 1, dp 4 on one DGX A100, whose preset gives its host link:
+  // with full recompute the plan keeps its checkpoints on the host; with no
+  // recompute there is nothing to move, and the axis value is refused.
+  const std::string key = R"(, "parallel": {"checkpoint_in_cpu": true})";
+  const sweep::Space space = sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1, "recompute": "full"})", key));
+  REQUIRE(space.plans.size() == 1);
+  CHECK(space.plans[0].plan.checkpoint_in_cpu);
+  try {
+    (void)sweep::enumerate(small_spec(R"({"tp": 2, "pp": 1, "recompute": ["none", "full"]})", key));
+    FAIL("expected recompute none refused");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "small.json: axes.recompute[0]: no valid plan uses this value (config check: "
+                                   "parallel.checkpoint_in_cpu)");
+  }
+}
+
 }  // namespace sweep_space_test

@@ -1052,6 +1052,16 @@ def dsazure_case(rec: dict) -> dict:
             "0.6.2, the version the blog names; partition_grads unchanged in 2025), so the gradient hook's host "
             "thread waits for each reduction and its copies before launching more of the backward (the trainsim "
             "default for ZeRO-3 offloading the optimizer alone, written here for the reader)")
+        case["config"]["parallel"]["checkpoint_in_cpu"] = True
+        case["assumptions"]["parallel.checkpoint_in_cpu"] = (
+            "true: the post's setup says 'the DeepSpeed library exploits offload capabilities where the activation "
+            "and optimizer states are allocated in the main memory', and run-1t.sh says 'If OOM w/ 4, use "
+            "cpu-offloading' where the measured run has 8; its command line (--checkpoint-activations, "
+            "--deepspeed-activation-checkpointing) does not show it. Without it a layer's 8 x 1024 x 25600 "
+            "16-bit checkpoint on each of 128 layers, 50 GiB, would not leave room in 80 GB beside a gathered "
+            "layer (81.6 GiB predicted); with it each checkpoint goes to the host and back with DeepSpeed's "
+            "blocking copies (activation_checkpointing/checkpointing.py of DeepSpeed 0.6.2: .to() the CPU as the "
+            "layer's forward starts, back as its recomputation starts)")
     return case
 
 
@@ -1487,8 +1497,10 @@ def moe_case(rec: dict) -> dict:
 SKIPPED = {
     "zb_t5_": "theoretical bubble rates computed from profiled times (Table 5), not measurements",
     "fsdp_dsazure_zero3_530b_": "micro-batch and global batch not published for the peak figure",
-    "fsdp_dsazure_zero3_2t_": "offloading not stated while the post credits CPU offloading for its largest "
-                              "models: what was offloaded, if anything, is unknown",
+    "fsdp_dsazure_zero3_2t_": "no recipe of its own (the published ones are the 175B's and the 1T's), so its "
+                              "ZeRO-3 limits and offloading would be the 1T's, borrowed: the post credits CPU "
+                              "offloading of activations and optimizer state for its largest models without "
+                              "saying which model ran with which",
     "deeppool_headline": "the claim is cluster throughput with background jobs (foreground plus multiplexed work) "
                          "against data parallelism, on models and GPUs the record does not give; the summary's "
                          "top-level metrics are the foreground job's, so no ordering states the claim",
