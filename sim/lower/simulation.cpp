@@ -176,13 +176,15 @@ std::unique_ptr<Simulation> Lowering::build() {
       if (!schedule::is_compute(a.op)) continue;
       const workload::StageCost& c = costs_.stages[a.stage];
       // The loss's passing tensors, or what a layer holds while it runs: its
-      // attention's exchange buffers and, in a backward, a recomputed
-      // layer's activations (the loss's never at once with a layer's), from
-      // the action's first piece to its last.
+      // attention's exchange buffers, its checkpoint brought from the host
+      // (CPU checkpointing) and, in a backward, a recomputed layer's
+      // activations (the loss's never at once with a layer's), from the
+      // action's first piece to its last.
       const bool redoes = a.op == Op::kBackward || a.op == Op::kInputGrad;
       const std::int64_t transient =
           std::max(redoes ? c.loss_backward_transient_bytes : c.loss_forward_transient_bytes,
-                   c.attention_transient_bytes + (redoes ? c.recompute_transient_bytes : 0));
+                   c.attention_transient_bytes + c.checkpoint_transient_bytes +
+                       (redoes ? c.recompute_transient_bytes : 0));
       if (transient > 0 && a.op != Op::kWeightGrad) {
         effect_of(*first_[q][k]).allocate_at_start += transient;
         effect_of(*last_[q][k]).release_at_end += transient;

@@ -876,10 +876,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.loss_backward_transient_bytes = to_bytes(loss.backward_transient * logits);
     }
     // Under CPU checkpointing the recomputed layers' checkpoints wait on the
-    // host; the GPU holds the one a layer's pass is using.
+    // host between the passes (DeepSpeed points each saved GPU tensor at its
+    // host copy); the GPU holds the one a layer's pass is using while it runs.
     if (checkpoint_bytes > 0.0 && redone > 0) {
-      activations -= (redone - 1) * checkpoint_bytes;
+      activations -= redone * checkpoint_bytes;
       c.host_checkpoint_bytes = to_bytes(redone * checkpoint_bytes);
+      c.checkpoint_transient_bytes = to_bytes(checkpoint_bytes);
     }
     c.activation_bytes = to_bytes(activations);
     c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);

@@ -115,9 +115,11 @@ struct StageCost {
   // F and brings back for the backward (workload/activation_offload.hpp).
   std::int64_t offloaded_activation_bytes = 0;
   // Plan::checkpoint_in_cpu: the recomputed layers' checkpoints, on the host
-  // from F's end until the backward (B or I) starts. Not in activation_bytes
-  // but the one a layer's pass is using.
+  // from F's end until the backward (B or I) starts, none of them in
+  // activation_bytes; and the one a layer's pass is using, on the GPU while
+  // F and the backward run (checkpoint_transient_bytes).
   std::int64_t host_checkpoint_bytes = 0;
+  std::int64_t checkpoint_transient_bytes = 0;
   // When the backward is split, what W still needs once I has ended: each
   // weight GEMM's input and output gradient (X and dY of dW = X^T dY). I's
   // end gives back activation_bytes and takes these until W ends.

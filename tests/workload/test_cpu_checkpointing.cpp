@@ -47,11 +47,14 @@ TEST_CASE("each recomputed layer's checkpoint waits on the host, and crosses the
   CHECK((on_host.forward - on_gpu.forward).to_seconds() == doctest::Approx(8 * kCopy).epsilon(1e-9));
   CHECK((on_host.input_grad - on_gpu.input_grad).to_seconds() == doctest::Approx(8 * kCopy).epsilon(1e-9));
   CHECK(on_host.weight_grad == on_gpu.weight_grad);
-  // The host holds the 8 checkpoints, 16,777,216 bytes; the GPU the one a
-  // layer is using, 7 fewer than it kept.
+  // The host holds the 8 checkpoints, 16,777,216 bytes, between the
+  // passes; the GPU keeps none of them then, and holds the one a layer is
+  // using while a pass runs.
   CHECK(on_host.host_checkpoint_bytes == 8 * 2'097'152);
-  CHECK(on_gpu.activation_bytes - on_host.activation_bytes == 7 * 2'097'152);
+  CHECK(on_gpu.activation_bytes - on_host.activation_bytes == 8 * 2'097'152);
+  CHECK(on_host.checkpoint_transient_bytes == 2'097'152);
   CHECK(on_gpu.host_checkpoint_bytes == 0);
+  CHECK(on_gpu.checkpoint_transient_bytes == 0);
 }
 
 TEST_CASE("with only some layers recomputed, only their checkpoints go") {
@@ -62,11 +65,13 @@ TEST_CASE("with only some layers recomputed, only their checkpoints go") {
   const StageCost on_gpu = stage_costs(m, p, c).stages[0];
   p.checkpoint_in_cpu = true;
   const StageCost on_host = stage_costs(m, p, c).stages[0];
-  // 3 checkpoints: 3 copies a pass, 3 on the host, 2 fewer on the GPU.
+  // 3 checkpoints: 3 copies a pass, 3 on the host and off the GPU between
+  // the passes, one on the GPU while a pass runs.
   CHECK((on_host.forward - on_gpu.forward).to_seconds() == doctest::Approx(3 * kCopy).epsilon(1e-9));
   CHECK((on_host.input_grad - on_gpu.input_grad).to_seconds() == doctest::Approx(3 * kCopy).epsilon(1e-9));
   CHECK(on_host.host_checkpoint_bytes == 3 * 2'097'152);
-  CHECK(on_gpu.activation_bytes - on_host.activation_bytes == 2 * 2'097'152);
+  CHECK(on_gpu.activation_bytes - on_host.activation_bytes == 3 * 2'097'152);
+  CHECK(on_host.checkpoint_transient_bytes == 2'097'152);
 }
 
 TEST_CASE("under ZeRO-3 each layer's unit carries its own copies") {
