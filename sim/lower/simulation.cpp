@@ -189,23 +189,23 @@ std::unique_ptr<Simulation> Lowering::build() {
         effect_of(*first_[q][k]).allocate_at_start += transient;
         effect_of(*last_[q][k]).release_at_end += transient;
       }
+      // What waits on the host from F's end to the backward's start: offloaded
+      // activations and CPU checkpointing's checkpoints.
+      const std::int64_t on_host = c.offloaded_activation_bytes + c.host_checkpoint_bytes;
       switch (a.op) {
         case Op::kForward:
           effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes;
           // Offloaded activations leave after F and come back for the backward.
           effect_of(*last_[q][k]).release_at_end += c.offloaded_activation_bytes;
-          if (c.offloaded_activation_bytes > 0) sim_->host_offloads.push_back({*last_[q][k], c.offloaded_activation_bytes});
-          if (c.host_checkpoint_bytes > 0) sim_->host_offloads.push_back({*last_[q][k], c.host_checkpoint_bytes});
+          if (on_host > 0) sim_->host_offloads.push_back({*last_[q][k], on_host});
           break;
         case Op::kBackward:
           effect_of(*first_[q][k]).allocate_at_start += c.offloaded_activation_bytes;
           effect_of(*last_[q][k]).release_at_end += c.activation_bytes;
-          if (c.offloaded_activation_bytes > 0) sim_->host_offloads.push_back({*first_[q][k], -c.offloaded_activation_bytes});
-          if (c.host_checkpoint_bytes > 0) sim_->host_offloads.push_back({*first_[q][k], -c.host_checkpoint_bytes});
+          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host});
           break;
         case Op::kInputGrad:
-          if (c.offloaded_activation_bytes > 0) sim_->host_offloads.push_back({*first_[q][k], -c.offloaded_activation_bytes});
-          if (c.host_checkpoint_bytes > 0) sim_->host_offloads.push_back({*first_[q][k], -c.host_checkpoint_bytes});
+          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host});
           // The offloaded activations come back for I. I makes the output
           // gradients W will read and no longer needs the rest; the GEMM
           // inputs W reads were kept since F and stay.
