@@ -9,6 +9,7 @@
 #include "config/load.hpp"
 #include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/layer_ops.hpp"
 #include "report/output_file.hpp"
 #include "report/svg.hpp"
 #include "schedule/check.hpp"
@@ -33,6 +34,10 @@ void add_run_command(CLI::App& app, RunArgs& args) {
                   "file")
       ->check([](const std::string& path) { return path.empty() ? std::string("needs a file name") : std::string(); });
   run->add_flag("--json", args.json, "Print the summary as one JSON object instead of text");
+  run->add_flag("--ops", args.ops,
+                "Also break one transformer layer down op by op: each op's forward, backward and recomputed time, "
+                "what bounds it (tensor cores, memory, launches, or tp/cp/ep communication) and its rate (with "
+                "--json: the key layer_ops)");
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
       "run the plan; 4 out of memory with options.strict_memory; 5 the trace, the SVG or standard output could not\n"
@@ -100,6 +105,13 @@ int run_command(const RunArgs& args) {
     return kBadConfig;
   }
   if (const int status = check_outputs(args, sc); status != kOk) return status;
+  if (args.ops && sc.layer_model) {
+    fmt::print(stderr,
+               "error: --ops: {} models a layer table (measured times per layer), which has no ops to break down; "
+               "expected a transformer model\n",
+               sc.file);
+    return kBadConfig;
+  }
   spdlog::info("{}: {} on {} x {} ({} GPUs), tp={} pp={} dp={}, {}", sc.file, sc.model.name, sc.cluster.nodes,
                sc.cluster.node.name, sc.cluster.gpus(), sc.plan.tp, sc.plan.pp, sc.plan.dp, sc.plan.schedule);
   driver::WhatIf whatif;
@@ -108,6 +120,7 @@ int run_command(const RunArgs& args) {
   ProgressLine line("building", "pipeline copies", 1.5);
   driver::Controls controls;
   controls.record_link_rates = !args.trace.empty();
+  controls.layer_ops = args.ops;
   if (line.enabled()) {
     controls.lowering_progress = [&line](std::size_t done, std::size_t total) {
       line.update(done, total);
@@ -138,9 +151,12 @@ int run_command(const RunArgs& args) {
   const lower::Simulation* sim = whatif.sim.get();
 
   if (args.json) {
-    std::cout << report::to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    nlohmann::json out = report::to_json(summary);
+    if (args.ops) out["layer_ops"] = report::layer_ops_json(*whatif.costs);
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << report::to_text(summary);
+    if (args.ops) std::cout << report::layer_ops_text(*whatif.costs);
   }
 
   if (!args.trace.empty()) {

@@ -16,6 +16,7 @@ struct RunArgs {
   std::string trace;
   std::string svg;
   bool json = false;
+  bool ops = false;  // --ops: one layer op by op
 };
 
 // Exit codes, also listed in `trainsim run --help`.

@@ -37,7 +37,9 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   Prepared w;
   w.start = std::chrono::steady_clock::now();
   const workload::Plan& plan = sc.plan;
-  auto cost_them = [&] { return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm); };
+  auto cost_them = [&] {
+    return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm, controls.layer_ops);
+  };
   w.costs = controls.cache != nullptr && !controls.costs_key.empty()
                 ? controls.cache->costs(controls.costs_key, cost_them)
                 : std::make_shared<const workload::StageCosts>(cost_them());

@@ -52,6 +52,9 @@ struct Controls {
   // schedule, whose placement it names instead).
   PlanCache* cache = nullptr;
   std::string costs_key;
+  // Also cost one layer op by op (workload::StageCosts::layer_ops), for
+  // `trainsim run --ops`.
+  bool layer_ops = false;
 };
 
 // Throws schedule::ProgramError when the schedule cannot run the plan,

@@ -19,6 +19,7 @@
 #include "config/presets.hpp"
 #include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
+#include "report/layer_ops.hpp"
 #include "report/output_file.hpp"
 #include "report/summary.hpp"
 #include "report/svg.hpp"
@@ -92,14 +93,19 @@ std::vector<std::string> overrides_of(const py::object& set) {
 }
 
 py::object run_config(const py::object& config, const py::object& set, const std::optional<std::string>& trace,
-               const std::optional<std::string>& svg) {
+               const std::optional<std::string>& svg, bool ops) {
   const Source src = source_of(config, "config");
   const std::vector<std::string> overrides = overrides_of(set);
   const config::Scenario sc = src.path ? config::load_file(*src.path, overrides)
                                        : config::load_document(src.doc, "<dict>", std::filesystem::current_path().string(),
                                                                overrides);
+  if (ops && sc.layer_model) {
+    throw config::ConfigError("ops: " + sc.file + " models a layer table (measured times per layer), which has no "
+                              "ops to break down; expected a transformer model");
+  }
   driver::Controls controls;
   controls.record_link_rates = trace.has_value();
+  controls.layer_ops = ops;
   driver::WhatIf w;
   try {
     w = driver::simulate(sc, controls);
@@ -124,7 +130,9 @@ py::object run_config(const py::object& config, const py::object& set, const std
       throw OutputError("cannot write SVG to " + *svg + ": " + why);
     }
   }
-  return to_python(report::to_json(summary));
+  nlohmann::json out = report::to_json(summary);
+  if (ops) out["layer_ops"] = report::layer_ops_json(*w.costs);
+  return to_python(out);
 }
 
 py::object run_sweep(const py::object& file, int jobs, const std::optional<int>& top) {
@@ -196,9 +204,10 @@ PYBIND11_MODULE(trainsim, m) {
     }
   });
   m.def("run", &run_config, py::arg("config"), py::arg("set") = py::none(), py::arg("trace") = py::none(),
-        py::arg("svg") = py::none(),
+        py::arg("svg") = py::none(), py::arg("ops") = false,
         "Simulate one iteration of a config (a path, or a dict of the same JSON); set: {\"key.path\": value} as "
-        "--set; trace, svg: files to write. Returns the summary `trainsim run --json` prints.");
+        "--set; trace, svg: files to write; ops: also break one layer down op by op (the key layer_ops). Returns "
+        "the summary `trainsim run --json` prints (with --ops when ops is true).");
   m.def("sweep", &run_sweep, py::arg("sweep"), py::arg("jobs") = 2, py::arg("top") = py::none(),
         "Simulate every valid plan of a sweep file (a path or a dict) on `jobs` threads; top: keep the best K "
         "(pruning the rest). Returns the ranked results, one dict a plan (pandas.DataFrame(...) takes them).");

@@ -76,8 +76,11 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
         // projections' gradients writes the scattered order itself.
         const bool scatter_copy = pass == Pass::kForward || !op.scatter_after_sum;
         const double copied = 2.0 * op.gather_bytes(pass == Pass::kForward) + (scatter_copy ? 2.0 * bytes : 0.0);
-        t.compute_s = count * (copied / (gpu.hbm_achievable_tb_per_s * 1e12) +
-                               (scatter_copy ? 2.0 : 1.0) * gpu.kernel_overhead_us * 1e-6);
+        const double memory = copied / (gpu.hbm_achievable_tb_per_s * 1e12);
+        const double launches = (scatter_copy ? 2.0 : 1.0) * gpu.kernel_overhead_us * 1e-6;
+        t.compute_s = count * (memory + launches);
+        t.memory_s = count * memory;
+        t.launch_s = count * launches;
       }
     }
     return t;
@@ -119,6 +122,10 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   const double compute = work > 0.0 && rate > 0.0 ? work / rate : 0.0;
   const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
   t.compute_s = std::max(compute, memory) + kernels * gpu.kernel_overhead_us * 1e-6;
+  t.math_s = compute;
+  t.memory_s = memory;
+  t.launch_s = kernels * gpu.kernel_overhead_us * 1e-6;
+  t.work_flops = compute > 0.0 ? work : 0.0;
   return t;
 }
 

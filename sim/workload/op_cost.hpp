@@ -18,6 +18,12 @@ struct OpTiming {
   double tp_comm_s = 0.0;     // tensor-parallel collectives (blocking, same stream)
   double cp_comm_s = 0.0;     // context-parallel exchange not hidden behind attention (same stream)
   double ep_comm_s = 0.0;     // a MoE block's dispatch and combine over the expert-parallel group (same stream)
+  // What compute_s is made of, for a breakdown (workload::LayerOps): the
+  // roofline's two terms, of which the longer counts, and the kernels'
+  // launches; and the FLOPs the math term times (attention's kernel count:
+  // causal masking halves its score work).
+  double math_s = 0.0, memory_s = 0.0, launch_s = 0.0;
+  double work_flops = 0.0;
 };
 
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)

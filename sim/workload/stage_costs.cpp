@@ -170,7 +170,7 @@ struct Timing {
     t.tp_comm_s = count * (pass == Pass::kForward ? exposed(gather, column_chunks, column) + exposed(scatter, row_chunks, row)
                                                   : exposed(gather, row_chunks, row) + column_scatter);
     // The fused kernels take batch-first operands restrided: no copies.
-    t.compute_s = 0.0;
+    t.compute_s = t.memory_s = t.launch_s = 0.0;
     return t;
   }
 };
@@ -249,6 +249,29 @@ Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, unsigned 
     r.ep_comm_s += share * f.ep_comm_s;
   }
   return r;
+}
+
+// A layer's ops as costed, for the breakdown (LayerOps).
+LayerOps layer_op_costs(const std::vector<Op>& layer, const Timing& timing, const Timing& redo_timing, const Plan& plan,
+                        double grad_add_s) {
+  LayerOps out;
+  out.grad_add_s = grad_add_s;
+  for (std::size_t k = 0; k < layer.size(); ++k) {
+    const Op& op = layer[k];
+    LayerOpCost c;
+    c.name = op.name;
+    c.kind = op.kind;
+    c.forward = timing.of(layer, k, Pass::kForward);
+    c.input_grad = timing.of(layer, k, Pass::kInputGrad);
+    c.weight_grad = timing.of(layer, k, Pass::kWeightGrad);
+    c.redo = redo_timing.of(layer, k, Pass::kForward);
+    c.redone = redone_share(op, plan.recompute, plan.recompute_modules);
+    c.bytes_forward = op.bytes_forward;
+    c.bytes_input_grad = op.bytes_input_grad;
+    c.bytes_weight_grad = op.bytes_weight_grad;
+    out.ops.push_back(std::move(c));
+  }
+  return out;
 }
 
 // Adding `params` weight gradients of a micro-batch to the iteration's, where
@@ -405,7 +428,7 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision, double 
 namespace {
 
 StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
-                    hw::CollectiveAlgorithm algorithm) {
+                    hw::CollectiveAlgorithm algorithm, bool with_layer_ops) {
   const hw::NodeSpec& node = cluster.node;
   const int stages = plan.stages();
   // What one rank holds of each sequence: all of it, or 1/cp under context
@@ -646,6 +669,17 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       out.layer_forward = core::Time::seconds(one.forward);
       out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
                                                grad_add_seconds(layer_params_on_gpu, plan, node));
+    }
+    if (st == 0 && with_layer_ops) {
+      out.layer_ops =
+          layer_op_costs(layer, timing, redo_timing, plan, grad_add_seconds(layer_params_on_gpu, plan, node));
+      if (!dense_layer.empty()) {
+        const double dense_params_on_gpu =
+            (dense_model.params_per_layer() - dense_model.replicated_params_per_layer()) / t +
+            dense_model.replicated_params_per_layer();
+        out.dense_layer_ops =
+            layer_op_costs(dense_layer, timing, redo_timing, plan, grad_add_seconds(dense_params_on_gpu, plan, node));
+      }
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
     const int redone = plan.recomputed_layers(layers_per_stage);  // its first `redone` layers
@@ -1293,10 +1327,12 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
 
 }  // namespace
 
+double seconds_in(const OpTiming& t) { return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s; }
+
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
-                       hw::CollectiveAlgorithm algorithm) {
+                       hw::CollectiveAlgorithm algorithm, bool with_layer_ops) {
   const double burn = cluster.node.gpu.sustained_tensor_fraction;
-  if (!(burn < 1.0)) return costs_at(model, plan, cluster, algorithm);
+  if (!(burn < 1.0)) return costs_at(model, plan, cluster, algorithm, with_layer_ops);
   // The clock the tensor work holds depends on its share of the compute
   // (workload/duty_clock.hpp). Costed at the short-run figures and at the
   // burn's, the compute per micro-batch (every stage's F, I and W) is
@@ -1309,14 +1345,14 @@ StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw:
   };
   hw::ClusterSpec at = cluster;
   at.node.gpu.sustained_tensor_fraction = 1.0;
-  const double short_run = compute_s(costs_at(model, plan, at, algorithm));
-  StageCosts at_burn = costs_at(model, plan, cluster, algorithm);
+  const double short_run = compute_s(costs_at(model, plan, at, algorithm, false));
+  StageCosts at_burn = costs_at(model, plan, cluster, algorithm, with_layer_ops);
   const double throttled = compute_s(at_burn);
   const double tensor = std::max(0.0, (throttled - short_run) / (1.0 / burn - 1.0));
   if (!(tensor > 0.0)) return at_burn;  // no tensor work: the clock does not matter
   const double held = duty_clock_fraction(tensor, short_run - tensor, burn);
   at.node.gpu.sustained_tensor_fraction = held;
-  StageCosts out = costs_at(model, plan, at, algorithm);
+  StageCosts out = costs_at(model, plan, at, algorithm, with_layer_ops);
   out.tensor_clock_fraction = held;
   out.tensor_duty = tensor_duty(tensor, short_run - tensor, held);
   return out;

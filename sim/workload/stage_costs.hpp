@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/time.hpp"
 #include "hw/cluster_spec.hpp"
 #include "hw/collective.hpp"
+#include "workload/op_cost.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
 
@@ -201,6 +203,31 @@ struct StageCost {
   }
 };
 
+// One transformer layer as StageCosts::layer_forward and layer_backward
+// cost it, op by op (what `trainsim run --ops` prints): one micro-batch on
+// one GPU, each op's time in the three passes (compute, and the
+// communication its stream waits for), the share of its forward that
+// recompute redoes in the backward, and the work behind it.
+struct LayerOpCost {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  OpTiming forward, input_grad, weight_grad;
+  // The forward as the backward redoes it (its collectives pipelined only
+  // where the backward's are), and the share of it recompute redoes (0 to 1).
+  OpTiming redo;
+  double redone = 0.0;
+  double bytes_forward = 0.0, bytes_input_grad = 0.0, bytes_weight_grad = 0.0;  // HBM traffic
+};
+struct LayerOps {
+  std::vector<LayerOpCost> ops;  // in the forward's order
+  double grad_add_s = 0.0;       // the add of the layer's weight gradients, where a kernel of its own
+  bool empty() const { return ops.empty(); }
+};
+// Each op's time in a pass: its compute and the communication its stream waits for.
+double seconds_in(const OpTiming& t);
+// What recompute adds to the backward for the op.
+inline double recompute_seconds(const LayerOpCost& op) { return op.redone * seconds_in(op.redo); }
+
 struct StageCosts {
   std::vector<StageCost> stages;
   // The share of the GPU's short-run tensor-core figures the costs hold
@@ -220,6 +247,11 @@ struct StageCosts {
   // all-gather of what scatter-gather sends bring it (a cost of the stage).
   core::Time layer_forward;
   core::Time layer_backward;
+  // The same layer op by op; and a MoE model's dense layer, where it has
+  // dense ones (empty otherwise). Only when asked for (stage_costs'
+  // with_layer_ops).
+  LayerOps layer_ops;
+  LayerOps dense_layer_ops;
 };
 
 // Bytes of model state per parameter of a GPU's model shard for mixed-precision
@@ -284,8 +316,10 @@ double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch,
                                    Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 
 // Collectives (tensor-parallel, data-parallel, the tied embedding's) are
-// costed as run by `algorithm` (see hw::CollectiveAlgorithm).
+// costed as run by `algorithm` (see hw::CollectiveAlgorithm). `with_layer_ops`:
+// also the layer op by op (StageCosts::layer_ops; left empty otherwise, as a
+// sweep, which prints none, leaves it).
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
-                       hw::CollectiveAlgorithm algorithm = hw::CollectiveAlgorithm::kAuto);
+                       hw::CollectiveAlgorithm algorithm = hw::CollectiveAlgorithm::kAuto, bool with_layer_ops = false);
 
 }  // namespace trainsim::workload

@@ -32,6 +32,17 @@ class Run(unittest.TestCase):
         from_file = trainsim.run(EXAMPLE, set={"parallel.microbatch_size": "2"})
         self.assertEqual(from_dict["iteration_time_s"], from_file["iteration_time_s"])
 
+    def test_ops_is_the_commands_layer_ops(self):
+        # ops=True adds what --ops --json prints; its rows add up to the layer's forward.
+        summary = trainsim.run(EXAMPLE, ops=True)
+        printed = json.loads(cli("run", EXAMPLE, "--ops", "--json").stdout)
+        self.assertEqual(summary["layer_ops"], printed["layer_ops"])
+        layer = summary["layer_ops"]["layer"]
+        self.assertAlmostEqual(sum(op["forward"]["seconds"] for op in layer["ops"]), summary["layer_forward_s"], places=12)
+        self.assertNotIn("layer_ops", trainsim.run(EXAMPLE))
+        with self.assertRaisesRegex(trainsim.ConfigError, "layer table"):
+            trainsim.run(os.path.join(ROOT, "configs", "examples", "vgg16-dp-16xa100.json"), ops=True)
+
     def test_trace_and_svg_are_written(self):
         with tempfile.TemporaryDirectory() as d:
             trainsim.run(EXAMPLE, trace=os.path.join(d, "t.json"), svg=os.path.join(d, "s.svg"))
