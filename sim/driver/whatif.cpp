@@ -40,7 +40,8 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   auto cost_them = [&] {
     return workload::stage_costs(sc.model, plan, sc.cluster, sc.options.collective_algorithm, controls.layer_ops);
   };
-  w.costs = controls.cache != nullptr && !controls.costs_key.empty()
+  // A shared entry holds costs without the breakdown (a sweep's): costed afresh when asked for it.
+  w.costs = controls.cache != nullptr && !controls.costs_key.empty() && !controls.layer_ops
                 ? controls.cache->costs(controls.costs_key, cost_them)
                 : std::make_shared<const workload::StageCosts>(cost_them());
   for (std::size_t s = 0; s < w.costs->stages.size(); ++s) {

@@ -33,28 +33,30 @@ struct Totals {
 Totals totals_of(const LayerOps& l) {
   Totals t;
   for (const LayerOpCost& op : l.ops) {
-    t.forward += workload::seconds_in(op.forward);
-    t.input_grad += workload::seconds_in(op.input_grad);
-    t.weight_grad += workload::seconds_in(op.weight_grad);
+    t.forward += op.forward.seconds();
+    t.input_grad += op.input_grad.seconds();
+    t.weight_grad += op.weight_grad.seconds();
     t.recompute += workload::recompute_seconds(op);
   }
   return t;
 }
 
 // The pass whose compute the rate column reads: the forward, or the first
-// pass that computes anything; with its HBM bytes.
-std::pair<const OpTiming*, double> rate_pass(const LayerOpCost& op) {
-  if (op.forward.compute_s > 0.0) return {&op.forward, op.bytes_forward};
-  if (op.input_grad.compute_s > 0.0) return {&op.input_grad, op.bytes_input_grad};
-  return {&op.weight_grad, op.bytes_weight_grad};
+// pass that computes anything (named after the rate: "(I)", "(W)").
+std::pair<const OpTiming*, const char*> rate_pass(const LayerOpCost& op) {
+  if (op.forward.compute_s > 0.0) return {&op.forward, ""};
+  if (op.input_grad.compute_s > 0.0) return {&op.input_grad, " (I)"};
+  return {&op.weight_grad, " (W)"};
 }
 
 // The rate an op's compute runs at in that pass, in the unit of what bounds it.
 std::string rate_text(const LayerOpCost& op, const std::string& bound) {
-  const auto [t, bytes] = rate_pass(op);
+  const auto [t, pass] = rate_pass(op);
   if (!(t->compute_s > 0.0)) return "";
-  if (bound == "tensor" && t->work_flops > 0.0) return fmt::format("{:.0f} TFLOP/s", t->work_flops / t->compute_s / 1e12);
-  if (bound == "memory" && bytes > 0.0) return fmt::format("{:.2f} TB/s", bytes / t->compute_s / 1e12);
+  if (bound == "tensor" && t->work_flops > 0.0) {
+    return fmt::format("{:.0f} TFLOP/s{}", t->work_flops / t->compute_s / 1e12, pass);
+  }
+  if (bound == "memory" && t->bytes > 0.0) return fmt::format("{:.2f} TB/s{}", t->bytes / t->compute_s / 1e12, pass);
   return "";
 }
 
@@ -72,16 +74,17 @@ std::string table(const LayerOps& l, const std::string& title) {
   std::string out = fmt::format(
       "  {:<24}a micro-batch on one GPU, in ms: F forward; I and W the backward's input and weight\n"
       "  {:<24}gradients; R what recompute redoes of F in the backward; rate: the forward's FLOPs (the\n"
-      "  {:<24}attention kernel's own count, causal work halved) or HBM bytes over its time\n",
-      title, "", "");
+      "  {:<24}attention kernel's own count, causal work halved) or HBM bytes over its time, or those\n"
+      "  {:<24}of the first pass that computes, (I) or (W), where the forward does not\n",
+      title, "", "", "");
   out += line(fmt::format("    {:<{}}  {:>9} {:>9} {:>9} {:>9}  {:<7} {}", "op", width, "F", "I", "W", "R", "bound",
-                          "rate (F)"));
+                          "rate"));
   for (const LayerOpCost& op : l.ops) {
     const std::string bound = bound_of(op);
     if (bound == "none") continue;  // takes no time here (e.g. tensor-parallel collectives with tp 1)
     out += line(fmt::format("    {:<{}}  {:>9} {:>9} {:>9} {:>9}  {:<7} {}", op.name, width,
-                            ms(workload::seconds_in(op.forward)), ms(workload::seconds_in(op.input_grad)),
-                            ms(workload::seconds_in(op.weight_grad)), ms(workload::recompute_seconds(op)), bound,
+                            ms(op.forward.seconds()), ms(op.input_grad.seconds()),
+                            ms(op.weight_grad.seconds()), ms(workload::recompute_seconds(op)), bound,
                             rate_text(op, bound)));
   }
   if (l.grad_add_s > 0.0) {
@@ -95,8 +98,8 @@ std::string table(const LayerOps& l, const std::string& title) {
   return out;
 }
 
-nlohmann::json pass_json(const OpTiming& t, double bytes) {
-  return {{"seconds", workload::seconds_in(t)},
+nlohmann::json pass_json(const OpTiming& t) {
+  return {{"seconds", t.seconds()},
           {"compute_s", t.compute_s},
           {"tp_comm_s", t.tp_comm_s},
           {"cp_comm_s", t.cp_comm_s},
@@ -105,7 +108,7 @@ nlohmann::json pass_json(const OpTiming& t, double bytes) {
           {"memory_s", t.memory_s},
           {"launch_s", t.launch_s},
           {"flops", t.work_flops},
-          {"bytes", bytes}};
+          {"bytes", t.bytes}};
 }
 
 nlohmann::json layer_json(const LayerOps& l) {
@@ -114,9 +117,9 @@ nlohmann::json layer_json(const LayerOps& l) {
     ops.push_back({{"name", op.name},
                    {"kind", kind_name(op.kind)},
                    {"bound", bound_of(op)},
-                   {"forward", pass_json(op.forward, op.bytes_forward)},
-                   {"input_grad", pass_json(op.input_grad, op.bytes_input_grad)},
-                   {"weight_grad", pass_json(op.weight_grad, op.bytes_weight_grad)},
+                   {"forward", pass_json(op.forward)},
+                   {"input_grad", pass_json(op.input_grad)},
+                   {"weight_grad", pass_json(op.weight_grad)},
                    {"recomputed_share", op.redone},
                    {"recompute_s", workload::recompute_seconds(op)}});
   }

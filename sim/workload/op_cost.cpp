@@ -81,6 +81,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
         t.compute_s = count * (memory + launches);
         t.memory_s = count * memory;
         t.launch_s = count * launches;
+        t.bytes = count * copied;
       }
     }
     return t;
@@ -126,6 +127,7 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
   t.memory_s = memory;
   t.launch_s = kernels * gpu.kernel_overhead_us * 1e-6;
   t.work_flops = compute > 0.0 ? work : 0.0;
+  t.bytes = bytes;
   return t;
 }
 

@@ -20,10 +20,14 @@ struct OpTiming {
   double ep_comm_s = 0.0;     // a MoE block's dispatch and combine over the expert-parallel group (same stream)
   // What compute_s is made of, for a breakdown (workload::LayerOps): the
   // roofline's two terms, of which the longer counts, and the kernels'
-  // launches; and the FLOPs the math term times (attention's kernel count:
-  // causal masking halves its score work).
+  // launches; the FLOPs the math term times (attention's kernel count:
+  // causal masking halves its score work) and the HBM bytes the memory term
+  // moves.
   double math_s = 0.0, memory_s = 0.0, launch_s = 0.0;
-  double work_flops = 0.0;
+  double work_flops = 0.0, bytes = 0.0;
+
+  // The op's time in the pass: its compute and the communication its stream waits for.
+  double seconds() const { return compute_s + tp_comm_s + cp_comm_s + ep_comm_s; }
 };
 
 // Achieved GEMM throughput (FLOP/s) for an m x k x n GEMM, in BF16 or (`fp8`)

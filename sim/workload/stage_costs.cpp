@@ -202,9 +202,9 @@ struct PassTimes {
       const OpTiming f = timing.of(ops, k, Pass::kForward);
       const OpTiming i = timing.of(ops, k, Pass::kInputGrad);
       const OpTiming w = timing.of(ops, k, Pass::kWeightGrad);
-      forward += repeat * (f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s);
-      input_grad += repeat * (i.compute_s + i.tp_comm_s + i.cp_comm_s + i.ep_comm_s);
-      weight_grad += repeat * (w.compute_s + w.tp_comm_s);
+      forward += repeat * f.seconds();
+      input_grad += repeat * i.seconds();
+      weight_grad += repeat * w.seconds();
       tp_forward += repeat * f.tp_comm_s;
       tp_backward += repeat * i.tp_comm_s;
       cp_forward += repeat * f.cp_comm_s;
@@ -243,7 +243,7 @@ Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, unsigned 
     const double share = redone_share(layer[k], recompute, modules);
     if (share <= 0.0) continue;
     const OpTiming f = timing.of(layer, k, Pass::kForward);
-    r.seconds += share * (f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s);
+    r.seconds += share * f.seconds();
     r.tp_comm_s += share * f.tp_comm_s;
     r.cp_comm_s += share * f.cp_comm_s;
     r.ep_comm_s += share * f.ep_comm_s;
@@ -266,12 +266,16 @@ LayerOps layer_op_costs(const std::vector<Op>& layer, const Timing& timing, cons
     c.weight_grad = timing.of(layer, k, Pass::kWeightGrad);
     c.redo = redo_timing.of(layer, k, Pass::kForward);
     c.redone = redone_share(op, plan.recompute, plan.recompute_modules);
-    c.bytes_forward = op.bytes_forward;
-    c.bytes_input_grad = op.bytes_input_grad;
-    c.bytes_weight_grad = op.bytes_weight_grad;
     out.ops.push_back(std::move(c));
   }
   return out;
+}
+
+// A dense layer's parameters on one GPU: 1/tp of it, its replicated
+// parameters (the norms') whole.
+double dense_layer_params_on_gpu(const TransformerSpec& dense, double tp) {
+  const double replicated = dense.replicated_params_per_layer();
+  return (dense.params_per_layer() - replicated) / tp + replicated;
 }
 
 // Adding `params` weight gradients of a micro-batch to the iteration's, where
@@ -666,19 +670,15 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       }
     }
     if (first) {
+      const double grad_add_s = grad_add_seconds(layer_params_on_gpu, plan, node);
       out.layer_forward = core::Time::seconds(one.forward);
-      out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad +
-                                               grad_add_seconds(layer_params_on_gpu, plan, node));
-    }
-    if (st == 0 && with_layer_ops) {
-      out.layer_ops =
-          layer_op_costs(layer, timing, redo_timing, plan, grad_add_seconds(layer_params_on_gpu, plan, node));
-      if (!dense_layer.empty()) {
-        const double dense_params_on_gpu =
-            (dense_model.params_per_layer() - dense_model.replicated_params_per_layer()) / t +
-            dense_model.replicated_params_per_layer();
-        out.dense_layer_ops =
-            layer_op_costs(dense_layer, timing, redo_timing, plan, grad_add_seconds(dense_params_on_gpu, plan, node));
+      out.layer_backward = core::Time::seconds(one.input_grad + redo_one.seconds + one.weight_grad + grad_add_s);
+      if (with_layer_ops) {
+        out.layer_ops = layer_op_costs(layer, timing, redo_timing, plan, grad_add_s);
+        if (!dense_layer.empty()) {
+          out.dense_layer_ops = layer_op_costs(dense_layer, timing, redo_timing, plan,
+                                               grad_add_seconds(dense_layer_params_on_gpu(dense_model, t), plan, node));
+        }
       }
     }
     const int layers_per_stage = plan.layers_of_stage(st, model.layers);
@@ -1151,9 +1151,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       if (first) parts.push_back({0, model.embedding_params() / t, embedding_times});
       // A MoE model's dense layer on one GPU (DeepSeek's first ones): 1/tp of
       // it, its replicated parameters whole; no experts.
-      const double dense_replicated = dense_layers > 0 ? dense_model.replicated_params_per_layer() : 0.0;
-      const double dense_per_layer =
-          dense_layers > 0 ? (dense_model.params_per_layer() - dense_replicated) / t + dense_replicated : 0.0;
+      const double dense_per_layer = dense_layers > 0 ? dense_layer_params_on_gpu(dense_model, t) : 0.0;
       const int stage_first_layer = first_layer - layers_per_stage;
       // Of a layer recomputed whole, what DeepSpeed gathers again for its backward.
       const double again_per_layer =
@@ -1326,8 +1324,6 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
 }
 
 }  // namespace
-
-double seconds_in(const OpTiming& t) { return t.compute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s; }
 
 StageCosts stage_costs(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
                        hw::CollectiveAlgorithm algorithm, bool with_layer_ops) {

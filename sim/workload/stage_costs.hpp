@@ -216,17 +216,14 @@ struct LayerOpCost {
   // where the backward's are), and the share of it recompute redoes (0 to 1).
   OpTiming redo;
   double redone = 0.0;
-  double bytes_forward = 0.0, bytes_input_grad = 0.0, bytes_weight_grad = 0.0;  // HBM traffic
 };
 struct LayerOps {
   std::vector<LayerOpCost> ops;  // in the forward's order
   double grad_add_s = 0.0;       // the add of the layer's weight gradients, where a kernel of its own
   bool empty() const { return ops.empty(); }
 };
-// Each op's time in a pass: its compute and the communication its stream waits for.
-double seconds_in(const OpTiming& t);
 // What recompute adds to the backward for the op.
-inline double recompute_seconds(const LayerOpCost& op) { return op.redone * seconds_in(op.redo); }
+inline double recompute_seconds(const LayerOpCost& op) { return op.redone * op.redo.seconds(); }
 
 struct StageCosts {
   std::vector<StageCost> stages;

@@ -39,6 +39,8 @@ class Run(unittest.TestCase):
         self.assertEqual(summary["layer_ops"], printed["layer_ops"])
         layer = summary["layer_ops"]["layer"]
         self.assertAlmostEqual(sum(op["forward"]["seconds"] for op in layer["ops"]), summary["layer_forward_s"], places=12)
+        backward = sum(op["input_grad"]["seconds"] + op["weight_grad"]["seconds"] + op["recompute_s"] for op in layer["ops"])
+        self.assertAlmostEqual(backward + layer["grad_add_s"], summary["layer_backward_s"], places=12)
         self.assertNotIn("layer_ops", trainsim.run(EXAMPLE))
         with self.assertRaisesRegex(trainsim.ConfigError, "layer table"):
             trainsim.run(os.path.join(ROOT, "configs", "examples", "vgg16-dp-16xa100.json"), ops=True)

@@ -27,7 +27,7 @@ LayerOpCost gemm() {
   op.forward.work_flops = 2e12;
   op.input_grad = op.forward;
   op.weight_grad = op.forward;
-  op.bytes_forward = 1.6e9;
+  op.forward.bytes = 1.6e9;
   return op;
 }
 // An element-wise op: 3.2 GB at 1.6 TB/s (2 ms) and a 1 ms launch.
@@ -38,7 +38,7 @@ LayerOpCost norm() {
   op.forward.memory_s = 0.002;
   op.forward.launch_s = 0.001;
   op.forward.compute_s = 0.003;
-  op.bytes_forward = 3.2e9;
+  op.forward.bytes = 3.2e9;
   return op;
 }
 }  // namespace
@@ -103,6 +103,18 @@ TEST_CASE("the table: a row an op that takes time, its rate, and the layer's tot
   CHECK(both.find("  MoE layer, op by op") != std::string::npos);
   CHECK(both.find("  dense layer, op by op") != std::string::npos);
   CHECK(report::layer_ops_json(costs).contains("dense_layer"));
+}
+
+TEST_CASE("an op that computes nothing in the forward takes its rate from the pass that does") {
+  // A sum of separate projections' gradients: 1.6 GB in 1 ms of the input gradient alone.
+  workload::StageCosts costs;
+  LayerOpCost sum;
+  sum.name = "grad_sum";
+  sum.input_grad.memory_s = sum.input_grad.compute_s = 0.001;
+  sum.input_grad.bytes = 1.6e9;
+  costs.layer_ops.ops = {sum};
+  CHECK(report::layer_ops_text(costs).find("    grad_sum                        -     1.000         -         -  memory  "
+                                           "1.60 TB/s (I)\n") != std::string::npos);
 }
 
 TEST_CASE("costs without a layer (a layer-table model) print nothing") {
