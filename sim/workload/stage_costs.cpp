@@ -652,8 +652,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         const OpTiming f = timing.of(layer, k, Pass::kForward), i = timing.of(layer, k, Pass::kInputGrad),
                        w = timing.of(layer, k, Pass::kWeightGrad);
         const double redo = redone_share(op, plan.recompute, plan.recompute_modules);
-        const double forward = f.compute_s + f.tp_comm_s + f.cp_comm_s + f.ep_comm_s;
-        const double backward = i.compute_s + i.tp_comm_s + i.cp_comm_s + i.ep_comm_s + w.compute_s + w.tp_comm_s;
+        const double forward = f.seconds();
+        const double backward = i.seconds() + w.compute_s + w.tp_comm_s;
         if (op.kind == OpKind::kEpDispatch) {
           // The expert-tensor group's gather goes with the dispatch, its
           // reduce-scatter with the combine.
