@@ -245,6 +245,7 @@ Scenario read_scenario(json doc, const std::string& file, const std::string& bas
   }
   sc.options = read_options(doc, sc.cluster.gpus(), ctx);
   read_overlap(doc, sc.plan, ctx);
+  if (sc.options.comm_slowdown_given) sc.plan.overlap.compute_slowdown = sc.options.comm_slowdown;
   // Expert settings need experts; a capacity factor sets the busiest expert's
   // load itself, so a drop-less imbalance beside it would go unused.
   if (!sc.model.moe.enabled()) {

@@ -164,8 +164,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   // kernels take SMs and memory bandwidth): unless the config says
   // otherwise, it runs 18.9% slower meanwhile, the average Chang et al.
   // measured (arXiv 2507.03114; workload/tp_overlap.hpp).
-  options.comm_slowdown =
-      sc.options.comm_slowdown_given ? sc.options.comm_slowdown : workload::kOverlapComputeSlowdown;
+  options.comm_slowdown = plan.overlap.compute_slowdown;
   options.blocking_sends = sc.options.blocking_sends;
   options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});

@@ -76,20 +76,21 @@ bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, c
 //   forward's experts     | backward's dispatch
 //   backward's attention  | forward's combine
 // Each slot takes the longer of the two, plus the compute slowed while both
-// run (the communication kernels take SMs: workload::kOverlapComputeSlowdown
-// of the time they share). The pair's time is split between its two actions
+// run (the communication kernels take SMs: Overlap::compute_slowdown of
+// the time they share). The pair's time is split between its two actions
 // by their own times; what no compute covers is their exposed ep time.
 struct PairedTime {
   core::Time duration;
   core::Time ep_exposed;
 };
-PairedTime paired_time(const Action& a, const workload::StageCost& ca, const Action& b, const workload::StageCost& cb) {
+PairedTime paired_time(const Action& a, const workload::StageCost& ca, const Action& b, const workload::StageCost& cb,
+                       double slowdown) {
   const bool a_forward = a.op == Op::kForward;
   const workload::StageCost::EpChunks& f = a_forward ? ca.ep_forward_chunks : cb.ep_forward_chunks;
   const workload::StageCost::EpChunks& w = a_forward ? cb.ep_backward_chunks : ca.ep_backward_chunks;
   double pair = 0.0, exposed = 0.0;
   auto slot = [&](double compute, double exchange) {
-    pair += std::max(compute, exchange) + workload::kOverlapComputeSlowdown * std::min(compute, exchange);
+    pair += std::max(compute, exchange) + slowdown * std::min(compute, exchange);
     exposed += std::max(0.0, exchange - compute);
   };
   slot(f.rest, w.combine);
@@ -428,7 +429,7 @@ void Lowering::lower_pipeline(int p) {
         core::Time ep = ep_comm_inside(a, c);
         if (partner[k] >= 0) {
           const Action& other = actions[static_cast<std::size_t>(partner[k])];
-          const PairedTime paired = paired_time(a, c, other, costs_.stages[other.stage]);
+          const PairedTime paired = paired_time(a, c, other, costs_.stages[other.stage], plan_.overlap.compute_slowdown);
           duration = paired.duration;
           ep = paired.ep_exposed;
         }

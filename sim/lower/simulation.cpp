@@ -103,6 +103,7 @@ std::unique_ptr<Simulation> Lowering::build() {
       sim_->ep_stages.push_back({c.ep_forward_chunks, c.ep_backward_chunks, c.moe_layers, c.input_grad.to_seconds()});
     }
     sim_->a2a_overlap = plan_.overlap.moe_a2a;
+    sim_->a2a_slowdown = plan_.overlap.compute_slowdown;
   }
   stages_of_rank_.resize(R);
   for (int s = 0; s < shape_.stages; ++s) stages_of_rank_[shape_.stage_rank[s]].push_back(s);
@@ -122,6 +123,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->network.record_rates(options_.record_link_rates);
   sim_->blocking_sends = options_.blocking_sends;
   sim_->shard_queue = plan_.zero_stage == 3 && !plan_.fsdp_separate_reduce_scatter_group;
+  sim_->shard_groups = plan_.zero_stage == 3 && plan_.shard_replicas() > 1;
   sim_->flow_collectives = options_.collectives == CollectiveModel::kFlow;
 
   // Stragglers and faults: every GPU must be simulated for them to matter.

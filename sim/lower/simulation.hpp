@@ -192,6 +192,9 @@ struct Simulation {
   // group's one queue (lower/issue_queue.hpp); false without ZeRO-3 or with
   // parallel.fsdp_reduce_scatter_group = "separate".
   bool shard_queue = false;
+  // HSDP (parallel.fsdp_shard_size below dp): ZeRO-3's gathers and
+  // reduce-scatters run over a shard group, not over all of dp.
+  bool shard_groups = false;
   bool flow_collectives = false;  // Options::collectives is kFlow: collectives' bytes cross the links
   std::int64_t gpu_memory_bytes = 0;    // one GPU's memory
   std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes; each pool gets the rest of the memory
@@ -241,6 +244,7 @@ struct Simulation {
   };
   std::vector<EpStage> ep_stages;
   bool a2a_overlap = false;
+  double a2a_slowdown = 0.0;  // Overlap::compute_slowdown, where a2a_overlap
   core::Timeline timeline;       // filled by run()
   // Burst parallelism (lower/burst.hpp): the layers' names, for stage labels,
   // and per simulated GPU the spans its compute stream left to a background

@@ -145,6 +145,13 @@ std::string burst_task_name(const lower::Simulation& sim, const lower::TaskInfo&
   }
 }
 
+// The group a ZeRO-3 unit's gather or scatter runs over: dp, or under
+// HSDP the shard group; a MoE unit's routed experts their own.
+const char* unit_group(const lower::Simulation& sim, const lower::TaskInfo& ti) {
+  if (ti.experts) return sim.shard_groups ? "expert shard group, experts" : "edp, experts";
+  return sim.shard_groups ? "shard group" : "dp";
+}
+
 std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
   if (sim.burst()) return burst_task_name(sim, ti);
   const schedule::Action& a = ti.action;
@@ -165,13 +172,13 @@ std::string task_name(const lower::Simulation& sim, const lower::TaskInfo& ti) {
         return fmt::format("grad all-reduce s{}{} (across shard groups{})", a.stage, part, ti.experts ? ", experts" : "");
       }
       if (ti.across_copies) return fmt::format("grad all-reduce s{} with its copy (other direction)", a.stage);
-      return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} ({})", a.stage, part, ti.experts ? "edp, experts" : "dp")
+      return ti.units > 0 ? fmt::format("grad reduce-scatter s{}{} ({})", a.stage, part, unit_group(sim, ti))
                           : fmt::format("grad reduce s{} ({}){}", a.stage, ti.experts ? "edp, experts" : "dp", part);
     case lower::TaskKind::kEmbeddingAllReduce: return "embedding grad all-reduce (first/last stage)";
     case lower::TaskKind::kOptimizer: return "optimizer step";
     case lower::TaskKind::kParamAllGather:
       return fmt::format("param {} s{}{} ({})", ti.regather ? "re-gather" : "all-gather", a.stage, part,
-                         ti.experts ? "edp, experts" : "dp");
+                         ti.units > 0 ? unit_group(sim, ti) : ti.experts ? "edp, experts" : "dp");
     case lower::TaskKind::kTpBarrier: return "tensor-parallel peers meet";
     case lower::TaskKind::kEpExchange:
       return fmt::format("{} {} mb{} s{} moe layer {}", ti.dispatch ? "dispatch" : "combine", schedule::op_name(a.op),

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "lower/a2a_pairs.hpp"
-#include "workload/tp_overlap.hpp"
 
 namespace trainsim::report {
 
@@ -78,7 +77,7 @@ std::vector<Window> alone(const Action& a, const lower::Simulation::EpStage& st,
 
 // A forward and a backward run as one step (first = the one issued first).
 std::vector<Window> paired(bool forward_first, const lower::Simulation::EpStage& f_stage,
-                           const lower::Simulation::EpStage& b_stage, double& total) {
+                           const lower::Simulation::EpStage& b_stage, double slowdown, double& total) {
   std::vector<Window> out;
   const int L = std::max({f_stage.moe_layers, b_stage.moe_layers, 1});
   const Chunks& f = f_stage.forward;
@@ -93,7 +92,7 @@ std::vector<Window> paired(bool forward_first, const lower::Simulation::EpStage&
     exchange /= L;
     const int layers = std::max(of_forward ? f_stage.moe_layers : b_stage.moe_layers, 1);
     out.push_back({t, t + exchange, dispatch, of_forward != forward_first, l * layers / L});
-    t += std::max(compute, exchange) + workload::kOverlapComputeSlowdown * std::min(compute, exchange);
+    t += std::max(compute, exchange) + slowdown * std::min(compute, exchange);
   };
   for (int l = 0; l < L; ++l) {
     slot(f.rest, b.combine, false, false, l);
@@ -149,7 +148,7 @@ std::vector<EpSlice> ep_slices(const lower::Simulation& sim) {
         const bool forward_first = a.op == Op::kForward;
         const Action& f = forward_first ? a : acts[j];
         const Action& b = forward_first ? acts[j] : a;
-        windows = paired(forward_first, sim.ep_stages[f.stage], sim.ep_stages[b.stage], total);
+        windows = paired(forward_first, sim.ep_stages[f.stage], sim.ep_stages[b.stage], sim.a2a_slowdown, total);
         where.insert(where.end(), spans[q][j].begin(), spans[q][j].end());
       } else {
         windows = alone(a, sim.ep_stages[a.stage], total);

@@ -8,6 +8,7 @@
 #include "schedule/placement.hpp"
 #include "workload/activation_offload.hpp"
 #include "workload/fp8.hpp"
+#include "workload/tp_overlap.hpp"
 #include "workload/transformer.hpp"
 
 namespace trainsim::workload {
@@ -146,6 +147,11 @@ struct Overlap {
   // compute (Megatron-Core's --overlap-moe-expert-parallel-comm, its "1F1B
   // A2A overlap", default false; DeepSeek-V3's overlapped chunks).
   bool moe_a2a = false;
+  // How much longer compute takes while communication kernels share the
+  // GPU with it (options.comm_slowdown): the data-parallel and ZeRO
+  // collectives beside the compute stream, the chunks of tp_comm and the
+  // exchanges moe_a2a pairs with compute all take it.
+  double compute_slowdown = kOverlapComputeSlowdown;
 };
 
 // How context parallelism moves the keys and values that a rank's queries

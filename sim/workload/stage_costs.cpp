@@ -50,6 +50,8 @@ struct Timing {
   // PyTorch's context parallelism (CpMerge::kPyTorch): its own overlap of the
   // exchange with attention's blocks (cp_merge.hpp).
   bool cp_pytorch = false;
+  // How much longer a GEMM chunk takes beside its communication chunk (Overlap::compute_slowdown).
+  double overlap_slowdown = kOverlapComputeSlowdown;
 
   // A MoE block's dispatch or combine in `pass`: an all-to-all of the op's
   // bytes, or (the all-gather dispatcher) an all-gather where tokens arrive
@@ -159,7 +161,7 @@ struct Timing {
     };
     const double column_chunks = chunked(column_op), row_chunks = chunked(row_op);
     // What the overlapped pair takes beyond the GEMM's own time, which the GEMM op counts.
-    auto exposed = [&](double comm, double chunks, double gemm) { return overlapped_seconds(comm, chunks, tp) - gemm; };
+    auto exposed = [&](double comm, double chunks, double gemm) { return overlapped_seconds(comm, chunks, tp, overlap_slowdown) - gemm; };
     // Forward: the input gathered into the column-parallel GEMM, the
     // row-parallel GEMM's output reduce-scattered. Backward the other way:
     // the output gradient gathered into the row-parallel GEMM's dgrad, the
@@ -595,7 +597,8 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing && !cp_pytorch ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
                         plan.overlap.tp_comm_backward, plan.cp, plan.cp_algorithm, &cp_group, attention_seq,
-                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr, cp_pytorch};
+                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr, cp_pytorch,
+                        plan.overlap.compute_slowdown};
     // What recompute redoes runs inside the backward: its collectives are
     // pipelined only where the backward's are.
     Timing redo_timing = timing;

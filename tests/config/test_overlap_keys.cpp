@@ -62,6 +62,11 @@ TEST_CASE("overlap keys: defaults as documented, and the plans they need") {
   CHECK(plain.plan.overlap.grad_reduce);  // what the buckets always did
   CHECK(!plain.plan.overlap.param_gather);
   CHECK(!plain.plan.overlap.tp_comm);
+  // Compute beside communication: the published average unless
+  // options.comm_slowdown says otherwise, one figure for every overlap.
+  CHECK(plain.plan.overlap.compute_slowdown == 0.189);
+  CHECK(load({"options.comm_slowdown=0.3"}).plan.overlap.compute_slowdown == 0.3);
+  CHECK(load({"options.comm_slowdown=0"}).plan.overlap.compute_slowdown == 0.0);
   const Scenario off = load({"options.overlap_grad_reduce=false"});
   CHECK(!off.plan.overlap.grad_reduce);
 

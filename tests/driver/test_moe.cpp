@@ -89,6 +89,20 @@ TEST_CASE("1F1B A2A overlap: each forward beside the backward before it hides bo
   for (int k : {1, 3, 5}) CHECK(after[k] == doctest::Approx((1 - b_share) * pair).epsilon(1e-9));
   for (int k : {2, 4, 6}) CHECK(after[k] == doctest::Approx(b_share * pair).epsilon(1e-9));
   CHECK(after[7] == doctest::Approx(b + e_b).epsilon(1e-9));
+  // options.comm_slowdown is the slots' s (Overlap::compute_slowdown): at 0.5
+  // each slot adds half its shorter part.
+  config::Scenario slower = scenario(true);
+  slower.plan.overlap.compute_slowdown = 0.5;
+  const std::vector<double> at_half = compute_times(driver::simulate(slower));
+  auto slot_half = [](double compute, double exchange) {
+    return std::max(compute, exchange) + 0.5 * std::min(compute, exchange);
+  };
+  const double pair_half = slot_half(fc.rest, bc.combine) + slot_half(bc.mlp, fc.dispatch) +
+                           slot_half(fc.mlp, bc.dispatch) + slot_half(bc.rest, fc.combine);
+  REQUIRE(at_half.size() == 8);
+  CHECK(at_half[1] == doctest::Approx((1 - b_share) * pair_half).epsilon(1e-9));
+  CHECK(at_half[2] == doctest::Approx(b_share * pair_half).epsilon(1e-9));
+  CHECK(pair_half > pair);
   // The summary's exposed ep time: four exchanges of each kind without, the
   // two unpaired actions' with.
   const report::Summary sb = driver::summarize(scenario(false), plain, "test.json");

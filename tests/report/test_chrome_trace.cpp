@@ -336,6 +336,26 @@ TEST_CASE("ZeRO-3 in the trace: each unit's gather, compute part and gradient sc
   CHECK(gathered_bytes == doctest::Approx(2 * z.whatif.costs->stages[0].param_bytes).epsilon(1e-6));
 }
 
+TEST_CASE("HSDP in the trace: a unit's gather and scatter name the shard group, its all-reduce the groups across") {
+  // GPT 1.7B on dp 8 sharded in groups of 4: 26 units, one micro-batch.
+  const Run z = run_example("gpt-1.7b-8xa100.json", {"parallel.tp=1", "parallel.pp=1", "parallel.dp=8",
+                                                     "parallel.microbatch_size=2", "parallel.global_batch=16",
+                                                     "parallel.zero_stage=3", "parallel.fsdp_shard_size=4"});
+  int gathers = 0, scatters = 0, all_reduces = 0, over_dp = 0;
+  for (const auto& entry : z.trace.slices) {
+    for (const Slice& s : entry.second) {
+      gathers += starts_with(s.name, "param all-gather s0 unit ") && ends_with(s.name, " (shard group)") ? 1 : 0;
+      scatters += starts_with(s.name, "grad reduce-scatter s0 unit ") && ends_with(s.name, " (shard group)") ? 1 : 0;
+      all_reduces += starts_with(s.name, "grad all-reduce s0 unit ") && ends_with(s.name, " (across shard groups)") ? 1 : 0;
+      over_dp += ends_with(s.name, " (dp)") ? 1 : 0;
+    }
+  }
+  CHECK(gathers == 52);  // every unit in the forward and again in the backward
+  CHECK(scatters == 26);
+  CHECK(all_reduces == 26);
+  CHECK(over_dp == 0);
+}
+
 TEST_CASE("flow collectives' MoE backward: no empty slice; its parts numbered from 1; arrows end on compute") {
   // 4 Llama layers with 8 experts on pp 2 (2 MoE layers a stage), dp 4, ep
   // 4; with flow collectives each layer's dispatch and combine run as tasks

@@ -100,11 +100,12 @@ TEST_CASE("paired, each exchange runs under the other pass's compute, across bot
   Hand h = hand_stage();
   h.sim.ep_stages[0].moe_layers = 1;
   h.sim.a2a_overlap = true;
+  h.sim.a2a_slowdown = 0.3;  // options.comm_slowdown as the lowering passes it on
   h.add({Op::kForward, 0, 1}, 0, 100);
   h.add({Op::kBackward, 0, 0}, 100, 200);
   const auto s = report::ep_slices(h.sim);
   REQUIRE(s.size() == 4);
-  const double k = workload::kOverlapComputeSlowdown, pair = 192 + 32 * k;
+  const double k = 0.3, pair = 192 + 32 * k;
   auto us = [&](double x) { return Time::seconds(200.0 * x / pair * 1e-6); };
   // B's combine at the start, F's dispatch after the first slot, B's
   // dispatch after two, F's combine after three.

@@ -84,6 +84,56 @@ TEST_CASE("tp_comm_overlap: a layer's exposed tensor-parallel time is what its G
         doctest::Approx(saved).epsilon(1e-6));
 }
 
+TEST_CASE("tp_comm_overlap: options.comm_slowdown's figure slows the GEMM chunks beside communication") {
+  const TransformerSpec m = small_gpt();
+  const hw::ClusterSpec c = small_cluster(1);
+  Plan p = sequence_parallel_plan(4);
+  p.overlap.tp_comm = true;
+  const StageCosts published = stage_costs(m, p, c);  // 0.189
+  p.overlap.compute_slowdown = 0.0;
+  const StageCosts none = stage_costs(m, p, c);
+  p.overlap.compute_slowdown = 0.5;
+  const StageCosts half = stage_costs(m, p, c);
+  // By hand: each pipelined pair takes (tp - 1) max(C / (tp - 1), G (1 + s) / tp) + G / tp,
+  // summed over a layer's collectives as the stage's forward sums them.
+  const std::vector<Op> ops = layer_ops(m, 1, 4, true);
+  const hw::CollectiveGroup g = hw::group_of(c, {0, 1, 2, 3});
+  auto forward_of = [&](double slowdown) {
+    double forward = 0.0;
+    for (const Op& op : ops) {
+      if (op.kind != OpKind::kTpCollective) continue;
+      const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
+      const double rs =
+          hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+      auto chunked = [&](int k) {
+        Op part = ops[static_cast<std::size_t>(k)];
+        part.m /= 4;
+        part.flops_forward /= 4;
+        part.bytes_forward /= 4;
+        return 4 * op_time(part, Pass::kForward, c.node, m.seq, g).compute_s;
+      };
+      const double col = op_time(ops[static_cast<std::size_t>(op.column_gemm)], Pass::kForward, c.node, m.seq, g).compute_s;
+      const double row = op_time(ops[static_cast<std::size_t>(op.row_gemm)], Pass::kForward, c.node, m.seq, g).compute_s;
+      forward += overlapped_seconds(ag, chunked(op.column_gemm), 4, slowdown) - col +
+                 overlapped_seconds(rs, chunked(op.row_gemm), 4, slowdown) - row;
+    }
+    return forward;
+  };
+  // The 8 layers' difference between two slowdowns is the stage's: the
+  // embedding's and head's collectives run alone, the same under both.
+  const double stage_none = none.stages[0].tp_comm_forward.to_seconds();
+  CHECK(half.stages[0].tp_comm_forward.to_seconds() - stage_none ==
+        doctest::Approx(8 * (forward_of(0.5) - forward_of(0.0))).epsilon(1e-9));
+  CHECK(published.stages[0].tp_comm_forward.to_seconds() - stage_none ==
+        doctest::Approx(8 * (forward_of(0.189) - forward_of(0.0))).epsilon(1e-9));
+  // This small GPT's steps are communication-bound at 18.9% (the slowed
+  // GEMM chunk still shorter than the communication chunk), so the
+  // published figure costs nothing more than none; at 50% the GEMM's chunks
+  // outlast the communication's.
+  CHECK(none.stages[0].tp_comm_forward == published.stages[0].tp_comm_forward);
+  CHECK(published.stages[0].tp_comm_forward < half.stages[0].tp_comm_forward);
+}
+
 TEST_CASE("HSDP: shards within a group, gradient shards all-reduced across the groups") {
   // small_gpt on 2 nodes, tp 1 x dp 16, ZeRO-3 sharded within groups of 8
   // (one node each) and replicated across the 2.

@@ -28,6 +28,20 @@ for kind, title in (("performance", "iteration time / throughput"), ("memory", "
     print(f"\nWorst: `{w['case']}` {w['metric']}, measured {w['measured']:.4g}, predicted {w['predicted']:.4g} "
           f"({w['error_pct']:+.1f}%).\n")
 
+# The sources whose runs shard a model unit by unit (DeepSpeed's stage 3 and
+# PyTorch's FSDP outside TorchTitan), read together: each has too few rows to
+# stand alone.
+SHARDED = ("DeepSpeed ZeRO-3 on Azure", "fms-fsdp Llama 2", "llm-foundry MPT")
+sharded = [r for r in d["rows"] if r["kind"] == "performance" and r["group"] in SHARDED]
+if sharded:
+    worst = max(sharded, key=lambda r: abs(r["error_pct"]))
+    print("| FSDP and ZeRO-3 runs (iteration time / throughput) | rows | MAPE | largest error |")
+    print("|---|---|---|---|")
+    print(f"| {', '.join(SHARDED)} | {len(sharded)} | "
+          f"{sum(abs(r['error_pct']) for r in sharded) / len(sharded):.1f}% | "
+          f"{worst['error_pct']:+.1f}% (`{worst['case']}`) |\n")
+
+
 # The same rows by the GPU each case runs on (the node preset's, or the
 # config's own), so that one GPU's figures are read apart from another's.
 def gpu_of(case_config) -> str:
