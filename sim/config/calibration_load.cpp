@@ -287,7 +287,8 @@ void read_links(const ProfileReader& r, const json& doc, hw::CalibrationProfile&
 
 std::shared_ptr<const hw::CalibrationProfile> read_calibration_profile(const json& doc, const std::string& file) {
   const ProfileReader r(file);
-  r.object(doc, "", {"schema_version", "header", "gemm", "attention", "hbm", "launch", "host_copy", "p2p", "nccl"});
+  r.object(doc, "", {"schema_version", "header", "gemm", "attention", "hbm", "launch", "host_copy", "host_step", "p2p",
+                     "nccl"});
   const json& version = r.field(doc, "", "schema_version", "an integer");
   if (!version.is_number_integer() || version.get<long long>() != kCalibrationSchemaVersion) {
     r.fail("schema_version", fmt::format("this trainsim reads calibration profiles of schema version {}, got {}",
@@ -314,6 +315,15 @@ std::shared_ptr<const hw::CalibrationProfile> read_calibration_profile(const jso
     out->h2d = r.sizes(c, "host_copy", "h2d", "gb_per_s");
     out->d2h = r.sizes(c, "host_copy", "d2h", "gb_per_s");
   }
+  if (doc.contains("host_step")) {
+    const json& h = r.object(doc["host_step"], "host_step", {"adam_params_per_s", "threads", "params"});
+    out->host_adam_params_per_s = r.measured(h, "host_step", "adam_params_per_s");
+    if (r.count(h, "host_step", "threads") != 1) {
+      r.fail("host_step.threads", "expected 1: the rate is one thread's, which trainsim scales by a process's cores, got " +
+                                      show(h["threads"]));
+    }
+    r.count(h, "host_step", "params");
+  }
   read_links(r, doc, *out);
   return out;
 }
@@ -332,6 +342,7 @@ hw::NodeSpec calibrated(hw::NodeSpec node, std::shared_ptr<const hw::Calibration
   // it, else the preset's.
   if (const auto share = p.sustained_fraction()) node.gpu.sustained_tensor_fraction = *share;
   node.gpu.kernel_overhead_us = p.launch_us.median;
+  if (p.host_adam_params_per_s) node.host_adam_params_per_s_per_core = p.host_adam_params_per_s->median;
   if (p.p2p_skipped.empty()) {
     node.nvlink_gb_per_s = p.p2p.back().rate.median;
     node.nvlink_latency_us = p.p2p_latency_us.median;

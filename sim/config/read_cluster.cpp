@@ -306,6 +306,7 @@ void fold_nvlink_domains(const json& doc, hw::ClusterSpec& cluster, const Contex
   node.nics_per_node *= k;
   node.host_memory_gb *= k;
   node.host_memory_tb_per_s *= k;
+  node.host_cores *= k;
   node.nodes_per_nvlink_domain = k;
   cluster.nodes /= k;
 }
@@ -353,6 +354,7 @@ hw::ClusterSpec read_cluster(const json& doc, const Context& ctx) {
   // The host's figures are needed only to offload to it.
   if (n.has("host_memory_gb")) node.host_memory_gb = n.positive_number("host_memory_gb", 1.0, 1e9);
   if (n.has("host_memory_tb_per_s")) node.host_memory_tb_per_s = n.positive_number("host_memory_tb_per_s", 1e-3, 1e3);
+  if (n.has("host_cores")) node.host_cores = n.positive_int("host_cores", 1'000'000);
   if (n.has("pcie_gb_per_s")) node.pcie_gb_per_s = n.positive_number("pcie_gb_per_s", kMinRate, kMaxBandwidth);
   n.free_text("sources");
   const long long gpus = static_cast<long long>(cluster.nodes) * node.gpus_per_node;

@@ -25,7 +25,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& sections() {
       {"cluster.node",
        {"name", "gpu", "gpus_per_node", "nvlink_gb_per_s", "nvlink_latency_us", "nvlink_bus_gb_per_s",
         "nvlink_sendrecv_gb_per_s", "nics_per_node", "nic_gbit_per_s", "nic_bus_gb_per_s", "nic_latency_us", "host_memory_gb",
-        "host_memory_tb_per_s", "pcie_gb_per_s", "nvlink_domain_nodes", "sources"}},
+        "host_memory_tb_per_s", "host_cores", "pcie_gb_per_s", "nvlink_domain_nodes", "sources"}},
       {"cluster.node.gpu",
        {"name", "peak_tflops", "memory_gb", "hbm_tb_per_s", "hbm_achievable_tb_per_s", "gemm_tflops",
         "gemm_max_tflops", "gemm_grid", "attention_tflops", "attention_v1_tflops", "attention_cudnn_tflops", "kernel_overhead_us", "peak_fp8_tflops", "peak_fp4_tflops", "power_w", "gemm_fp8_tflops", "gemm_fp8_max_tflops", "gemm_fp8_grid",

@@ -125,6 +125,9 @@ struct CalibrationProfile {
   // GB/s, GPU 0 to GPU 1 by ncclSend/ncclRecv, as a pipeline sends; empty
   // when the profile predates it (an optional key).
   std::vector<SizePoint> nccl_send_recv;
+  // Parameters a second one host thread takes through an AdamW step of FP32
+  // state (host_step, an optional key): ZeRO-Offload's step on the CPU.
+  std::optional<Measured> host_adam_params_per_s;
 
   // What back-to-back tensor work sustains of the grid's short-run figures
   // (GpuSpec::sustained_tensor_fraction, a burn's): the burn's settled

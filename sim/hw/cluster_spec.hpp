@@ -29,6 +29,11 @@ struct NodeSpec {
   // does not say, which refuses offloading.
   double host_memory_gb = 0.0;        // the node's DRAM
   double host_memory_tb_per_s = 0.0;  // DRAM bandwidth the CPUs reach, all sockets together
+  int host_cores = 0;                 // physical CPU cores, all sockets together
+  // How many parameters one core takes through an AdamW step a second: from
+  // a calibration profile's host_step only (no preset can source it); 0 for
+  // unknown, when only the DRAM bandwidth bounds an offloaded step.
+  double host_adam_params_per_s_per_core = 0.0;
   double pcie_gb_per_s = 0.0;         // between the host and one GPU, each way, achievable
   // How many of the config's nodes share one NVLink switch domain (a GB200
   // NVL72 rack: 18 trays of 4 GPUs). The loader folds them into one node of

@@ -1314,9 +1314,18 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       // once; then the updated 16-bit shard back to the GPU (unless the
       // parameters live on the host), and the GPU's gradient buffer zeroed
       // where it keeps one (ZeRO-1).
+      // Each GPU's process steps on its share of the cores too (DeepSpeed
+      // binds a rank's CPU Adam threads to its cores): no faster than those
+      // cores at the rate one core was measured to step (a calibration
+      // profile's host_step; unknown without one).
       const double host_share = node.host_memory_tb_per_s * 1e12 / node.gpus_per_node;
+      double host_step_s = updated * optimizer_bytes_per_param(4.0, plan.precision, m) / host_share;
+      if (node.host_cores > 0 && node.host_adam_params_per_s_per_core > 0.0) {
+        const double cores = static_cast<double>(node.host_cores) / node.gpus_per_node;
+        host_step_s = std::max(host_step_s, updated / (cores * node.host_adam_params_per_s_per_core));
+      }
       const double gpu_grads = plan.zero_stage == 1 ? c.params * g : 0.0;
-      c.optimizer_step = core::Time::seconds(updated * optimizer_bytes_per_param(4.0, plan.precision, m) / host_share +
+      c.optimizer_step = core::Time::seconds(host_step_s +
                                              (offload_params ? 0.0 : pcie_seconds(updated * kActivationBytes)) +
                                              gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
                                              node.gpu.kernel_overhead_us * 1e-6);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/calibration_load.hpp"
+#include "host_step.hpp"
 #include "profile_json.hpp"
 
 // The file's own names, kept apart from other test files' where the build
@@ -151,6 +152,32 @@ TEST_CASE("a failed measurement (NaN) is written as null and refused by name") {
   doc["hbm"]["copy"][0] = calibrate::size_point_json(1048576, "tb_per_s", {nan, nan, nan});
   CHECK_THROWS_WITH_AS(load(doc), "h200.json: hbm.copy[0].tb_per_s.median: expected a positive number, got null",
                        config::ConfigError);
+}
+
+TEST_CASE("the host's AdamW step, measured here, loads as one core's rate and reaches the node") {
+  // A real measurement on this machine's CPU, small: the figures vary, their form does not.
+  const json step = calibrate::measure_host_adam(1 << 16, 3);
+  CHECK(step["threads"] == 1);
+  CHECK(step["params"] == 1 << 16);
+  json doc = whole_profile();
+  doc["host_step"] = step;
+  const auto p = load(doc);
+  REQUIRE(p->host_adam_params_per_s.has_value());
+  CHECK(p->host_adam_params_per_s->median == step["adam_params_per_s"]["median"].get<double>());
+  CHECK(p->host_adam_params_per_s->min <= p->host_adam_params_per_s->median);
+  hw::NodeSpec node;
+  node.host_cores = 128;  // the preset's; the rate a core steps comes from the profile alone
+  CHECK(config::calibrated(node, p).host_adam_params_per_s_per_core == p->host_adam_params_per_s->median);
+  CHECK(config::calibrated(node, p).host_cores == 128);
+  // Without the section the node keeps no rate: the DRAM alone bounds the step.
+  CHECK(config::calibrated(node, load(whole_profile())).host_adam_params_per_s_per_core == 0.0);
+  // The rate is one thread's.
+  doc["host_step"]["threads"] = 8;
+  CHECK_THROWS_WITH_AS(load(doc),
+                       "h200.json: host_step.threads: expected 1: the rate is one thread's, which trainsim scales by a "
+                       "process's cores, got 8",
+                       config::ConfigError);
+  CHECK_THROWS_AS(calibrate::measure_host_adam(0, 3), std::invalid_argument);
 }
 
 TEST_CASE("samples are summarized by median, minimum and maximum") {

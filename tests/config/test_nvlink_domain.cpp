@@ -47,6 +47,8 @@ TEST_CASE("an NVLink domain of 18 trays is one node of 72 GPUs, its NICs and hos
   // Host memory and bandwidth add up over the 18 trays: 960 GB x 18, 1.024 TB/s x 18.
   CHECK(c.node.host_memory_gb == doctest::Approx(17280.0));
   CHECK(c.node.host_memory_tb_per_s == doctest::Approx(18.432));
+  // And the cores: 2 Grace CPUs of 72 a tray, 144 x 18 = 2,592 a domain, as NVIDIA counts an NVL72's.
+  CHECK(c.node.host_cores == 2592);
   // The rail preset's 144 nodes a group are 144 / 18 = 8 domains.
   CHECK(c.network.nodes_per_leaf == 8);
   CHECK(c.node_of(71) == 0);

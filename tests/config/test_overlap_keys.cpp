@@ -161,6 +161,10 @@ TEST_CASE("offload: with ZeRO, on a node whose host is known") {
             "\"optimizer+params\" offloads each replica's parameter shard, which only ZeRO-3 keeps; expected "
             "parallel.zero_stage 3, got 2") != std::string::npos);
   CHECK(load({"parallel.offload=optimizer", "parallel.zero_stage=1"}).plan.offload == workload::Offload::kOptimizer);
+  // The host's cores: the preset's, from NVIDIA's DGX A100 datasheet; a count, never zero.
+  CHECK(load({}).cluster.node.host_cores == 128);
+  CHECK(error_of({"cluster.node.host_cores=0"}).find("cluster.node.host_cores: expected a positive integer") !=
+        std::string::npos);
   // A node that does not give its host.
   json doc = base();
   doc["cluster"]["node"] = "jean-zay-a100";

@@ -62,6 +62,26 @@ TEST_CASE("offloading the optimizer: its state and the FP32 gradients leave the 
   }
 }
 
+TEST_CASE("an offloaded step runs on the process's share of the cores, no faster than each core steps") {
+  const TransformerSpec m = small_gpt();
+  hw::ClusterSpec c = cluster();
+  const StageCost unknown = stage_costs(m, plan(2, Offload::kOptimizer), c).stages[0];
+  // Cores alone, or a rate alone, bound nothing: the DRAM bandwidth does.
+  c.node.host_cores = 16;
+  CHECK(stage_costs(m, plan(2, Offload::kOptimizer), c).stages[0].optimizer_step == unknown.optimizer_step);
+  // 16 cores for 8 GPUs, 2 a process, each stepping 0.1 G parameters a second:
+  // 0.2 G/s, below the DRAM's 0.05 TB/s / 38 bytes = 1.32 G/s, so the cores
+  // bound the step: shard / 0.2e9 in place of shard x 38 / 0.05e12.
+  c.node.host_adam_params_per_s_per_core = 0.1e9;
+  const StageCost slow = stage_costs(m, plan(2, Offload::kOptimizer), c).stages[0];
+  const double shard = unknown.params / 8;
+  CHECK(slow.optimizer_step.to_seconds() - unknown.optimizer_step.to_seconds() ==
+        doctest::Approx(shard / 0.2e9 - shard * 38.0 / (0.4e12 / 8)).epsilon(1e-6));
+  // 10 G/s a core: the cores outrun the DRAM, which bounds the step again.
+  c.node.host_adam_params_per_s_per_core = 10e9;
+  CHECK(stage_costs(m, plan(2, Offload::kOptimizer), c).stages[0].optimizer_step == unknown.optimizer_step);
+}
+
 TEST_CASE("offloaded gradients cross PCIe after their reduction; offloaded parameters before each gather") {
   const TransformerSpec m = small_gpt();
   const hw::ClusterSpec c = cluster();

@@ -23,6 +23,7 @@
 #include "check.hpp"
 #include "collectives.hpp"
 #include "gemm.hpp"
+#include "host_step.hpp"
 #include "memory.hpp"
 #include "profile_json.hpp"
 #include "sustained.hpp"
@@ -239,7 +240,7 @@ int main(int argc, char** argv) {
   // cuBLASLt's FP8 GEMMs need compute capability 8.9 (Ada) or newer (cuBLAS API
   // reference, cublasLtMatmul's FP8 type combinations).
   const bool fp8 = major * 10 + minor >= 89;
-  Progress progress(fp8 ? 10 : 9);
+  Progress progress(fp8 ? 11 : 10);
 
   // GEMMs: operands big enough for the grid's largest and the model shapes
   // that fit in 80% of free memory.
@@ -320,6 +321,11 @@ int main(int argc, char** argv) {
   progress.begin("host<->device and peer-to-peer copies");
   profile["host_copy"] = measure_host_copy(copies, s, stream);
   profile["p2p"] = measure_p2p(copies, s, gpus);
+  progress.end();
+
+  // 256 MiB of FP32 state (16 B a parameter), far beyond the caches.
+  progress.begin("host AdamW step, one thread");
+  profile["host_step"] = measure_host_adam(args.quick ? std::size_t{1} << 22 : std::size_t{1} << 24, s.samples);
   progress.end();
 
   progress.begin("NCCL all-reduce, all-gather, reduce-scatter");
