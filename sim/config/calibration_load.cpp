@@ -319,8 +319,9 @@ std::shared_ptr<const hw::CalibrationProfile> read_calibration_profile(const jso
     const json& h = r.object(doc["host_step"], "host_step", {"adam_params_per_s", "threads", "params"});
     out->host_adam_params_per_s = r.measured(h, "host_step", "adam_params_per_s");
     if (r.count(h, "host_step", "threads") != 1) {
-      r.fail("host_step.threads", "expected 1: the rate is one thread's, which trainsim scales by a process's cores, got " +
-                                      show(h["threads"]));
+      r.fail("host_step.threads",
+             "expected 1: the rate is one thread's, which trainsim scales by a process's cores, got " +
+                 show(h["threads"]));
     }
     r.count(h, "host_step", "params");
   }

@@ -161,7 +161,9 @@ struct Timing {
     };
     const double column_chunks = chunked(column_op), row_chunks = chunked(row_op);
     // What the overlapped pair takes beyond the GEMM's own time, which the GEMM op counts.
-    auto exposed = [&](double comm, double chunks, double gemm) { return overlapped_seconds(comm, chunks, tp, overlap_slowdown) - gemm; };
+    auto exposed = [&](double comm, double chunks, double gemm) {
+      return overlapped_seconds(comm, chunks, tp, overlap_slowdown) - gemm;
+    };
     // Forward: the input gathered into the column-parallel GEMM, the
     // row-parallel GEMM's output reduce-scattered. Backward the other way:
     // the output gradient gathered into the row-parallel GEMM's dgrad, the

@@ -346,7 +346,8 @@ TEST_CASE("HSDP in the trace: a unit's gather and scatter name the shard group, 
     for (const Slice& s : entry.second) {
       gathers += starts_with(s.name, "param all-gather s0 unit ") && ends_with(s.name, " (shard group)") ? 1 : 0;
       scatters += starts_with(s.name, "grad reduce-scatter s0 unit ") && ends_with(s.name, " (shard group)") ? 1 : 0;
-      all_reduces += starts_with(s.name, "grad all-reduce s0 unit ") && ends_with(s.name, " (across shard groups)") ? 1 : 0;
+      all_reduces +=
+          starts_with(s.name, "grad all-reduce s0 unit ") && ends_with(s.name, " (across shard groups)") ? 1 : 0;
       over_dp += ends_with(s.name, " (dp)") ? 1 : 0;
     }
   }

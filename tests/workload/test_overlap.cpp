@@ -112,8 +112,10 @@ TEST_CASE("tp_comm_overlap: options.comm_slowdown's figure slows the GEMM chunks
         part.bytes_forward /= 4;
         return 4 * op_time(part, Pass::kForward, c.node, m.seq, g).compute_s;
       };
-      const double col = op_time(ops[static_cast<std::size_t>(op.column_gemm)], Pass::kForward, c.node, m.seq, g).compute_s;
-      const double row = op_time(ops[static_cast<std::size_t>(op.row_gemm)], Pass::kForward, c.node, m.seq, g).compute_s;
+      auto whole = [&](int k) {
+        return op_time(ops[static_cast<std::size_t>(k)], Pass::kForward, c.node, m.seq, g).compute_s;
+      };
+      const double col = whole(op.column_gemm), row = whole(op.row_gemm);
       forward += overlapped_seconds(ag, chunked(op.column_gemm), 4, slowdown) - col +
                  overlapped_seconds(rs, chunked(op.row_gemm), 4, slowdown) - row;
     }
