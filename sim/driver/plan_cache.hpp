@@ -46,9 +46,9 @@ class PlanCache {
  public:
   // What makes a program: the schedule, its placement, pp, vp, micro-batches,
   // ZeRO-3's sharding (sharded, reshard after forward, gradient sync after
-  // the last backward only), and options.moe_a2a_overlap (one more warm-up
-  // forward, the pairs' waits among the dependencies).
-  using ProgramKey = std::tuple<std::string, int, int, int, int, bool, bool, bool, bool>;
+  // the last backward only, each stage's units), and options.moe_a2a_overlap
+  // (one more warm-up forward, the pairs' waits among the dependencies).
+  using ProgramKey = std::tuple<std::string, int, int, int, int, bool, bool, bool, bool, std::vector<int>>;
 
   explicit PlanCache(std::size_t programs = 16, std::size_t costs = 64, std::size_t summaries = 512)
       : program_room_(programs), cost_room_(costs), summary_room_(summaries) {}

@@ -87,6 +87,11 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   // Megatron-Core's A2A overlap runs one more warm-up forward (1f1b, interleaved-1f1b).
   if (plan.overlap.moe_a2a) w.shape.extra_warmup = 1;
   const bool sharded = plan.zero_stage == 3 && plan.replicas() > 1;
+  // ZeRO-3: each stage's units, so that the program gathers them one by one.
+  std::vector<int> units;
+  if (sharded) {
+    for (const workload::StageCost& c : w.costs->stages) units.push_back(static_cast<int>(c.shard_units.size()));
+  }
   auto lay_out = [&] {
     CheckedProgram out;
     try {
@@ -94,7 +99,8 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       if (plan.overlap.moe_a2a) out.program = lower::with_paired_sends(out.program);
       // ZeRO-3 shards the parameters: each run of a stage's compute gathers them.
       if (sharded) {
-        out.program = schedule::with_sharding(out.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward);
+        out.program =
+            schedule::with_sharding(out.program, plan.reshard_after_forward, !plan.grad_sync_after_last_backward, units);
       }
     } catch (const std::invalid_argument& e) {
       throw schedule::ProgramError(e.what());  // the plugin refused the shape
@@ -138,7 +144,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr && !sched->reads_stage_times();
   w.checked = shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
                                                 plan.microbatches(), sharded, plan.reshard_after_forward,
-                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a},
+                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a, units},
                                                lay_out)
                      : std::make_shared<const CheckedProgram>(lay_out());
   return w;

@@ -513,7 +513,7 @@ void Lowering::lower_pipeline(int p) {
           const std::size_t B = c.param_bucket_gather.size();
           for (std::size_t j = 0; j < B; ++j) {
             const double share = c.grad_bucket_share[B - 1 - j];
-            TaskInfo gather{TaskKind::kParamAllGather, {Op::kUnshard, a.stage, 0}, q, -1};
+            TaskInfo gather{TaskKind::kParamAllGather, Action::of_unit(Op::kUnshard, a.stage, -1), q, -1};
             gather.part = static_cast<int>(j);
             gather.parts = static_cast<int>(B);
             const Tasks gathered = dp_collectives(
@@ -803,7 +803,9 @@ void Lowering::lower_pipeline(int p) {
         }
       } else if (a.op == Op::kUnshard) {
         // ZeRO-3: gather the window's units that are not held, on a stream
-        // of their own, in the order the window's first action uses them.
+        // of their own, in the order the window's first action uses them;
+        // only the action's own unit where it names one (the program then
+        // has an UNSHARD a unit, in that order).
         const workload::StageCost& c = costs_.stages[a.stage];
         const auto& units = c.shard_units;
         const std::size_t U = units.size();
@@ -817,6 +819,7 @@ void Lowering::lower_pipeline(int p) {
         }
         for (std::size_t n = 0; n < U; ++n) {
           const std::size_t u = forward ? n : U - 1 - n;
+          if (a.unit() >= 0 && u != static_cast<std::size_t>(a.unit())) continue;
           if (h[u].gather) continue;  // still held (parallel.reshard_after_forward = false)
           TaskInfo gather{TaskKind::kParamAllGather, a, q, -1};
           gather.unit = static_cast<int>(u);
@@ -836,10 +839,12 @@ void Lowering::lower_pipeline(int p) {
           h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last, expert_item), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
-        // Each unit's last use in the window gives its parameters back.
+        // Each unit's last use in the window gives its parameters back (only
+        // the action's own unit's, where it names one).
         const workload::StageCost& c = costs_.stages[a.stage];
         std::vector<Held>& h = units_held(a.stage, c.shard_units.size());
         for (std::size_t u = 0; u < h.size(); ++u) {
+          if (a.unit() >= 0 && u != static_cast<std::size_t>(a.unit())) continue;
           if (!h[u].gather) continue;
           if (!h[u].last_use) throw std::logic_error("RESHARD of a unit no action used");
           effect_of(*h[u].last_use).release_at_end += static_cast<std::int64_t>(c.shard_units[u].gather_bytes);

@@ -328,8 +328,9 @@ PipelineWork Lowering::work_per_pipeline() const {
         work.tasks += 1 + stages_per_rank * most_twice;  // and ZeRO-1/2's parameter gathers
         work.flow_steps += stages_per_rank * (ring + (most_twice > 1 ? expert_all_reduce : 0.0));
       } else if (a.op == Op::kUnshard) {
-        work.tasks += units * unit_twice(c);
-        work.flow_steps += units * ring + (unit_twice(c) > 1 ? units * expert_ring : 0.0);
+        const double gathered = a.unit() >= 0 ? 1.0 : units;  // its own unit, or every unit of the stage
+        work.tasks += gathered * unit_twice(c);
+        work.flow_steps += gathered * ring + (unit_twice(c) > 1 ? gathered * expert_ring : 0.0);
       } else if (a.op != Op::kRecvF && a.op != Op::kRecvB && a.op != Op::kReshard) {
         work.tasks += 1;  // a transfer
       }

@@ -33,6 +33,7 @@ std::string to_string(const Action& a) {
   std::string s = std::to_string(a.stage);
   s += op_name(a.op);
   if (a.op != Op::kReduceGrad && a.op != Op::kUnshard && a.op != Op::kReshard) s += std::to_string(a.microbatch);
+  if ((a.op == Op::kUnshard || a.op == Op::kReshard) && a.unit() >= 0) s += "(u" + std::to_string(a.unit()) + ")";
   return s;
 }
 

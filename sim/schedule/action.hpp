@@ -37,7 +37,16 @@ enum class Op : std::uint8_t {
 struct Action {
   Op op = Op::kForward;
   int stage = 0;
-  int microbatch = 0;  // unused by REDUCE_GRAD and OPTIMIZER
+  // F, B, I, W and the sends and receives: the micro-batch. UNSHARD and
+  // RESHARD: the unit (unit()). Unused by REDUCE_GRAD and OPTIMIZER.
+  int microbatch = 0;
+  // UNSHARD and RESHARD: the ZeRO-3 unit of the stage (one transformer block
+  // by default) that the action gathers or gives back, or -1 for every unit
+  // of the stage at once; kept where the other actions keep their
+  // micro-batch, as an action has one or the other (a task's info holds an
+  // Action, and tens of millions of them must stay small).
+  int unit() const { return microbatch; }
+  static Action of_unit(Op op, int stage, int unit) { return {op, stage, unit}; }
   friend bool operator==(const Action&, const Action&) = default;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <optional>
@@ -196,38 +197,49 @@ std::vector<Dependency> dependencies(const Program& program, const Shape& shape)
 
 namespace {
 
-// UNSHARD and RESHARD of a stage alternate on its rank, starting with UNSHARD
-// and ending with RESHARD; once a stage is sharded, its F, B and I run only
-// between the two.
+// UNSHARD and RESHARD of a stage (of each of its units, where they name
+// units) alternate on its rank, starting with UNSHARD and ending with
+// RESHARD; once a stage is sharded, its F, B and I run only while every one
+// of its units is gathered.
 void check_sharding(const Program& program) {
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
     const auto& actions = program.ranks[r];
-    std::map<int, bool> open;  // stage -> inside an UNSHARD ... RESHARD window
+    std::map<std::pair<int, int>, bool> open;  // (stage, unit) -> inside an UNSHARD ... RESHARD window
+    std::map<int, int> units;                   // stage -> its units (1: the stage whole)
+    std::map<int, int> gathered;                // stage -> those inside a window
     for (const Action& a : actions) {
-      if (a.op == Op::kUnshard || a.op == Op::kReshard) open.emplace(a.stage, false);
+      if ((a.op == Op::kUnshard || a.op == Op::kReshard) && open.emplace(std::pair(a.stage, a.unit()), false).second) {
+        ++units[a.stage];
+        gathered.emplace(a.stage, 0);
+      }
     }
     if (open.empty()) continue;
     for (int k = 0; k < static_cast<int>(actions.size()); ++k) {
       const Action& a = actions[k];
       const ActionRef ref{static_cast<int>(r), k};
-      const auto it = open.find(a.stage);
       if (a.op == Op::kUnshard) {
-        if (it->second) throw ProgramError(where(program, ref) + " while the stage's parameters are already gathered");
-        it->second = true;
-      } else if (a.op == Op::kReshard) {
-        if (!it->second) {
-          throw ProgramError(where(program, ref) + " without an UNSHARD before it");
+        bool& is_open = open.at({a.stage, a.unit()});
+        if (is_open) {
+          throw ProgramError(where(program, ref) + (a.unit() < 0 ? " while the stage's parameters are already gathered"
+                                                                   : " while the unit's parameters are already gathered"));
         }
-        it->second = false;
-      } else if ((a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) && it != open.end() &&
-                 !it->second) {
+        is_open = true;
+        ++gathered[a.stage];
+      } else if (a.op == Op::kReshard) {
+        bool& is_open = open.at({a.stage, a.unit()});
+        if (!is_open) throw ProgramError(where(program, ref) + " without an UNSHARD before it");
+        is_open = false;
+        --gathered[a.stage];
+      } else if ((a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) && units.count(a.stage) != 0 &&
+                 gathered[a.stage] != units[a.stage]) {
         throw ProgramError(where(program, ref) + " runs on sharded parameters: no UNSHARD of stage " +
-                           std::to_string(a.stage) + " before it");
+                           std::to_string(a.stage) + (units[a.stage] > 1 ? "'s every unit" : "") + " before it");
       }
     }
-    for (const auto& [stage, is_open] : open) {
+    for (const auto& [key, is_open] : open) {
       if (is_open) {
-        throw ProgramError("rank " + std::to_string(r) + ": stage " + std::to_string(stage) +
+        throw ProgramError("rank " + std::to_string(r) + ": stage " + std::to_string(key.first) +
+                           (key.second >= 0 ? " unit " + std::to_string(key.second) : std::string()) +
                            " is gathered (UNSHARD) and never given back (RESHARD)");
       }
     }

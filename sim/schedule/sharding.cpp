@@ -1,6 +1,7 @@
 #include "schedule/sharding.hpp"
 
 #include <set>
+#include <vector>
 
 namespace trainsim::schedule {
 
@@ -10,7 +11,20 @@ bool needs_parameters(Op op) { return op == Op::kForward || op == Op::kBackward 
 
 }  // namespace
 
-Program with_sharding(const Program& program, bool reshard_after_forward, bool reshard_after_backward) {
+Program with_sharding(const Program& program, bool reshard_after_forward, bool reshard_after_backward,
+                      const std::vector<int>& units) {
+  // A stage's UNSHARDs (or RESHARDs) for a run in direction `forward`: one a
+  // unit in the order the run uses them, or one for the whole stage.
+  auto bracket = [&](Op op, int stage, bool forward) {
+    std::vector<Action> out;
+    const int n = static_cast<std::size_t>(stage) < units.size() ? units[static_cast<std::size_t>(stage)] : 0;
+    if (n <= 0) {
+      out.push_back(Action::of_unit(op, stage, -1));
+      return out;
+    }
+    for (int i = 0; i < n; ++i) out.push_back(Action::of_unit(op, stage, forward ? i : n - 1 - i));
+    return out;
+  };
   Program out;
   out.ranks.resize(program.ranks.size());
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
@@ -28,7 +42,8 @@ Program with_sharding(const Program& program, bool reshard_after_forward, bool r
       if (forward ? !reshard_after_forward : !reshard_after_backward) {
         held.insert(stage);
       } else {
-        actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(reshard_at), {Op::kReshard, stage, 0});
+        const std::vector<Action> given_back = bracket(Op::kReshard, stage, forward);
+        actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(reshard_at), given_back.begin(), given_back.end());
         held.erase(stage);
       }
       open = false;
@@ -46,7 +61,8 @@ Program with_sharding(const Program& program, bool reshard_after_forward, bool r
             --at;
           }
           if (held.count(a.stage) == 0) {
-            actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(at), {Op::kUnshard, a.stage, 0});
+            const std::vector<Action> gathered = bracket(Op::kUnshard, a.stage, fwd);
+            actions.insert(actions.begin() + static_cast<std::ptrdiff_t>(at), gathered.begin(), gathered.end());
           }
           open = true;
           stage = a.stage;
@@ -60,13 +76,17 @@ Program with_sharding(const Program& program, bool reshard_after_forward, bool r
         // Nothing runs on gathered weights past the step: a stage still held
         // is given back before it.
         close();
-        for (int s : held) actions.push_back({Op::kReshard, s, 0});
+        for (int s : held) {
+          for (const Action& r : bracket(Op::kReshard, s, true)) actions.push_back(r);
+        }
         held.clear();
       }
       actions.push_back(a);
     }
     close();
-    for (int s : held) actions.push_back({Op::kReshard, s, 0});
+    for (int s : held) {
+      for (const Action& r : bracket(Op::kReshard, s, true)) actions.push_back(r);
+    }
   }
   return out;
 }

@@ -10,6 +10,8 @@
 // gathers once per forward pass and once per backward pass.
 #pragma once
 
+#include <vector>
+
 #include "schedule/action.hpp"
 
 namespace trainsim::schedule {
@@ -21,6 +23,14 @@ namespace trainsim::schedule {
 // `reshard_after_backward` false (what torch.distributed.pipelining sets on
 // FSDP stages), a backward run does the same. A stage still held is given
 // back before the optimizer step.
-Program with_sharding(const Program& program, bool reshard_after_forward = true, bool reshard_after_backward = true);
+//
+// `units`, by stage (empty: none given): how many sharded units the stage's
+// parameters are in. A stage with units gathers and gives them back one
+// action each, in the order its run uses them (a forward from the first unit
+// to the last, a backward the other way), so that the program names each
+// unit's gather; without, one UNSHARD and one RESHARD (unit -1) stand for the
+// stage.
+Program with_sharding(const Program& program, bool reshard_after_forward = true, bool reshard_after_backward = true,
+                      const std::vector<int>& units = {});
 
 }  // namespace trainsim::schedule

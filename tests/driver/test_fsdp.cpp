@@ -49,6 +49,26 @@ TEST_CASE("a unit is gathered, used and freed on its own: peak memory follows th
   CHECK(peak(run({"parallel.fsdp_prefetch=3"})) > peak(layer));
 }
 
+TEST_CASE("the program gathers each unit by an action of its own, and each gather task comes from its unit's") {
+  // One forward and one backward: 26 UNSHARDs each, units 0 .. 25 forward
+  // and 25 .. 0 backward, and as many RESHARDs.
+  const driver::WhatIf w = run({});
+  std::vector<int> unshards, reshards;
+  for (const schedule::Action& a : w.program->ranks[0]) {
+    if (a.op == schedule::Op::kUnshard) unshards.push_back(a.unit());
+    if (a.op == schedule::Op::kReshard) reshards.push_back(a.unit());
+  }
+  REQUIRE(unshards.size() == 52);
+  CHECK(reshards.size() == 52);
+  for (int u = 0; u < 26; ++u) {
+    CHECK(unshards[static_cast<std::size_t>(u)] == u);
+    CHECK(unshards[static_cast<std::size_t>(26 + u)] == 25 - u);
+  }
+  for (const lower::TaskInfo& info : w.sim->info) {
+    if (info.kind == lower::TaskKind::kParamAllGather) CHECK(info.action.unit() == info.unit);
+  }
+}
+
 TEST_CASE("reshard after forward off keeps the forward's units for the backward: more memory, fewer gathers") {
   const driver::WhatIf on = run({});
   const driver::WhatIf off = run({"parallel.reshard_after_forward=false"});

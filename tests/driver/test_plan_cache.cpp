@@ -36,9 +36,9 @@ TEST_CASE("an entry is made once, shared while it is among the most recent, and 
     ++made;
     return driver::CheckedProgram{};
   };
-  const driver::PlanCache::ProgramKey a{"1f1b", 0, 4, 1, 8, false, true, false, false};
-  const driver::PlanCache::ProgramKey b{"1f1b", 0, 4, 1, 16, false, true, false, false};
-  const driver::PlanCache::ProgramKey c{"gpipe", 0, 4, 1, 8, false, true, false, false};
+  const driver::PlanCache::ProgramKey a{"1f1b", 0, 4, 1, 8, false, true, false, false, {}};
+  const driver::PlanCache::ProgramKey b{"1f1b", 0, 4, 1, 16, false, true, false, false, {}};
+  const driver::PlanCache::ProgramKey c{"gpipe", 0, 4, 1, 8, false, true, false, false, {}};
   const auto first = cache.program(a, make);
   CHECK(cache.program(a, make) == first);  // the same object, not made again
   CHECK(made == 1);

@@ -45,6 +45,36 @@ TEST_CASE("W's need no weights: a run of I's stays one window across them") {
         "OPTIMIZER");
 }
 
+TEST_CASE("with units, a run gathers and gives back its stage's units one by one, in the order it uses them") {
+  // 1F1B, p = 1, m = 1: F0 B0, stage 0 in 3 units (say the embedding, a
+  // layer and the head): the forward uses them first to last, the backward
+  // last to first.
+  const Shape shape = Shape::linear(1, 1);
+  const Program base = with_communication(find_schedule("1f1b")->program(shape), shape);
+  const Program p = with_sharding(base, true, true, {3});
+  CHECK(to_string(p.ranks[0]) ==
+        "0UNSHARD(u0) 0UNSHARD(u1) 0UNSHARD(u2) 0F0 0RESHARD(u0) 0RESHARD(u1) 0RESHARD(u2) "
+        "0UNSHARD(u2) 0UNSHARD(u1) 0UNSHARD(u0) 0B0 0RESHARD(u2) 0RESHARD(u1) 0RESHARD(u0) 0REDUCE_GRAD OPTIMIZER");
+  CHECK(p.ranks[0][1].unit() == 1);
+  CHECK_NOTHROW(check(p, shape));
+  // Held after the forward (reshard_after_forward false): no second gather,
+  // and the backward gives every unit back.
+  const Program held = with_sharding(base, false, true, {2});
+  CHECK(to_string(held.ranks[0]) == "0UNSHARD(u0) 0UNSHARD(u1) 0F0 0B0 0RESHARD(u1) 0RESHARD(u0) 0REDUCE_GRAD OPTIMIZER");
+  CHECK_NOTHROW(check(held, shape));
+  // A unit left out of a window: the forward would run without all of its stage.
+  Program missing = p;
+  missing.ranks[0].erase(missing.ranks[0].begin() + 1);  // 0UNSHARD(u1)
+  missing.ranks[0].erase(missing.ranks[0].begin() + 4);  // 0RESHARD(u1)
+  std::string error = "no error";
+  try {
+    check(missing, shape);
+  } catch (const ProgramError& e) {
+    error = e.what();
+  }
+  CHECK(error == "rank 0: 0F0 runs on sharded parameters: no UNSHARD of stage 0's every unit before it");
+}
+
 TEST_CASE("the checks refuse unpaired UNSHARD and RESHARD") {
   const Shape shape = Shape::linear(1, 1);
   const Program base = with_communication(find_schedule("1f1b")->program(shape), shape);
@@ -57,15 +87,15 @@ TEST_CASE("the checks refuse unpaired UNSHARD and RESHARD") {
     return std::string("no error");
   };
   Program no_unshard = base;  // 0F0 0B0 0REDUCE_GRAD OPTIMIZER
-  no_unshard.ranks[0].insert(no_unshard.ranks[0].begin(), {Op::kReshard, 0, 0});
+  no_unshard.ranks[0].insert(no_unshard.ranks[0].begin(), Action::of_unit(Op::kReshard, 0, -1));
   CHECK(error_of(no_unshard) == "rank 0: 0RESHARD without an UNSHARD before it");
   Program outside = base;
-  outside.ranks[0].insert(outside.ranks[0].begin() + 1, {Op::kUnshard, 0, 0});
-  outside.ranks[0].insert(outside.ranks[0].begin() + 3, {Op::kReshard, 0, 0});
+  outside.ranks[0].insert(outside.ranks[0].begin() + 1, Action::of_unit(Op::kUnshard, 0, -1));
+  outside.ranks[0].insert(outside.ranks[0].begin() + 3, Action::of_unit(Op::kReshard, 0, -1));
   // 0F0 0UNSHARD 0B0 0RESHARD: F runs before its weights were gathered.
   CHECK(error_of(outside) == "rank 0: 0F0 runs on sharded parameters: no UNSHARD of stage 0 before it");
   Program never = base;
-  never.ranks[0].insert(never.ranks[0].begin(), {Op::kUnshard, 0, 0});
+  never.ranks[0].insert(never.ranks[0].begin(), Action::of_unit(Op::kUnshard, 0, -1));
   CHECK(error_of(never) == "rank 0: stage 0 is gathered (UNSHARD) and never given back (RESHARD)");
 }
 
