@@ -26,6 +26,15 @@ Plan sequence_parallel_plan(int tp) {
   p.sequence_parallel = true;
   return p;
 }
+
+// A tensor-parallel collective op's all-gather and reduce-scatter, each alone, in seconds.
+struct GatherScatter {
+  double ag, rs;
+};
+GatherScatter gather_scatter(const Op& op, const hw::CollectiveGroup& g, const hw::NodeSpec& node) {
+  return {hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, node).to_seconds(),
+          hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, node).to_seconds()};
+}
 }  // namespace
 
 
@@ -61,9 +70,7 @@ TEST_CASE("tp_comm_overlap: a layer's exposed tensor-parallel time is what its G
     if (op.kind != OpKind::kTpCollective) continue;
     REQUIRE(op.column_gemm >= 0);
     REQUIRE(op.row_gemm >= 0);
-    const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
-    const double rs =
-        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+    const auto [ag, rs] = gather_scatter(op, g, c.node);
     auto gemm = [&](int k, Pass pass) { return op_time(ops[static_cast<std::size_t>(k)], pass, c.node, m.seq, g).compute_s; };
     const double col_f = gemm(op.column_gemm, Pass::kForward), row_f = gemm(op.row_gemm, Pass::kForward);
     const double col_i = gemm(op.column_gemm, Pass::kInputGrad), row_i = gemm(op.row_gemm, Pass::kInputGrad);
@@ -102,9 +109,7 @@ TEST_CASE("tp_comm_overlap: options.comm_slowdown's figure slows the GEMM chunks
     double forward = 0.0;
     for (const Op& op : ops) {
       if (op.kind != OpKind::kTpCollective) continue;
-      const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
-      const double rs =
-          hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+      const auto [ag, rs] = gather_scatter(op, g, c.node);
       auto chunked = [&](int k) {
         Op part = ops[static_cast<std::size_t>(k)];
         part.m /= 4;
@@ -186,9 +191,7 @@ TEST_CASE("tp_comm_overlap: the pipelined GEMM runs as tp smaller GEMMs, each at
   double whole_rate = 0.0;
   for (const Op& op : ops) {
     if (op.kind != OpKind::kTpCollective) continue;
-    const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
-    const double rs =
-        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+    const auto [ag, rs] = gather_scatter(op, g, c.node);
     auto gemm = [&](int k) { return op_time(ops[static_cast<std::size_t>(k)], Pass::kForward, c.node, m.seq, g).compute_s; };
     whole_rate += overlapped_seconds(ag, gemm(op.column_gemm), 4) - gemm(op.column_gemm) +
                   overlapped_seconds(rs, gemm(op.row_gemm), 4) - gemm(op.row_gemm);
@@ -248,9 +251,7 @@ TEST_CASE("tp_comm_overlap: a reduce-scatter of separate projections' summed gra
   for (const Op& op : ops) {
     if (op.kind != OpKind::kTpCollective) continue;
     REQUIRE(op.scatter_after_sum);
-    const double ag = hw::collective_time(hw::CollectiveKind::kAllGather, op.collective_bytes, g, c.node).to_seconds();
-    const double rs =
-        hw::collective_time(hw::CollectiveKind::kReduceScatter, op.collective_bytes, g, c.node).to_seconds();
+    const auto [ag, rs] = gather_scatter(op, g, c.node);
     const double row_i = op_time(ops[static_cast<std::size_t>(op.row_gemm)], Pass::kInputGrad, c.node, m.seq, g).compute_s;
     backward += overlapped_seconds(ag, row_i, 4) - row_i + rs;
   }
