@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workload/op_cost.hpp"
+
 namespace trainsim::workload {
 
 const char* fp8_recipe_name(Fp8Recipe r) {
@@ -126,6 +128,10 @@ std::vector<Op> with_fp8(const std::vector<Op>& ops, Fp8Recipe recipe, Fp8Librar
     moved[i] = static_cast<int>(out.size());
     Op g = op;
     g.fp8 = true;
+    // Its operands read in FP8, one byte a value, its result written in BF16.
+    g.bytes_forward = gemm_pass_bytes(op.m, op.n, op.k, Pass::kForward, true, op.gemm_groups);
+    g.bytes_input_grad = gemm_pass_bytes(op.m, op.n, op.k, Pass::kInputGrad, true, op.gemm_groups);
+    g.bytes_weight_grad = gemm_pass_bytes(op.m, op.n, op.k, Pass::kWeightGrad, true, op.gemm_groups);
     out.push_back(g);
     if (rescales) {
       // The scaling pass reads and writes each backward GEMM's BF16 output:

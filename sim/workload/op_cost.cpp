@@ -41,6 +41,47 @@ double gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k, bo
   return short_run_gemm_flops_per_s(gpu, m, n, k) * gpu.sustained_tensor_fraction;
 }
 
+double gemm_pass_bytes(double m, double n, double k, Pass pass, bool fp8, int groups) {
+  const double operand = fp8 ? 1.0 : kActivationBytes, result = kActivationBytes;
+  const double weights = k * n * groups;
+  switch (pass) {
+    case Pass::kForward: return operand * (m * k + weights) + result * m * n;    // X, W -> Y
+    case Pass::kInputGrad: return operand * (m * n + weights) + result * m * k;  // dY, W -> dX
+    case Pass::kWeightGrad: return operand * (m * k + m * n) + result * weights; // X, dY -> dW
+  }
+  return 0.0;
+}
+
+namespace {
+
+// Separate projections (Op::column_parts): GEMMs of their own over one
+// input, so each reads that whole input (forward, weight gradient) or writes
+// a whole input gradient (the sum that follows adds them), and each has its
+// own roofline: its share of the FLOPs at its own width's rate, or its own
+// operands' bytes. A narrow projection (a grouped-query K or V split tp ways:
+// 128 columns for Llama 3 8B at tp 8) is bound by those bytes. Each part's
+// time counts in the term that bounds it.
+OpTiming separate_projections_time(const Op& op, Pass pass, const hw::GpuSpec& gpu, double flops) {
+  OpTiming t;
+  if (!(flops > 0.0)) return t;
+  int kernels = 0;
+  for (double n : op.column_parts) {
+    if (n <= 0.0) continue;
+    const double math = flops * (n / op.n) / gemm_flops_per_s(gpu, op.m / op.gemm_groups, n, op.k, op.fp8);
+    const double bytes = gemm_pass_bytes(op.m, n, op.k, pass, op.fp8);
+    const double memory = bytes / (gpu.hbm_achievable_tb_per_s * 1e12);
+    (math >= memory ? t.math_s : t.memory_s) += std::max(math, memory);
+    t.bytes += bytes;
+    ++kernels;
+  }
+  t.launch_s = kernels * gpu.kernel_overhead_us * 1e-6;
+  t.compute_s = t.math_s + t.memory_s + t.launch_s;
+  t.work_flops = flops;
+  return t;
+}
+
+}  // namespace
+
 const std::vector<hw::ThroughputPoint>& attention_curve(const hw::GpuSpec& gpu, Attention kernel) {
   switch (kernel) {
     case Attention::kFlashV1: return gpu.attention_v1_tflops;
@@ -93,20 +134,11 @@ OpTiming op_time(const Op& op, Pass pass, const hw::NodeSpec& node, double seq,
                        : pass == Pass::kInputGrad ? op.bytes_input_grad
                                                   : op.bytes_weight_grad;
   if (flops <= 0.0 && bytes <= 0.0) return t;
+  if (op.kind == OpKind::kGemm && op.column_parts[0] > 0.0) return separate_projections_time(op, pass, gpu, flops);
   double rate = 0.0;
   double work = flops;
-  int kernels = op.kernels;
-  if (op.kind == OpKind::kGemm && op.column_parts[0] > 0.0) {
-    // Separate projections: each its share of the FLOPs at its own width's rate.
-    double seconds_per_flop = 0.0;
-    kernels = 0;
-    for (double n : op.column_parts) {
-      if (n <= 0.0) continue;
-      seconds_per_flop += (n / op.n) / gemm_flops_per_s(gpu, op.m / op.gemm_groups, n, op.k, op.fp8);
-      ++kernels;
-    }
-    rate = 1.0 / seconds_per_flop;
-  } else if (op.kind == OpKind::kGemm) {
+  const int kernels = op.kernels;
+  if (op.kind == OpKind::kGemm) {
     // A grouped GEMM's members each run at their own shape's rate.
     rate = gemm_flops_per_s(gpu, op.m / op.gemm_groups, op.n, op.k, op.fp8);
   } else if (op.kind == OpKind::kAttention) {

@@ -39,6 +39,11 @@ double short_run_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, do
 // The same for FP8 GEMMs: the preset's FP8 grid (or curve), capped by its FP8 ceiling.
 double short_run_fp8_gemm_flops_per_s(const hw::GpuSpec& gpu, double m, double n, double k);
 
+// HBM bytes an m x k x n GEMM moves in a pass, reading its two operands
+// (one byte a value in FP8, two in BF16) and writing its BF16 result; a
+// grouped GEMM (`groups` experts, m rows in all) has a k x n weight a group.
+double gemm_pass_bytes(double m, double n, double k, Pass pass, bool fp8, int groups = 1);
+
 // The GPU's attention throughput by sequence length for a kernel: its
 // FlashAttention-2, FlashAttention-1 or cuDNN figures (the config checks the
 // GPU has the ones a plan asks for).

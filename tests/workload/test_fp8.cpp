@@ -98,6 +98,12 @@ TEST_CASE("with_fp8 marks the linear GEMMs, casts before each, and keeps the col
   CHECK(cast.name == "qkv_proj_fp8_cast");
   CHECK(cast.bytes_forward == doctest::Approx(6.0 * 1024 * 1024 + 5.0 * 1024 * 1536));
   CHECK(cast.bytes_input_grad == doctest::Approx(6.0 * 1024 * 1536 + 3.0 * 1024 * 1536));
+  // The GEMM reads its FP8 operands at a byte a value and writes BF16:
+  // forward X and W in, Y out; backward dY and W in, dX out; X and dY in, dW out.
+  const Op& qkv = fp8[2];
+  CHECK(qkv.bytes_forward == doctest::Approx(1024.0 * 1024 + 1024.0 * 1536 + 2.0 * 1024 * 1536));
+  CHECK(qkv.bytes_input_grad == doctest::Approx(1024.0 * 1536 + 1024.0 * 1536 + 2.0 * 1024 * 1024));
+  CHECK(qkv.bytes_weight_grad == doctest::Approx(1024.0 * 1024 + 1024.0 * 1536 + 2.0 * 1024 * 1536));
 }
 
 TEST_CASE("rowwise gathers BF16, casts the whole gathered input and scales each backward output; tensorwise gathers FP8") {

@@ -271,6 +271,40 @@ TEST_CASE("separate projections: each GEMM at its own width's rate, their input 
   for (const Op& op : eager) CHECK(op.name != "qkv_grad_sum");
 }
 
+TEST_CASE("separate projections: a narrow one is bound by the whole input it reads") {
+  // h 1024 in 32 heads of 32, 4 K/V heads (kv 128); at tp 4 a rank's wq is
+  // 256 columns wide, its wk and wv 32. One sequence of 1024 tokens.
+  TransformerSpec m = small_llama();
+  m.heads = 32;
+  const hw::ClusterSpec c = cluster();  // 1.6 TB/s; 100 TFLOP/s up to size 1024; 3 us a launch
+  const auto g = hw::group_of(c, {0, 1, 2, 3});
+  const std::vector<Op> ops =
+      layer_ops(m, 1, 4, false, Attention::kFlash, Elementwise::kFused, 1, {}, {.separate_projections = true});
+  const Op& qkv = op_named(ops, "qkv_proj");
+  // wq, 1024 x 1024 x 256: 2 x 1024 x 256 x 1024 = 536,870,912 FLOPs at 100
+  // TFLOP/s, 5.369 us, above its (1024 x 1024 + 1024 x 256 + 1024 x 256) x 2
+  // = 3,145,728 bytes at 1.6 TB/s, 1.966 us. wk and wv, 1024 x 1024 x 32:
+  // 67,108,864 FLOPs, 0.671 us, below their (1024 x 1024 + 1024 x 32 +
+  // 1024 x 32) x 2 = 2,228,224 bytes, 1.393 us. Plus three launches.
+  const OpTiming f = op_time(qkv, Pass::kForward, c.node, m.seq, g);
+  CHECK(f.compute_s == doctest::Approx(536870912 / 100e12 + 2 * 2228224 / 1.6e12 + 3 * 3e-6));
+  CHECK(f.math_s == doctest::Approx(536870912 / 100e12));   // wq's time
+  CHECK(f.memory_s == doctest::Approx(2 * 2228224 / 1.6e12));  // wk's and wv's
+  CHECK(f.bytes == 3145728 + 2 * 2228224);
+  // Fused it is one GEMM reading the input once: 2 x 1024 x 320 x 1024 FLOPs.
+  const std::vector<Op> fused_ops = layer_ops(m, 1, 4);
+  CHECK(op_time(op_named(fused_ops, "qkv_proj"), Pass::kForward, c.node, m.seq, g).compute_s ==
+        doctest::Approx(2.0 * 1024 * 320 * 1024 / 100e12 + 3e-6));
+}
+
+TEST_CASE("a GEMM's bytes in each pass: its operands read at their precision, its BF16 result written") {
+  // m 4, n 2, k 3: X 12 values, W 6, Y 8.
+  CHECK(gemm_pass_bytes(4, 2, 3, Pass::kForward, false) == 2 * (12 + 6) + 2 * 8);   // X, W -> Y
+  CHECK(gemm_pass_bytes(4, 2, 3, Pass::kForward, true) == 1 * (12 + 6) + 2 * 8);
+  CHECK(gemm_pass_bytes(4, 2, 3, Pass::kInputGrad, true) == 1 * (8 + 6) + 2 * 12);  // dY, W -> dX
+  CHECK(gemm_pass_bytes(4, 2, 3, Pass::kWeightGrad, true) == 1 * (12 + 8) + 2 * 6);  // X, dY -> dW
+}
+
 TEST_CASE("batch-first sequence parallelism: each gathered and scattered buffer copied once more") {
   const TransformerSpec m = small_llama();
   const hw::ClusterSpec c = small_cluster();  // no launch overhead
