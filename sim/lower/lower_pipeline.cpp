@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "lower/a2a_pairs.hpp"
+#include "lower/gather_prefetch.hpp"
 #include "lower/issue_queue.hpp"
 #include "lower/lowering.hpp"
 #include "schedule/check.hpp"
@@ -290,25 +291,13 @@ void Lowering::lower_pipeline(int p) {
     std::vector<core::TaskId> unsent;     // options.blocking_sends: sends the next compute action waits for
     // ZeRO-3 by unit (workload::ShardUnit): per stage of this rank and unit,
     // its gather while the unit is held (from UNSHARD to RESHARD) and the
-    // last compute part that used it; the rank's gathers in issue order with
-    // the part that first used each. Gather i may start once the first use
-    // of gather i - depth - 1 has ended (FSDP's prefetch: unit u + depth
-    // gathered while unit u computes), or, with a window of parameters
-    // (DeepSpeed's prefetch bucket, which queues gathers while fewer
-    // parameters than the window are queued ahead of the next), once the
-    // first use of the last gather j whose successors j + 1 .. i - 1 hold
-    // the window or more has: the next unit is always prefetched.
+    // last compute part that used it.
     struct Held {
       std::optional<core::TaskId> gather;
-      std::size_t index = 0;  // into `gathers`
+      std::size_t index = 0;  // into `prefetch`
       std::optional<core::TaskId> last_use;
     };
     std::vector<std::vector<Held>> held(stages);  // by stage
-    std::vector<core::TaskId> gathers;
-    std::vector<core::TaskId> gathers_done;  // per gather: its last task (gathers[i] the first)
-    std::vector<double> gathered_params;  // per gather
-    std::vector<std::optional<core::TaskId>> first_use;
-    std::vector<std::size_t> first_use_point;  // per gather: the compute tasks issued up to its first use
     // ZeRO-3's gathers and scatters on the sharding group's one queue
     // (IssueQueue), in the order the host issues them; unless the plan gives
     // the scatters a group of their own (Simulation::shard_queue false),
@@ -320,96 +309,20 @@ void Lowering::lower_pipeline(int p) {
     // scatters on a group of their own, the experts' scatters on another.
     IssueQueue& expert_queue = expert_queue_;
     IssueQueue& expert_scatter_queue = one_queue ? expert_queue_ : expert_scatter_queue_;
-    constexpr std::size_t kNoItem = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> queued;  // per gather: its item in `queue`, kNoItem where it is not queued
-    std::vector<std::size_t> expert_queued;  // and its experts' part's in `expert_queue`, kNoItem for none
+    constexpr std::size_t kNoItem = GatherPrefetch::kNoItem;
+    // The rank's gathers in issue order, each waiting for an earlier one's
+    // first use as the plan's prefetch rules say (FSDP's depth, DeepSpeed's
+    // prefetch bucket and live-parameter limit).
+    GatherPrefetch prefetch({static_cast<std::size_t>(plan_.fsdp_prefetch), plan_.fsdp_prefetch_params,
+                             plan_.fsdp_max_live_params},
+                            edges_, queue, expert_queue);
     // A unit collective's experts' part, queued as the host issues its first.
     auto queue_experts = [&](IssueQueue& on, const Tasks& t, std::size_t point, IssueHook hook) {
       return t.last != t.first ? on.add(t.last, point, hook) : kNoItem;
     };
-    auto raise_gather = [&](std::size_t i, std::size_t point) {  // gather i issued no earlier than point
-      if (queued[i] != kNoItem) queue.raise(queued[i], point, IssueHook::kBeforeNextPiece);
-      if (expert_queued[i] != kNoItem) expert_queue.raise(expert_queued[i], point, IssueHook::kBeforeNextPiece);
-    };
     auto issued = [&] { return compute_order_[q].size(); };
-    // Gather j -> the gathers waiting for its first use, in the order they
-    // were issued: a list through `next_waiting` from first_waiting[j] (each
-    // gather waits for one other at most).
-    constexpr std::size_t kNoGather = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> first_waiting, last_waiting, next_waiting;
-    const std::size_t depth = static_cast<std::size_t>(plan_.fsdp_prefetch);
-    const double window = plan_.fsdp_prefetch_params;
     int scatters = 0;  // per rank: names each gradient scatter's collective
     int regathers = 0;  // and each second gather after a recomputation
-    const double live_limit = plan_.fsdp_max_live_params;
-    auto prefetch_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
-      if (window <= 0.0) return i >= depth + 1 ? std::optional<std::size_t>(i - depth - 1) : std::nullopt;
-      // Gathers j + 1 .. i - 1 queued before i; i runs once they fall below the window.
-      double ahead = 0.0;
-      for (std::size_t j = i; j-- > 1;) {
-        ahead += gathered_params[j];
-        if (ahead >= window) return j - 1;
-      }
-      return std::nullopt;
-    };
-    // DeepSpeed's live limit, checked before a whole unit is added (its
-    // prefetcher adds tensors while those available fall short of
-    // stage3_max_live_parameters): gather i waits until the units held
-    // before it, j + 1 .. i - 1, fall below the limit, unit j given back (its
-    // first use over, as a pass frees it); never longer than for the unit
-    // before's first use (a unit is gathered when it is needed).
-    auto live_waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
-      if (live_limit <= 0.0) return std::nullopt;
-      double live = 0.0;
-      for (std::size_t j = i; j-- > 0;) {
-        live += gathered_params[j];
-        if (live >= live_limit) return j;
-      }
-      return std::nullopt;
-    };
-    auto waits_for = [&](std::size_t i) -> std::optional<std::size_t> {
-      const auto a = prefetch_waits_for(i), b = live_waits_for(i);
-      if (!a) return b;
-      if (!b) return a;
-      return std::max(*a, *b);
-    };
-    // Gather i, with what it waits for; `done` its last task (where it runs
-    // as two, dp_collectives and unit_collectives), what its first use waits
-    // for; `item` and `expert_item` its places in the queues (kNoItem: none).
-    auto add_gather = [&](core::TaskId id, double params, std::size_t item, core::TaskId done, std::size_t expert_item) {
-      const std::size_t i = gathers.size();
-      gathers.push_back(id);
-      gathers_done.push_back(done);
-      gathered_params.push_back(params);
-      first_use.push_back(std::nullopt);
-      first_use_point.push_back(0);
-      queued.push_back(item);
-      expert_queued.push_back(expert_item);
-      first_waiting.push_back(kNoGather);
-      last_waiting.push_back(kNoGather);
-      next_waiting.push_back(kNoGather);
-      if (const auto j = waits_for(i)) {
-        if (first_use[*j]) {
-          edges_.emplace_back(*first_use[*j], id);
-          raise_gather(i, first_use_point[*j]);
-        } else if (first_waiting[*j] == kNoGather) {
-          first_waiting[*j] = last_waiting[*j] = i;
-        } else {
-          next_waiting[last_waiting[*j]] = i;
-          last_waiting[*j] = i;
-        }
-      }
-      return i;
-    };
-    auto used_first = [&](std::size_t j, core::TaskId part) {  // gather j's first use is `part`
-      first_use[j] = part;
-      first_use_point[j] = issued();  // `part` is the last compute task made
-      for (std::size_t i = first_waiting[j]; i != kNoGather; i = next_waiting[i]) {
-        edges_.emplace_back(part, gathers[i]);
-        raise_gather(i, first_use_point[j]);
-      }
-      first_waiting[j] = last_waiting[j] = kNoGather;
-    };
     auto units_held = [&](int stage, std::size_t units) -> std::vector<Held>& {
       std::vector<Held>& h = held[static_cast<std::size_t>(stage)];
       if (h.size() != units) h.resize(units);
@@ -517,11 +430,11 @@ void Lowering::lower_pipeline(int p) {
             gather.part = static_cast<int>(j);
             gather.parts = static_cast<int>(B);
             const Tasks gathered = dp_collectives(
-                {kParamGather, kParamGatherExperts}, a.stage, static_cast<int>(gathers.size()),
+                {kParamGather, kParamGatherExperts}, a.stage, static_cast<int>(prefetch.size()),
                 hw::CollectiveKind::kAllGather, share * c.param_bytes, c.param_bucket_gather[j],
                 j < c.param_bucket_gather_experts.size() ? std::optional(c.param_bucket_gather_experts[j]) : std::nullopt,
                 gather, CommStream::kGathers);
-            pieces.push_back({share, -1, add_gather(gathered.first, share * c.params, kNoItem, gathered.last, kNoItem)});
+            pieces.push_back({share, -1, prefetch.add(gathered.first, gathered.last, share * c.params, kNoItem, kNoItem)});
           }
         }
         if (pieces.empty()) pieces.push_back({1.0, -1});
@@ -597,7 +510,7 @@ void Lowering::lower_pipeline(int p) {
           if (by_unit) {
             const Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
             const workload::ShardUnit& shard = c.shard_units[static_cast<std::size_t>(pieces[j].unit)];
-            if (unit.gather && !first_use[unit.index] && shard.copy_out > core::Time::zero()) {
+            if (unit.gather && !prefetch.first_use(unit.index) && shard.copy_out > core::Time::zero()) {
               TaskInfo copy_info = part;
               copy_info.copy_out = true;
               copy_info.comm = TaskInfo::kNoComm;
@@ -661,7 +574,7 @@ void Lowering::lower_pipeline(int p) {
             Held& unit = (*h)[static_cast<std::size_t>(pieces[j].unit)];
             if (unit.gather) {
               edges_.emplace_back(*unit.gather, id);
-              if (!first_use[unit.index]) used_first(unit.index, id);
+              if (!prefetch.first_use(unit.index)) prefetch.use(unit.index, id, issued());
             }
             unit.last_use = id;
             unit_part[static_cast<std::size_t>(pieces[j].unit)] = id;
@@ -672,8 +585,8 @@ void Lowering::lower_pipeline(int p) {
             for (std::size_t& point : unit_part_point) point = issued();
           }
           if (const auto i = pieces[j].gather) {
-            edges_.emplace_back(gathers_done[*i], id);
-            used_first(*i, id);
+            edges_.emplace_back(prefetch.last_task(*i), id);
+            prefetch.use(*i, id, issued());
           }
           if (split && pieces[j].ends_part && (!by_unit || last)) backward_parts[a.stage].push_back(id);
           // The exchanges after this piece, one after another; the next
@@ -777,11 +690,11 @@ void Lowering::lower_pipeline(int p) {
               // here), not one held from an earlier pass: the host issues it
               // once this scatter has ended.
               const Held& next = (*h)[u - 1];
-              if (next.gather && first_use[next.index] == unit_part[u - 1]) {
-                edges_.emplace_back(done, gathers[next.index]);  // its first task
-                if (one_queue) queue.after(queued[next.index], item);
-                if (one_queue && expert_queued[next.index] != kNoItem && expert_item != kNoItem) {
-                  expert_queue.after(expert_queued[next.index], expert_item);
+              if (next.gather && prefetch.first_use(next.index) == unit_part[u - 1]) {
+                edges_.emplace_back(done, prefetch.first_task(next.index));
+                if (one_queue) queue.after(prefetch.item(next.index), item);
+                if (one_queue && prefetch.expert_item(next.index) != kNoItem && expert_item != kNoItem) {
+                  expert_queue.after(prefetch.expert_item(next.index), expert_item);
                 }
               }
             }
@@ -825,7 +738,7 @@ void Lowering::lower_pipeline(int p) {
           gather.unit = static_cast<int>(u);
           gather.units = static_cast<int>(U);
           const Tasks gathered = unit_collectives(
-              {kParamGather, kUnitGatherExperts}, a.stage, static_cast<int>(gathers.size()),
+              {kParamGather, kUnitGatherExperts}, a.stage, static_cast<int>(prefetch.size()),
               hw::CollectiveKind::kAllGather, units[u].gather_bytes, units[u].gather, units[u].gather_expert_bytes,
               units[u].gather_experts, gather, one_queue ? CommStream::kUnordered : CommStream::kGathers,
               units[u].gather_host_copy);
@@ -836,7 +749,7 @@ void Lowering::lower_pipeline(int p) {
           const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
           const std::size_t expert_item = queue_experts(expert_queue, gathered, issued(), IssueHook::kBeforeNextPiece);
           // Held from the gather's end (its last task): what uses the unit waits for it.
-          h[u] = {gathered.last, add_gather(id, units[u].params, item, gathered.last, expert_item), std::nullopt};
+          h[u] = {gathered.last, prefetch.add(id, gathered.last, units[u].params, item, expert_item), std::nullopt};
         }
       } else if (a.op == Op::kReshard) {
         // Each unit's last use in the window gives its parameters back (only
