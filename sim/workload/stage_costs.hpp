@@ -12,6 +12,8 @@
 #include "core/time.hpp"
 #include "hw/cluster_spec.hpp"
 #include "hw/collective.hpp"
+#include "workload/activation_bytes.hpp"
+#include "workload/model_state_bytes.hpp"
 #include "workload/op_cost.hpp"
 #include "workload/plan.hpp"
 #include "workload/transformer.hpp"
@@ -250,67 +252,6 @@ struct StageCosts {
   LayerOps layer_ops;
   LayerOps dense_layer_ops;
 };
-
-// Bytes of model state per parameter of a GPU's model shard for mixed-precision
-// Adam: a 16-bit weight (2), the gradient (g: 2, or 4 for fp32 gradients) and
-// FP32 master weight, momentum and variance (K = 12) (ZeRO, arXiv 1910.02054
-// §3.1); under ZeRO stage 0-3 over `dp` replicas (§5.1): 2 + g + 12;
-// 2 + g + 12/dp; 2 + (g + 12)/dp; (2 + g + 12)/dp. With 16-bit gradients 16;
-// 4 + 12/dp; 2 + 14/dp; 16/dp. With the moments in m bytes a value
-// (MomentDtype) K is 4 + 2m: 8 with BF16 moments. `weight_bytes` is the
-// 16-bit weight's 2, or 0 where the FP32 master is the weight itself
-// (PyTorch FSDP's FP32 shards, Plan::fsdp_fp32_shards: 0 + 4 + 12 = 16 over
-// the shards, their gradients FP32).
-double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2.0, double moment_bytes = 4.0,
-                                   double weight_bytes = 2.0);
-// The HBM bytes a mixed-precision Adam step moves per parameter it updates,
-// pass by pass as Megatron-LM's MixedPrecisionOptimizer.step runs them
-// (megatron/optimizer/optimizer.py; DeepSpeed's fp16 and BF16 optimizers
-// make the same passes over their partitions), g the gradient's bytes:
-//   16-bit gradients into fp32 main gradients (_copy_model_grads_to_main_grads):
-//     read 2, write 4; none when the gradient buffer is fp32 already;
-//   fp16 only, dynamic loss scaling (_unscale_main_grads_and_check_for_nan):
-//     read 4, write 4;
-//   the global gradient norm for clipping (clip_grad_norm_fp32): read 4 (the
-//     rescale that follows only when the norm is over the limit is left out);
-//   Adam (apex FusedAdam): read fp32 weight, gradient, momentum, variance
-//     (16), write weight, momentum, variance (12);
-//   16-bit weights from the fp32 ones (_copy_main_params_to_model_params):
-//     read 4, write 2.
-// 16-bit gradients: 52 bytes with fp16, 44 with bf16; fp32 gradients: 46 and
-// 38. Under ZeRO-1/2 each replica updates only its 1/dp of the parameters.
-// With the moments in m bytes a value Adam reads 8 + 2m and writes 4 + 2m
-// (Transformer Engine's FusedAdam reads and writes them in their own type):
-// 8 bytes less a parameter with BF16 moments. Without `sixteen_bit_copy`
-// (PyTorch FSDP's FP32 shards are the weights the model gathers) the last
-// pass is not made: 32 bytes with FP32 gradients and moments.
-double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0,
-                                 bool sixteen_bit_copy = true);
-
-// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2: bytes of activations one
-// layer keeps for one micro-batch on one tensor rank, with unfused attention
-// (Table 2's 5as/h term: scores, softmax output, dropout mask); with
-// FlashAttention (the default) that term is not kept. For GPT (ffn = 4h, as
-// many K/V heads as heads):
-//                   tensor parallel                 + sequence parallel
-//   no recompute    s*b*h*(10 + 24/t + 5*a*s/(h*t))  s*b*h/t*(34 + 5*a*s/h)
-//   selective       s*b*h*(10 + 24/t)                34*s*b*h/t
-//   full            2*s*b*h                          2*s*b*h
-// The same terms follow the model's MLP width, its K/V width (grouped-query
-// attention) and, for LLaMA, SwiGLU's two up outputs and no dropout.
-// Eager element-wise kernels (Elementwise::kEager, Llama-style models) keep
-// more for autograd: each RMSNorm its FP32 input (4h), the rotary
-// embedding's complex FP32 inputs (4q + 4kv), SwiGLU's mul the silu output
-// (2f). With `kv_repeat` (Plan::kv_repeat) attention keeps the expanded K
-// and V (4q - 4kv more than grouped).
-double layer_activation_bytes(const TransformerSpec& model, int microbatch, int tp,
-                              Recompute recompute = Recompute::kNone, bool sequence_parallel = false,
-                              Attention attention = Attention::kUnfused, Elementwise kernels = Elementwise::kFused,
-                              bool kv_repeat = false);
-// Of what W reads (each weight GEMM's input X and output gradient dY), the
-// inputs a layer's kept activations already hold: none under full recompute.
-double layer_kept_gemm_input_bytes(const TransformerSpec& model, int microbatch, int tp,
-                                   Recompute recompute = Recompute::kNone, bool sequence_parallel = false);
 
 // Collectives (tensor-parallel, data-parallel, the tied embedding's) are
 // costed as run by `algorithm` (see hw::CollectiveAlgorithm). `with_layer_ops`:
