@@ -1,18 +1,14 @@
 // Checks across sections: the plan against the model and the cluster (GPU
-// count, divisibility, size limits), a layer-table model's plan, a custom
-// network's reach, and a CSV schedule against the plan's shape.
+// count, divisibility, size limits) and a layer-table model's plan; FP8's
+// and a MoE model's checks have files of their own (fp8_checks.cpp,
+// moe_checks.cpp), as do a custom network's reach (network_reach.cpp) and a
+// CSV schedule (csv_schedule_read.cpp).
 #include "config/sections.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <numeric>
 
 #include "core/checked.hpp"
 #include "hw/collective_runner.hpp"
-#include "hw/custom_network.hpp"
-#include "hw/flow_network.hpp"
-#include "hw/topology.hpp"
-#include "schedule/csv.hpp"
 
 namespace trainsim::config::detail {
 
@@ -31,143 +27,6 @@ void require_host_figures(const hw::NodeSpec& node, const std::string& key,
                          node.name, join(missing, ", "), missing.front()),
              {"cluster.node"});
   }
-}
-
-// FP8 needs FP8 tensor cores and a recipe the GPU and the plan can run.
-void check_fp8(const Scenario& sc, const Context& ctx) {
-  const auto& p = sc.plan;
-  const hw::GpuSpec& gpu = sc.cluster.node.gpu;
-  const bool fp8 = p.precision == workload::Precision::kFp8;
-  if (!fp8) {
-    if (p.fp8_param_gather) {
-      ctx.fail("parallel.fp8_param_gather", "applies only with parallel.precision = \"fp8\"", {"parallel.precision"});
-    }
-    return;
-  }
-  if (gpu.peak_fp8_tflops <= 0.0 || gpu.gemm_fp8_max_tflops <= 0.0) {
-    ctx.fail("parallel.precision",
-             fmt::format("\"fp8\" needs FP8 tensor cores, and the GPU {} (cluster.node.gpu) has none{}; expected "
-                         "\"bf16\" or \"fp16\", or a GPU with FP8 (Hopper, Blackwell)",
-                         gpu.name,
-                         gpu.peak_fp8_tflops > 0.0 ? " measured (no gemm_fp8_tflops / gemm_fp8_max_tflops)"
-                                                   : " (no peak_fp8_tflops)"),
-             {"cluster.node.gpu"});
-  }
-  if (p.fp8_recipe == workload::Fp8Recipe::kMxfp8 && gpu.peak_fp4_tflops <= 0.0) {
-    ctx.fail("parallel.fp8_recipe",
-             fmt::format("\"mxfp8\" needs Blackwell's block-scaled tensor cores, which the GPU {} lacks (the presets "
-                         "mark them by an FP4 peak, peak_fp4_tflops); expected \"delayed\", \"tensorwise\", "
-                         "\"rowwise\" or \"blockwise\"",
-                         gpu.name),
-             {"cluster.node.gpu"});
-  }
-  if (!workload::fp8_library_has(p.fp8_runtime(), p.fp8_recipe)) {
-    ctx.fail("parallel.fp8_library",
-             fmt::format("{} has no \"{}\" recipe; expected {}", workload::fp8_library_name(p.fp8_runtime()),
-                         workload::fp8_recipe_name(p.fp8_recipe),
-                         p.fp8_runtime() == workload::Fp8Library::kTorchao
-                             ? "\"tensorwise\", \"rowwise\" or \"mxfp8\" (or fp8_library \"transformer-engine\")"
-                             : "\"delayed\", \"tensorwise\", \"blockwise\" or \"mxfp8\" (or fp8_library \"torchao\")"),
-             {"parallel.fp8_recipe"});
-  }
-  if (p.fp8_param_gather) {
-    if (p.zero_stage != 3) {
-      ctx.fail("parallel.fp8_param_gather",
-               fmt::format("gathers ZeRO-3's parameter shards in FP8; expected parallel.zero_stage 3, got {}",
-                           p.zero_stage),
-               {"parallel.zero_stage"});
-    }
-    if (p.fp8_recipe != workload::Fp8Recipe::kTensorwise && p.fp8_recipe != workload::Fp8Recipe::kDelayed) {
-      ctx.fail("parallel.fp8_param_gather",
-               fmt::format("FP8 weights are gathered with one scale a tensor, under the \"tensorwise\" and "
-                           "\"delayed\" recipes only; got \"{}\"",
-                           workload::fp8_recipe_name(p.fp8_recipe)),
-               {"parallel.fp8_recipe"});
-    }
-  }
-}
-
-// A MoE model's experts over its plan (workload/moe_spec.hpp, Plan::ep).
-// The expert settings of a model without experts are refused where they are
-// read (load.cpp); these are the checks across sections.
-void check_moe(const Scenario& sc, const Context& ctx) {
-  const auto& p = sc.plan;
-  const workload::MoeSpec& moe = sc.model.moe;
-  if (!moe.enabled()) {
-    if (p.ep > 1) ctx.fail("parallel.ep", "applies only to a MoE model (model.moe)", {"model.moe"});
-    if (p.etp > 1) ctx.fail("parallel.etp", "applies only to a MoE model (model.moe)", {"model.moe"});
-    return;
-  }
-  if (moe.expert_ffn % p.etp != 0) {
-    ctx.fail("parallel.etp",
-             fmt::format("expected a divisor of model.moe.expert_ffn = {} (each expert's width splits over etp), got {}",
-                         moe.expert_ffn, p.etp),
-             {"model.moe.expert_ffn"});
-  }
-  if (moe.experts % p.ep != 0) {
-    ctx.fail("parallel.ep",
-             fmt::format("expected a divisor of model.moe.experts = {} (each rank holds experts / ep), got {}",
-                         moe.experts, p.ep),
-             {"model.moe.experts"});
-  }
-  const long long stage_gpus = static_cast<long long>(p.tp) * p.cp * p.dp;
-  if (stage_gpus % p.ep != 0) {
-    ctx.fail("parallel.ep",
-             fmt::format("expected a divisor of a pipeline stage's GPUs, tp x cp x dp = {} x {} x {} = {} (the MoE "
-                         "layers run as ep x (tp x cp x dp / ep) over them), got {}",
-                         p.tp, p.cp, p.dp, stage_gpus, p.ep),
-             {"parallel.tp", "parallel.cp", "parallel.dp"});
-  }
-  if (stage_gpus % (static_cast<long long>(p.ep) * p.etp) != 0) {
-    ctx.fail("parallel.etp",
-             fmt::format("ep x etp = {} x {} must divide a pipeline stage's GPUs, tp x cp x dp = {} (the MoE layers "
-                         "run as etp x ep x edp over them)",
-                         p.ep, p.etp, stage_gpus),
-             {"parallel.ep", "parallel.tp", "parallel.cp", "parallel.dp"});
-  }
-  if (p.moe_dispatcher != workload::MoeDispatcher::kAllToAll && p.ep == 1) {
-    ctx.fail("parallel.moe_dispatcher", "there is no dispatch to run with parallel.ep = 1", {"parallel.ep"});
-  }
-  if (p.overlap.moe_a2a && p.ep == 1) {
-    ctx.fail("options.moe_a2a_overlap", "there is no dispatch or combine to overlap with parallel.ep = 1",
-             {"parallel.ep"});
-  }
-  if (p.tp > 1 && !p.sequence_parallel) {
-    ctx.fail("parallel.sequence_parallel",
-             fmt::format("a MoE model with tp = {} needs sequence parallelism (each tensor rank routes its own 1/tp of "
-                         "the tokens, as Megatron-Core requires); expected true",
-                         p.tp),
-             {"parallel.tp", "model.moe"});
-  }
-  // Not modelled yet: say so rather than simulate something else.
-  auto not_yet = [&](const std::string& path, const std::string& what, const std::vector<std::string>& related) {
-    ctx.fail(path, what + " with a MoE model (model.moe) is not modelled yet", related);
-  };
-  // ZeRO-3 / FSDP: each unit's experts gathered and reduced over the
-  // expert-data-parallel group, the rest over dp, timed analytically; a unit
-  // is a layer (MoE or dense) or several.
-  if (p.zero_stage == 3) {
-    // HSDP: each shard group's GPUs hold whole expert-parallel groups, whose
-    // experts shard over that group's part of edp.
-    const long long shard_gpus = static_cast<long long>(p.fsdp_shard_size) * p.tp;
-    if (p.fsdp_shard_size > 0 && p.fsdp_shard_size < p.replicas() && p.replicas() % p.fsdp_shard_size == 0 &&
-        shard_gpus % (static_cast<long long>(p.ep) * p.etp) != 0) {
-      const long long group = static_cast<long long>(p.ep) * p.etp;
-      ctx.fail("parallel.fsdp_shard_size",
-               fmt::format("with experts each shard group must hold whole expert-parallel groups, but fsdp_shard_size "
-                           "x tp = {} x {} = {} GPUs is not a multiple of ep x etp = {} x {} = {}; expected a "
-                           "multiple of {}",
-                           p.fsdp_shard_size, p.tp, shard_gpus, p.ep, p.etp, group, group / std::gcd(group, static_cast<long long>(p.tp))),
-               {"parallel.ep", "parallel.etp", "model.moe"});
-    }
-    if (p.fsdp_persistence_threshold > 0.0) {
-      not_yet("parallel.fsdp_persistence_threshold", "ZeRO-3's persistent small tensors", {"model.moe"});
-    }
-    if (p.fsdp_max_reuse_distance) {
-      not_yet("parallel.fsdp_max_reuse_distance", "DeepSpeed's second gather after recomputation", {"model.moe"});
-    }
-  }
-  if (p.twobp_concat) not_yet("parallel.twobp_concat", "2BP's concatenated weight passes", {"model.moe"});
 }
 
 // A layer-table model runs data-parallel on every GPU, or under the burst
@@ -641,91 +500,6 @@ void check_consistency(const Scenario& sc, const Context& ctx) {
                                      kMaxStageMicrobatches),
              {"parallel.pp", "parallel.vp", "parallel.global_batch", "parallel.dp", "parallel.microbatch_size"});
   }
-}
-
-// A custom network may leave GPUs apart. Every pair that exchanges data needs
-// a path: pipeline neighbours, tensor- and data-parallel peers (any two of a
-// group: a collective's ring may put them side by side), and the first and
-// last stages, which all-reduce a tied embedding.
-void check_custom_network_reach(const Scenario& sc, const Context& ctx) {
-  const hw::ClusterSpec& cluster = sc.cluster;
-  if (cluster.network.kind != hw::NetworkKind::kCustom) return;
-  hw::FlowNetwork scratch;
-  const hw::Topology topology(cluster, scratch);
-  const hw::GpuReach reach(topology);
-  const workload::Plan& p = sc.plan;
-  // `why` makes the reason only when a message needs it.
-  auto need = [&](int a, int b, const auto& why) {
-    if (reach.connected(a, b)) return;
-    auto nic = [&](int gpu) { return fmt::format("node{}.nic{}", cluster.node_of(gpu), cluster.nic_of(gpu)); };
-    ctx.fail("cluster.network.links", fmt::format("GPU {} and GPU {} must talk ({}) but no path of links joins them "
-                                                  "(GPU {} uses {}, GPU {} uses {})",
-                                                  a, b, why(), a, nic(a), b, nic(b)));
-  };
-  for (int s = 0; s < p.pp; ++s) {
-    for (int d = 0; d < p.replicas(); ++d) {
-      for (int t = 0; t < p.tp; ++t) {
-        const int gpu = p.gpu_of(s, d, t);
-        if (s + 1 < p.pp) {
-          need(gpu, p.gpu_of(s + 1, d, t), [&] { return fmt::format("pipeline neighbours: stages {} and {}", s, s + 1); });
-        }
-        for (int u = t + 1; u < p.tp; ++u) {
-          need(gpu, p.gpu_of(s, d, u), [&] { return fmt::format("tensor-parallel peers in stage {}", s); });
-        }
-        for (int e = d + 1; e < p.replicas(); ++e) {
-          need(gpu, p.gpu_of(s, e, t), [&] { return fmt::format("data-parallel peers in stage {}", s); });
-        }
-      }
-    }
-  }
-  const int last = p.stages() - 1;
-  if (sc.model.arch == workload::Arch::kGpt && p.rank_of_stage(0) != p.rank_of_stage(last)) {
-    for (int d = 0; d < p.replicas(); ++d) {
-      for (int t = 0; t < p.tp; ++t) {
-        need(p.gpu_of(0, d, t), p.gpu_of(p.rank_of_stage(last), d, t),
-             [] { return std::string("first and last stages: they all-reduce the tied embedding"); });
-      }
-    }
-  }
-  if (p.vp > 1 && p.pp > 1 && p.placement() == schedule::Placement::kLooped) {
-    // Looped stages: the last rank's chunk feeds the first rank's next chunk.
-    for (int d = 0; d < p.replicas(); ++d) {
-      for (int t = 0; t < p.tp; ++t) {
-        need(p.gpu_of(p.pp - 1, d, t), p.gpu_of(0, d, t),
-             [] { return std::string("looped pipeline: the last rank sends to the first"); });
-      }
-    }
-  }
-}
-
-// `parallel.schedule: "csv:PATH"`: the schedule read from that file (relative
-// to the config's folder), checked against the plan's shape; null otherwise.
-// The file read is added to `files_read`.
-std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx,
-                                                            std::vector<std::string>& files_read) {
-  if (!schedule::is_csv_name(p.schedule)) return nullptr;
-  const std::string key = "parallel.schedule";
-  std::filesystem::path file(p.schedule.substr(schedule::kCsvPrefix.size()));
-  if (file.empty()) ctx.fail(key, "expected a file name after \"csv:\", e.g. \"csv:my-schedule.csv\"");
-  if (file.is_relative()) file = std::filesystem::path(ctx.base_dir) / file;
-  std::string text;
-  try {
-    text = read_text(file.string(), "schedule CSV file");
-    files_read.push_back(file.string());
-  } catch (const ConfigError& e) {
-    ctx.fail(key, e.what());
-  }
-  schedule::Program program;
-  try {
-    program = schedule::parse_csv(text);
-    schedule::check_fits(program,
-                         schedule::Shape::placed(schedule::implied_placement(program), p.pp, p.vp, p.microbatches()));
-  } catch (const schedule::CsvError& e) {
-    ctx.fail(key, file.string() + ":" + e.what());
-  } catch (const std::invalid_argument& e) {
-    ctx.fail(key, file.string() + ": " + e.what());
-  }
-  return std::make_shared<schedule::CsvSchedule>(p.schedule, std::move(program));
 }
 
 }  // namespace trainsim::config::detail

@@ -30,14 +30,17 @@ Options read_options(const json& doc, int gpus, const Context& ctx);
 // framework runs the plan, so they go into it (read_options.cpp).
 void read_overlap(const json& doc, workload::Plan& plan, const Context& ctx);
 
-// Checks that need more than one section (plan_checks.cpp): the plan against
-// the model and cluster, and a custom network's reach.
+// Checks that need more than one section: the plan against the model and
+// cluster (plan_checks.cpp), of which FP8's (fp8_checks.cpp) and a MoE
+// model's (moe_checks.cpp); a custom network's reach (network_reach.cpp).
 void check_consistency(const Scenario& sc, const Context& ctx);
+void check_fp8(const Scenario& sc, const Context& ctx);
+void check_moe(const Scenario& sc, const Context& ctx);
 void check_custom_network_reach(const Scenario& sc, const Context& ctx);
 
 // `parallel.schedule: "csv:PATH"`: the schedule read from that file (relative
 // to the config's folder), checked against the plan's shape; null otherwise.
-// The file read is added to `files_read` (plan_checks.cpp).
+// The file read is added to `files_read` (csv_schedule_read.cpp).
 std::shared_ptr<const schedule::Schedule> read_csv_schedule(const workload::Plan& p, const Context& ctx,
                                                             std::vector<std::string>& files_read);
 
