@@ -7,13 +7,7 @@ namespace trainsim::lower {
 std::size_t GatherPrefetch::add(core::TaskId first, core::TaskId last, double params, std::size_t item,
                                 std::size_t expert_item) {
   const std::size_t i = gathers_.size();
-  Gather g;
-  g.first = first;
-  g.last = last;
-  g.params = params;
-  g.item = item;
-  g.expert_item = expert_item;
-  gathers_.push_back(g);
+  gathers_.push_back({.first = first, .last = last, .params = params, .item = item, .expert_item = expert_item});
   if (const auto j = waits_for(i)) {
     Gather& wanted = gathers_[*j];
     if (wanted.first_use) {

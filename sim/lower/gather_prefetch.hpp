@@ -65,7 +65,7 @@ class GatherPrefetch {
   struct Gather {
     core::TaskId first, last;
     double params = 0.0;
-    std::optional<core::TaskId> first_use;
+    std::optional<core::TaskId> first_use{};
     std::size_t first_use_point = 0;
     std::size_t item = kNoItem, expert_item = kNoItem;
     // The gathers waiting for this one's first use, in the order they were

@@ -4,13 +4,14 @@
 
 #include <string>
 
+#include "workload/op_cost.hpp"
 #include "workload/transformer.hpp"
 
 namespace trainsim::workload::build {
 
 // An m x k by k x n GEMM: forward, the input gradient (dX = dY W^T) and, with
 // weights, the weight gradient (dW = X^T dY), each 2mnk FLOPs and reading
-// and writing its three matrices once.
+// and writing its three matrices once (gemm_pass_bytes, in BF16).
 inline Op gemm(std::string name, double m, double k, double n, bool has_weights = true) {
   Op op;
   op.name = std::move(name);
@@ -19,14 +20,13 @@ inline Op gemm(std::string name, double m, double k, double n, bool has_weights 
   op.k = k;
   op.n = n;
   const double flops = 2.0 * m * n * k;
-  const double bytes = (m * k + k * n + m * n) * kActivationBytes;
   op.flops_forward = flops;
-  op.bytes_forward = bytes;
+  op.bytes_forward = gemm_pass_bytes(m, n, k, Pass::kForward, false);
   op.flops_input_grad = flops;
-  op.bytes_input_grad = bytes;
+  op.bytes_input_grad = gemm_pass_bytes(m, n, k, Pass::kInputGrad, false);
   if (has_weights) {
     op.flops_weight_grad = flops;
-    op.bytes_weight_grad = bytes;
+    op.bytes_weight_grad = gemm_pass_bytes(m, n, k, Pass::kWeightGrad, false);
   }
   return op;
 }
