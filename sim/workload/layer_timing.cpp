@@ -192,4 +192,59 @@ LayerOps layer_op_costs(const std::vector<Op>& layer, const Timing& timing, cons
   return out;
 }
 
+MoeLayerExchanges moe_layer_exchanges(const std::vector<Op>& layer, const Timing& timing, const Plan& plan,
+                                      const hw::CollectiveGroup& ep_group) {
+  MoeLayerExchanges out;
+  // The layer's exchanges as collectives, the backward's in reverse order,
+  // each kind as ep_exchange_seconds runs it.
+  auto collectives = [&](std::size_t k, Pass pass, double share, std::vector<StageCost::EpCollective>& list) {
+    const Op& op = layer[k];
+    const int count = pass == Pass::kForward ? op.ep_forward : op.ep_input_grad;
+    if (op.kind != OpKind::kEpDispatch || count == 0 || share <= 0.0) return;
+    const bool forward = pass == Pass::kForward;
+    StageCost::EpCollective e;
+    e.kind = op.ep_exchange == EpExchange::kAllToAll        ? hw::CollectiveKind::kAllToAll
+             : (op.ep_exchange == EpExchange::kGather) == forward ? hw::CollectiveKind::kAllGather
+                                                                  : hw::CollectiveKind::kReduceScatter;
+    e.bytes = share * op.ep_bytes;
+    e.over_etp = op.over_etp;
+    e.dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
+    if (op.ep_dedup_experts > 0 && ep_group.nodes > 1) {
+      e.across_share = deepep_network_share(op.ep_dedup_experts, op.ep_dedup_top_k, ep_group.nodes);
+    }
+    e.analytic = core::Time::seconds(share * timing.ep_exchange_seconds(op, pass) / count);
+    for (int n = 0; n < count; ++n) list.push_back(e);
+  };
+  for (std::size_t k = 0; k < layer.size(); ++k) {
+    collectives(k, Pass::kForward, 1.0, out.forward);
+    collectives(k, Pass::kForward, redone_share(layer[k], plan.recompute, plan.recompute_modules), out.redo);
+  }
+  for (std::size_t k = layer.size(); k-- > 0;) collectives(k, Pass::kInputGrad, 1.0, out.backward);
+  // The chunks: the experts' ops between dispatch and combine, and the two
+  // exchanges, each pass with what recompute redoes of it.
+  bool between = false;
+  for (std::size_t k = 0; k < layer.size(); ++k) {
+    const Op& op = layer[k];
+    const OpTiming f = timing.of(layer, k, Pass::kForward), i = timing.of(layer, k, Pass::kInputGrad),
+                   w = timing.of(layer, k, Pass::kWeightGrad);
+    const double redo = redone_share(op, plan.recompute, plan.recompute_modules);
+    const double forward = f.seconds();
+    const double backward = i.seconds() + w.compute_s + w.tp_comm_s;
+    if (op.kind == OpKind::kEpDispatch) {
+      // The expert-tensor group's gather goes with the dispatch, its
+      // reduce-scatter with the combine.
+      const bool dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
+      (dispatch ? out.forward_chunks.dispatch : out.forward_chunks.combine) += forward;
+      (dispatch ? out.backward_chunks.dispatch : out.backward_chunks.combine) += backward;
+      (dispatch ? out.redo_chunks.dispatch : out.redo_chunks.combine) += redo * forward;
+      between = dispatch;
+    } else if (between) {
+      out.forward_chunks.mlp += forward;
+      out.backward_chunks.mlp += backward;
+      out.redo_chunks.mlp += redo * forward;
+    }
+  }
+  return out;
+}
+
 }  // namespace trainsim::workload::detail

@@ -94,6 +94,17 @@ struct Redo {
 // The share of an op's forward that `recompute` redoes.
 double redone_share(const Op& op, Recompute recompute, unsigned modules);
 Redo recompute_time(const std::vector<Op>& layer, Recompute recompute, unsigned modules, const Timing& timing);
+// A MoE layer's exchanges (dispatch and combine, and the expert-tensor
+// group's gather and scatter) as collectives, in the order each pass runs
+// them (StageCost::EpCollective), and the layer cut where they fall
+// (StageCost::EpChunks): the forward's, the backward's (I and W) and what
+// recompute redoes of the forward inside the backward.
+struct MoeLayerExchanges {
+  std::vector<StageCost::EpCollective> forward, backward, redo;
+  StageCost::EpChunks forward_chunks, backward_chunks, redo_chunks;
+};
+MoeLayerExchanges moe_layer_exchanges(const std::vector<Op>& layer, const Timing& timing, const Plan& plan,
+                                      const hw::CollectiveGroup& ep_group);
 // A layer's ops as costed, for the breakdown (LayerOps).
 LayerOps layer_op_costs(const std::vector<Op>& layer, const Timing& timing, const Timing& redo_timing, const Plan& plan,
                         double grad_add_s);

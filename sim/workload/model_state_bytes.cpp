@@ -1,5 +1,9 @@
 #include "workload/model_state_bytes.hpp"
 
+#include <algorithm>
+
+#include "workload/transformer.hpp"
+
 namespace trainsim::workload {
 
 double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes, double moment_bytes, double weight_bytes) {
@@ -19,6 +23,27 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision, double 
   const double adam = (8.0 + 2.0 * moment_bytes) + (4.0 + 2.0 * moment_bytes);
   const double to_model_params = sixteen_bit_copy ? 4.0 + 2.0 : 0.0;
   return to_main_grads + unscale + norm + adam + to_model_params;
+}
+
+core::Time optimizer_step_time(const Plan& plan, const hw::NodeSpec& node, double updated, double held_grads,
+                               double params, double grad_bytes, double shard_grad_bytes, double moment_bytes) {
+  const double g = grad_bytes, m = moment_bytes;
+  if (plan.offload == Offload::kNone) {
+    return core::Time::seconds(
+        (updated * optimizer_bytes_per_param(shard_grad_bytes, plan.precision, m, !plan.fsdp_fp32_shards) + held_grads * g) /
+            (node.gpu.hbm_achievable_tb_per_s * 1e12) +
+        node.gpu.kernel_overhead_us * 1e-6);
+  }
+  const double host_share = node.host_memory_tb_per_s * 1e12 / node.gpus_per_node;
+  double host_step_s = updated * optimizer_bytes_per_param(4.0, plan.precision, m) / host_share;
+  if (node.host_cores > 0 && node.host_adam_params_per_s_per_core > 0.0) {
+    const double cores = static_cast<double>(node.host_cores) / node.gpus_per_node;
+    host_step_s = std::max(host_step_s, updated / (cores * node.host_adam_params_per_s_per_core));
+  }
+  const bool params_on_host = plan.offload == Offload::kOptimizerAndParams;
+  const double gpu_grads = plan.zero_stage == 1 ? params * g : 0.0;
+  return core::Time::seconds(host_step_s + (params_on_host ? 0.0 : updated * kActivationBytes / (node.pcie_gb_per_s * 1e9)) +
+                             gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) + node.gpu.kernel_overhead_us * 1e-6);
 }
 
 }  // namespace trainsim::workload

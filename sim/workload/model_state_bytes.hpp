@@ -2,6 +2,8 @@
 // Adam keeps under each ZeRO stage, and the HBM bytes its step moves.
 #pragma once
 
+#include "core/time.hpp"
+#include "hw/cluster_spec.hpp"
 #include "workload/plan.hpp"
 
 namespace trainsim::workload {
@@ -41,5 +43,19 @@ double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2
 // pass is not made: 32 bytes with FP32 gradients and moments.
 double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0,
                                  bool sixteen_bit_copy = true);
+
+// The optimizer step of one GPU: its `updated` parameters stepped (those
+// optimizer_bytes_per_param passes over them at the achievable HBM
+// bandwidth, `shard_grad_bytes` a gradient), then the `held_grads` gradients
+// of its buffer zeroed for the next iteration (`grad_bytes` each), and one
+// kernel's overhead. Offloaded (Plan::offload), the step runs on the host:
+// the same passes with FP32 gradients at the DRAM bandwidth the node's GPUs'
+// processes share, all stepping at once, and no faster than the process's
+// share of the cores steps at the node's measured rate where it has one
+// (DeepSpeed binds a rank's CPU Adam threads to its cores); then the updated
+// 16-bit shard back to the GPU over PCIe (unless the parameters live on the
+// host), and under ZeRO-1 the GPU's buffer of all `params` gradients zeroed.
+core::Time optimizer_step_time(const Plan& plan, const hw::NodeSpec& node, double updated, double held_grads,
+                               double params, double grad_bytes, double shard_grad_bytes, double moment_bytes);
 
 }  // namespace trainsim::workload

@@ -6,19 +6,16 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <tuple>
-#include <utility>
 
 #include "hw/collective.hpp"
 #include "workload/activation_offload.hpp"
-#include "workload/cp_merge.hpp"
 #include "workload/duty_clock.hpp"
-#include "workload/expert_folding.hpp"
 #include "workload/layer_timing.hpp"
-#include "workload/mla.hpp"
-#include "workload/moe.hpp"
 #include "workload/op_cost.hpp"
-#include "workload/tp_overlap.hpp"
+#include "workload/grad_buckets.hpp"
+#include "workload/shard_unit.hpp"
+#include "workload/stage_activations.hpp"
+#include "workload/stage_groups.hpp"
 #include "workload/zero3_reuse.hpp"
 
 namespace trainsim::workload {
@@ -27,6 +24,8 @@ using detail::PassTimes;
 using detail::Redo;
 using detail::Timing;
 using detail::layer_op_costs;
+using detail::moe_layer_exchanges;
+using detail::MoeLayerExchanges;
 using detail::recompute_time;
 using detail::redone_share;
 
@@ -79,14 +78,6 @@ hw::CollectiveGroup rank_pairs(const hw::ClusterSpec& cluster, const Plan& plan,
   return group;
 }
 
-std::int64_t to_bytes(double b) {
-  if (!(b < 0x1p62)) throw std::overflow_error("a memory size of " + std::to_string(b) + " bytes is beyond what the simulator represents");
-  return static_cast<std::int64_t>(std::llround(b));
-}
-
-}  // namespace
-
-namespace {
 
 StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::ClusterSpec& cluster,
                     hw::CollectiveAlgorithm algorithm, bool with_layer_ops) {
@@ -159,100 +150,22 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const bool last = (st + 1) % pipeline_length == 0;
     if (first) first_layer = 0;
     const int r = plan.rank_of_stage(st);
-    std::vector<int> tp_gpus;
-    for (int k = 0; k < plan.tp; ++k) tp_gpus.push_back(plan.gpu_of(r, 0, k));
-    // Every tensor rank reduces its own shard over its data-parallel group, all
-    // at once: groups whose members share a NIC split it.
-    std::vector<std::vector<int>> dp_groups(plan.tp);
-    for (int k = 0; k < plan.tp; ++k) {
-      for (int d = 0; d < plan.replicas(); ++d) dp_groups[k].push_back(plan.gpu_of(r, d, k));
-    }
-    const hw::CollectiveGroup tp_group = hw::group_of(cluster, tp_gpus);
-    // MoE: the stage's GPUs in tp-cp-dp order, numbered j, in expert groups
-    // as Megatron-Core folds them (workload/expert_folding.hpp), every group
-    // of a kind running at once.
-    hw::CollectiveGroup ep_group, etp_group, edp_group;
-    // ZeRO-3 with HSDP: each edp group's members inside one shard group
-    // (consecutive in the group, Plan::expert_shard_group_size of them) shard
-    // the experts; the members at the same place in each shard group hold
-    // copies of one shard. Without HSDP the first is edp_group.
-    hw::CollectiveGroup expert_shard_group, expert_replica_group;
-    if (moe) {
-      std::vector<int> stage_gpus;
-      for (int d = 0; d < plan.replicas(); ++d) {
-        for (int k = 0; k < plan.tp; ++k) stage_gpus.push_back(plan.gpu_of(r, d, k));
-      }
-      const std::size_t et = static_cast<std::size_t>(plan.etp), e = static_cast<std::size_t>(plan.ep);
-      std::vector<std::vector<int>> ep_groups(stage_gpus.size() / e), etp_groups(stage_gpus.size() / et),
-          edp_groups(e * et);
-      const ExpertFolding folding{plan.etp, plan.ep};
-      for (std::size_t j = 0; j < stage_gpus.size(); ++j) {
-        const int at = static_cast<int>(j);
-        ep_groups[static_cast<std::size_t>(folding.ep_group_of(at))].push_back(stage_gpus[j]);
-        etp_groups[static_cast<std::size_t>(folding.etp_group_of(at))].push_back(stage_gpus[j]);
-        edp_groups[static_cast<std::size_t>(folding.edp_group_of(at))].push_back(stage_gpus[j]);
-      }
-      // Groups of a kind can sit differently (ep 6 on 8-GPU nodes: one group
-      // inside a node, the next across two): every rank waits for the
-      // slowest, timed here on a nominal buffer.
-      auto slowest = [&](const std::vector<std::vector<int>>& groups, hw::CollectiveKind kind) {
-        hw::CollectiveGroup worst;
-        double worst_s = -1.0;
-        for (const std::vector<int>& members : groups) {
-          const hw::CollectiveGroup g = hw::group_of(cluster, members);
-          const double t_s = hw::collective_time(kind, 1e9, g, node, algorithm).to_seconds();
-          if (t_s > worst_s) {
-            worst_s = t_s;
-            worst = g;
-          }
-        }
-        worst.nic_share *= hw::concurrent_nic_share(cluster, groups);
-        return worst;
-      };
-      ep_group = slowest(ep_groups, hw::CollectiveKind::kAllToAll);
-      etp_group = slowest(etp_groups, hw::CollectiveKind::kAllGather);
-      edp_group = slowest(edp_groups, hw::CollectiveKind::kReduceScatter);
-      expert_shard_group = edp_group;
-      const auto m = static_cast<std::size_t>(plan.expert_shard_group_size());
-      if (plan.zero_stage == 3 && plan.shard_replicas() > 1) {
-        std::vector<std::vector<int>> shards, replicas;
-        for (const std::vector<int>& g : edp_groups) {
-          for (std::size_t first = 0; first < g.size(); first += m) shards.emplace_back(g.begin() + first, g.begin() + first + m);
-          for (std::size_t k = 0; k < m; ++k) {
-            replicas.emplace_back();
-            for (std::size_t i = k; i < g.size(); i += m) replicas.back().push_back(g[i]);
-          }
-        }
-        expert_shard_group = slowest(shards, hw::CollectiveKind::kReduceScatter);
-        expert_replica_group = slowest(replicas, hw::CollectiveKind::kAllReduce);
-      }
-    }
-    hw::CollectiveGroup dp_group = hw::group_of(cluster, dp_groups.front());
-    dp_group.nic_share *= hw::concurrent_nic_share(cluster, dp_groups);
-    const int shard = plan.shard_group_size(), copies = plan.shard_replicas();
+    const StageGroups groups = stage_groups(cluster, plan, r, algorithm, moe);
+    const hw::CollectiveGroup& tp_group = groups.tp;
+    const hw::CollectiveGroup& ep_group = groups.ep;
+    const int shard = plan.shard_group_size();
 
     // One layer, then the stage: its layers, the embedding on the first and
     // the output head on the last. Recomputation runs just before the
     // backward that needs it: part of I.
-    // Context parallelism: every tensor rank's cp group (replicas 0..cp-1 of
-    // the first data-parallel rank) exchanges at once.
-    hw::CollectiveGroup cp_group;
-    if (plan.cp > 1) {
-      std::vector<std::vector<int>> cp_groups(plan.tp);
-      for (int k = 0; k < plan.tp; ++k) {
-        for (int c = 0; c < plan.cp; ++c) cp_groups[k].push_back(plan.gpu_of(r, c, k));
-      }
-      cp_group = hw::group_of(cluster, cp_groups.front());
-      cp_group.nic_share *= hw::concurrent_nic_share(cluster, cp_groups);
-    }
     // PyTorch's context parallelism calls attention block by block whatever
     // brings the keys.
     const bool cp_pytorch = plan.cp_pytorch_merge();
     const double attention_seq =
         plan.cp > 1 && plan.cp_algorithm != CpAlgorithm::kRing && !cp_pytorch ? model.seq : s;
     const Timing timing{node,    s,           tp_group,         algorithm, plan.tp, plan.overlap.tp_comm,
-                        plan.overlap.tp_comm_backward, plan.cp, plan.cp_algorithm, &cp_group, attention_seq,
-                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &etp_group : nullptr, cp_pytorch,
+                        plan.overlap.tp_comm_backward, plan.cp, plan.cp_algorithm, &groups.cp, attention_seq,
+                        moe ? &ep_group : nullptr, moe && plan.etp > 1 ? &groups.etp : nullptr, cp_pytorch,
                         plan.overlap.compute_slowdown};
     // What recompute redoes runs inside the backward: its collectives are
     // pipelined only where the backward's are.
@@ -273,60 +186,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       one_dense.add(dense_layer, 1, timing);
       redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, redo_timing);
     }
-    // One layer's MoE chunks (see StageCost::EpChunks): the experts' ops
-    // between dispatch and combine, and the two exchanges, each pass with
-    // what recompute redoes of it counted in the backward.
-    StageCost::EpChunks layer_f, layer_b, layer_redo;
-    std::vector<StageCost::EpCollective> ep_forward, ep_backward, ep_redo;
-    if (moe) {
-      // The layer's exchanges as collectives (StageCost::EpCollective), the
-      // backward's in reverse order, each kind as ep_exchange_seconds runs it.
-      auto collectives = [&](std::size_t k, Pass pass, double share, std::vector<StageCost::EpCollective>& out) {
-        const Op& op = layer[k];
-        const int count = pass == Pass::kForward ? op.ep_forward : op.ep_input_grad;
-        if (op.kind != OpKind::kEpDispatch || count == 0 || share <= 0.0) return;
-        const bool forward = pass == Pass::kForward;
-        StageCost::EpCollective e;
-        e.kind = op.ep_exchange == EpExchange::kAllToAll        ? hw::CollectiveKind::kAllToAll
-                 : (op.ep_exchange == EpExchange::kGather) == forward ? hw::CollectiveKind::kAllGather
-                                                                      : hw::CollectiveKind::kReduceScatter;
-        e.bytes = share * op.ep_bytes;
-        e.over_etp = op.over_etp;
-        e.dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
-        if (op.ep_dedup_experts > 0 && ep_group.nodes > 1) {
-          e.across_share = deepep_network_share(op.ep_dedup_experts, op.ep_dedup_top_k, ep_group.nodes);
-        }
-        e.analytic = core::Time::seconds(share * timing.ep_exchange_seconds(op, pass) / count);
-        for (int n = 0; n < count; ++n) out.push_back(e);
-      };
-      for (std::size_t k = 0; k < layer.size(); ++k) {
-        collectives(k, Pass::kForward, 1.0, ep_forward);
-        collectives(k, Pass::kForward, redone_share(layer[k], plan.recompute, plan.recompute_modules), ep_redo);
-      }
-      for (std::size_t k = layer.size(); k-- > 0;) collectives(k, Pass::kInputGrad, 1.0, ep_backward);
-      bool between = false;
-      for (std::size_t k = 0; k < layer.size(); ++k) {
-        const Op& op = layer[k];
-        const OpTiming f = timing.of(layer, k, Pass::kForward), i = timing.of(layer, k, Pass::kInputGrad),
-                       w = timing.of(layer, k, Pass::kWeightGrad);
-        const double redo = redone_share(op, plan.recompute, plan.recompute_modules);
-        const double forward = f.seconds();
-        const double backward = i.seconds() + w.compute_s + w.tp_comm_s;
-        if (op.kind == OpKind::kEpDispatch) {
-          // The expert-tensor group's gather goes with the dispatch, its
-          // reduce-scatter with the combine.
-          const bool dispatch = op.name == kMoeDispatchOp || op.name == kMoeEtpGatherOp;
-          (dispatch ? layer_f.dispatch : layer_f.combine) += forward;
-          (dispatch ? layer_b.dispatch : layer_b.combine) += backward;
-          (dispatch ? layer_redo.dispatch : layer_redo.combine) += redo * forward;
-          between = dispatch;
-        } else if (between) {
-          layer_f.mlp += forward;
-          layer_b.mlp += backward;
-          layer_redo.mlp += redo * forward;
-        }
-      }
-    }
+    // One MoE layer's exchanges as collectives and its chunks (see
+    // StageCost::EpChunks), each pass with what recompute redoes of it.
+    const MoeLayerExchanges exchanges = moe ? moe_layer_exchanges(layer, timing, plan, ep_group) : MoeLayerExchanges{};
     if (first) {
       const double grad_add_s = grad_add_seconds(layer_params_on_gpu, plan, node);
       out.layer_forward = core::Time::seconds(one.forward);
@@ -432,160 +294,31 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       };
       c.moe_layers = main_layers;
       c.moe_layers_redone = main_redone;
-      c.ep_forward_collectives = ep_forward;
-      c.ep_backward_collectives = ep_backward;
-      c.ep_redo_collectives = ep_redo;
-      c.ep_forward_chunks = stage_chunks(layer_f, StageCost::EpChunks{}, times.forward);
-      c.ep_backward_chunks = stage_chunks(layer_b, layer_redo, times.input_grad + times.weight_grad);
+      c.ep_forward_collectives = exchanges.forward;
+      c.ep_backward_collectives = exchanges.backward;
+      c.ep_redo_collectives = exchanges.redo;
+      c.ep_forward_chunks = stage_chunks(exchanges.forward_chunks, StageCost::EpChunks{}, times.forward);
+      c.ep_backward_chunks = stage_chunks(exchanges.backward_chunks, exchanges.redo_chunks, times.input_grad + times.weight_grad);
     }
 
-    // The recomputed layers keep what the policy keeps; the rest keep
-    // everything. A MoE layer: the dense formula without its MLP, plus the
-    // MoE block's bytes for each token the rank routes (kept unless the
-    // whole layer is recomputed).
-    TransformerSpec no_mlp = local;
-    if (moe) no_mlp.ffn = 0;
-    const double routed_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
-    // Selective recompute of more than the attention core (Megatron-Core's
-    // --recompute-modules) keeps none of those parts' activations: the two
-    // norms' outputs (the QKV and up projections' inputs, 2h + 2h), a dense
-    // MLP's own (split over tp), a MoE block's whole, or only its experts'
-    // SwiGLU outputs (2f a routed copy).
-    const unsigned modules = plan.recompute == Recompute::kSelective ? plan.recompute_modules : 0u;
-    const double split_tokens = b * s / (sp && plan.tp > 1 ? t : 1.0);
-    const double norm_outputs = (modules & kModuleLayernorm) != 0 ? split_tokens * 4.0 * h : 0.0;
-    // MLA's up projections redone: their outputs Q, K (heads x (head_dim +
-    // rope) each) and V (heads x v_head_dim) not kept, on 1/tp of the heads.
-    const double mla_up = (modules & kModuleMlaUpProj) != 0 && model.mla.enabled()
-                              ? b * s * (4.0 * model.qk_width() + 2.0 * model.v_width()) / t
-                              : 0.0;
-    const bool gpt = model.arch == Arch::kGpt;
-    // (A dense layer's; a MoE model's dense layers have one too.)
-    const double mlp_own = (modules & kModuleMlp) != 0 ? b * s * (gpt ? 4.0 : 6.0) * model.ffn / t : 0.0;
-    const double mlp_down_input = (modules & kModuleMlp) != 0 ? b * s * 2.0 * model.ffn / t : 0.0;
-    const double moe_own = !moe                               ? 0.0
-                           : (modules & kModuleMoe) != 0      ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout)
-                           : (modules & kModuleMoeAct) != 0   ? routed_tokens * model.moe.top_k * moe_layout.load * 2.0 * model.moe.expert_ffn
-                                                              : 0.0;
-    auto layer_bytes = [&](Recompute policy) {
-      const bool selective = policy == Recompute::kSelective;
-      // Korthikanti et al.'s selective formula drops the attention core's scores.
-      const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
-      const double moe_block =
-          moe && policy != Recompute::kFull
-              ? routed_tokens * moe_activation_bytes_per_token(model, moe_layout, policy == Recompute::kSelectiveOp)
-              : 0.0;
-      return layer_activation_bytes(no_mlp, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
-                                    plan.elementwise, plan.kv_repeat) +
-             moe_block - (selective ? norm_outputs + mla_up + (moe ? moe_own : mlp_own) : 0.0);
-    };
-    auto dense_bytes = [&](Recompute policy) {  // a MoE model's dense layer
-      const bool selective = policy == Recompute::kSelective;
-      const Recompute formula = selective && (modules & kModuleCoreAttn) == 0 ? Recompute::kNone : policy;
-      return layer_activation_bytes(dense_model, plan.microbatch_size, plan.tp, formula, sp, plan.attention,
-                                    plan.elementwise, plan.kv_repeat) -
-             (selective ? norm_outputs + mla_up + mlp_own : 0.0);
-    };
-    double activations = main_redone * layer_bytes(plan.recompute) +
-                         (main_layers - main_redone) * layer_bytes(Recompute::kNone);
-    // What a recomputed layer does not keep exists again in the backward,
-    // from its recomputation (run with gradients on, so it saves its
-    // activations) to its gradients; one layer at a time: the largest of the
-    // stage's recomputed kinds. (The forward frees a checkpointed layer's
-    // intermediates as it goes.)
-    double redo_working_set = 0.0;
-    if (main_redone > 0) redo_working_set = layer_bytes(Recompute::kNone) - layer_bytes(plan.recompute);
-    if (dense_redone > 0) {
-      redo_working_set = std::max(redo_working_set, dense_bytes(Recompute::kNone) - dense_bytes(plan.recompute));
-    }
-    c.recompute_transient_bytes = to_bytes(std::max(0.0, redo_working_set));
-    if (dense_layers > 0) {
-      activations += dense_redone * dense_bytes(plan.recompute) + (dense_layers - dense_redone) * dense_bytes(Recompute::kNone);
-    }
-    // FP8 inputs saved instead of BF16 ones: the other half of each kept input
-    // goes. (The recomputed norms' outputs and a recomputed MLP's down
-    // projection input are not kept at all.)
-    const bool selective = plan.recompute == Recompute::kSelective;
-    double kept_inputs =
-        main_redone * (layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, plan.recompute, sp) -
-                       (selective ? norm_outputs + (moe ? 0.0 : mlp_down_input) : 0.0)) +
-        (main_layers - main_redone) *
-            layer_kept_gemm_input_bytes(no_mlp, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
-    // A MoE layer's experts keep their GEMMs' inputs too, while the block
-    // keeps its activations: each routed copy's row into the first (2h, etp
-    // times with expert tensor parallelism) and SwiGLU's output into the
-    // second (2f, unless "moe_act" or per-op checkpointing redoes it).
-    // Transformer Engine's grouped linear layers save them in FP8 under its
-    // recipes, as its other linear layers do.
-    auto expert_kept_inputs = [&](Recompute policy) {
-      if (!moe || policy == Recompute::kFull || (policy == Recompute::kSelective && (modules & kModuleMoe) != 0)) {
-        return 0.0;
-      }
-      const bool act_redone =
-          (policy == Recompute::kSelective && (modules & kModuleMoeAct) != 0) || policy == Recompute::kSelectiveOp;
-      return routed_tokens * model.moe.top_k * moe_layout.load *
-             (2.0 * h * moe_layout.etp + (act_redone ? 0.0 : 2.0 * model.moe.expert_ffn));
-    };
-    kept_inputs += main_redone * expert_kept_inputs(plan.recompute) +
-                   (main_layers - main_redone) * expert_kept_inputs(Recompute::kNone);
-    if (dense_layers > 0) {
-      kept_inputs +=
-          dense_redone * (layer_kept_gemm_input_bytes(dense_model, plan.microbatch_size, plan.tp, plan.recompute, sp) -
-                          (selective ? norm_outputs + mlp_down_input : 0.0)) +
-          (dense_layers - dense_redone) *
-              layer_kept_gemm_input_bytes(dense_model, plan.microbatch_size, plan.tp, Recompute::kNone, sp);
-    }
-    activations -= (1.0 - kept_input_scale) * kept_inputs;
-    // All-gather context parallelism: attention's backward keeps the gathered
-    // keys and values, the other cp - 1 ranks' parts beside the rank's own, on
-    // every layer that keeps its activations (no recompute, or the layers full
-    // recompute leaves alone); checkpointed layers gather them again.
-    // (PyTorch's frees them after the forward and gathers them again.)
-    // (K and V copied out to every query head first, kv_repeat, are gathered
-    // as copies; MLA's keys and values, each at its own width.)
-    if (plan.cp > 1 && plan.cp_algorithm == CpAlgorithm::kAllGather && !plan.cp_pytorch_merge()) {
-      const double own_kv = model.mla.enabled()
-                                ? b * s * mla_kv_values(model) / t * kActivationBytes
-                                : 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t * kActivationBytes;
-      const int keeping = plan.recompute == Recompute::kNone   ? layers_per_stage
-                          : plan.recompute == Recompute::kFull ? layers_per_stage - redone
-                                                               : 0;
-      activations += keeping * (plan.cp - 1) * own_kv;
-    }
-    // Korthikanti et al. §4.3: the embedding's dropout mask (one byte per value,
-    // split over tp with sequence parallelism) on the first stage; the final
-    // norm, output layer and loss on the last: 4*s*b*h/t * (1 + v/h), the
-    // v/h term the FP32 softmax the loss keeps, or what another loss kernel
-    // keeps a logit instead (LossKernel), and what the loss holds beside it
-    // for a moment while its forward and its backward run.
-    if (first) activations += sp && plan.tp > 1 ? s * b * h / t : s * b * h;
-    if (last) {
-      const double v = static_cast<double>(model.vocab);
-      const double logits = s * b * v / t;
-      const LossMemory loss = loss_memory(plan.loss, plan.tp > 1);
-      activations += 4.0 * s * b * h / t * (1.0 + loss.kept / 4.0 * v / h);
-      c.loss_forward_transient_bytes = to_bytes(loss.forward_transient * logits);
-      c.loss_backward_transient_bytes = to_bytes(loss.backward_transient * logits);
-    }
-    // Under CPU checkpointing the recomputed layers' checkpoints wait on the
-    // host between the passes (DeepSpeed points each saved GPU tensor at its
-    // host copy); the GPU holds the one a layer's pass is using while it runs.
-    if (checkpoint_bytes > 0.0 && redone > 0) {
-      activations -= redone * checkpoint_bytes;
-      c.host_checkpoint_bytes = to_bytes(redone * checkpoint_bytes);
-      c.checkpoint_transient_bytes = to_bytes(checkpoint_bytes);
-    }
-    c.activation_bytes = to_bytes(activations);
-    c.offloaded_activation_bytes = to_bytes(main_layers * offloaded_per_layer);
-    // Only what a layer keeps can go to the host (config/plan_checks.cpp refuses recompute policies that keep none).
-    if (c.offloaded_activation_bytes > c.activation_bytes) {
-      throw std::logic_error("stage_costs: more activations offloaded than kept (Plan::offload_modules)");
-    }
-    if (plan.cp_pytorch_merge() && layers_per_stage > 0) {
-      c.attention_transient_bytes =
-          to_bytes(pytorch_cp_transient_bytes(b * s * model.q_dim() / t, 2.0 * b * s * attention_kv_width(model, plan.kv_repeat) / t,
-                                              plan.cp, plan.cp_algorithm));
-    }
+    // What the stage keeps between its passes, and its passes' transients.
+    const double kept_inputs = add_stage_activations(
+        c, {.model = model,
+            .local = local,
+            .dense_model = dense_model,
+            .plan = plan,
+            .moe_layout = moe_layout,
+            .layers = {.layers = layers_per_stage,
+                       .redone = redone,
+                       .main = main_layers,
+                       .main_redone = main_redone,
+                       .dense = dense_layers,
+                       .dense_redone = dense_redone,
+                       .first = first,
+                       .last = last},
+            .kept_input_scale = kept_input_scale,
+            .checkpoint_bytes = checkpoint_bytes,
+            .offloaded_per_layer = offloaded_per_layer});
     // (W's inputs X that Transformer Engine keeps in FP8 take half their bytes, as above.)
     double w_operands = main_layers * weight_grad_operand_bytes(layer) - (1.0 - kept_input_scale) * kept_inputs;
     if (dense_layers > 0) w_operands += dense_layers * weight_grad_operand_bytes(dense_layer);
@@ -690,12 +423,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.host_state_bytes =
           to_bytes(hosted_per_param / shard * dense_params + hosted_per_param / expert_shard * c.expert_params);
     }
-    // Host <-> GPU copies over PCIe, each way.
-    auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
-    // Of `bytes` of parameters or gradients (or of a count of parameters),
-    // `expert_bytes` the routed experts', this GPU's shard.
-    auto owned = [&](double bytes, double expert_bytes) {
-      return expert_bytes > 0.0 ? (bytes - expert_bytes) / shard + expert_bytes / expert_shard : bytes / shard;
+    // Of a count of parameters, `expert_params` the routed experts', this GPU's shard.
+    auto owned = [&](double params, double expert_params) {
+      return expert_params > 0.0 ? (params - expert_params) / shard + expert_params / expert_shard : params / shard;
     };
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
@@ -703,99 +433,9 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double sent = split_sends ? b * s * h * kActivationBytes / t : b * s * h * kActivationBytes;
     c.send_forward_bytes = last ? 0.0 : sent;
     c.send_backward_bytes = first ? 0.0 : sent;
-    // Gradient buckets, in the order backward fills them.
-    const double grad_bytes = c.params * g;
-    c.param_bytes = c.params * kActivationBytes;
-    const double bucket_bytes = plan.grad_bucket_mib * 1048576.0;
-    // A MoE stage's buckets hold its mix of gradients: the routed experts'
-    // share reduced (and gathered) over the expert-data-parallel group, the
-    // rest over the data-parallel one.
-    const double expert_share = c.expert_share();
-    const bool reduces = plan.replicas() > 1 || (expert_share > 0.0 && expert_shard > 1);
-    // The routed experts' part of such a collective, over edp (zero without
-    // experts or with one expert replica); the whole is the dense part over
-    // dp, then this.
-    auto expert_collective = [&](hw::CollectiveKind kind, double bytes) {
-      return expert_share > 0.0 && expert_shard > 1
-                 ? hw::collective_time(kind, bytes * expert_share, edp_group, node, algorithm)
-                 : core::Time{};
-    };
-    auto dp_collective = [&](hw::CollectiveKind kind, double bytes) {
-      if (expert_share == 0.0) return hw::collective_time(kind, bytes, dp_group, node, algorithm);
-      core::Time time;
-      if (plan.replicas() > 1) time += hw::collective_time(kind, bytes * (1.0 - expert_share), dp_group, node, algorithm);
-      return time + expert_collective(kind, bytes);
-    };
-    // ZeRO-3 reduces every backward's gradients at once (below), not in buckets.
-    const auto buckets = reduces && plan.zero_stage < 3
-                             ? std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(grad_bytes / bucket_bytes)))
-                             : 1;
-    if (buckets > 1'000'000) {
-      throw std::overflow_error(fmt::format("{} gradient buckets on one stage ({:.3g} GB of gradients a GPU: is the model "
-                                            "that large?); raise parallel.grad_bucket_mib, or split the model over "
-                                            "more GPUs",
-                                            buckets, grad_bytes / 1e9));
-    }
-    const auto reduce = plan.zero_stage >= 1 ? hw::CollectiveKind::kReduceScatter : hw::CollectiveKind::kAllReduce;
-    c.grad_bytes = grad_bytes;
-    c.grad_reduce_kind = reduce;
-    // Every bucket but the last is full: cost each distinct size once.
-    double costed_bytes = -1.0;
-    core::Time costed, costed_experts, costed_copy;
-    for (std::size_t k = 0; k < buckets; ++k) {
-      const double bytes = reduces && plan.zero_stage < 3
-                               ? std::min(bucket_bytes, grad_bytes - static_cast<double>(k) * bucket_bytes)
-                               : 0.0;
-      c.grad_bucket_share.push_back(buckets == 1 ? 1.0 : bytes / grad_bytes);
-      if (bytes != costed_bytes) {
-        // Offloaded, the bucket's reduced shard then goes to the host.
-        // (With no replica to reduce with, the stage's gradients still go
-        // to the host optimizer, as one bucket.)
-        const double copied = reduces || plan.zero_stage == 3 ? bytes : grad_bytes;
-        costed_copy = core::Time::seconds(pcie_seconds(owned(copied, copied * expert_share)));
-        costed = dp_collective(reduce, bytes) + costed_copy;
-        costed_experts = expert_collective(reduce, bytes);
-        costed_bytes = bytes;
-      }
-      c.grad_bucket_reduce.push_back(costed);
-      if (offload) c.grad_bucket_host_copy.push_back(costed_copy);
-      if (expert_share > 0.0) c.grad_bucket_reduce_experts.push_back(costed_experts);
-    }
-    if (plan.zero_stage == 1 || plan.zero_stage == 2) {
-      c.param_all_gather = dp_collective(hw::CollectiveKind::kAllGather, c.param_bytes);
-      c.param_all_gather_experts = expert_collective(hw::CollectiveKind::kAllGather, c.param_bytes);
-      if (plan.overlap.param_gather && reduces) {
-        // The forward uses the buckets last-filled first.
-        for (auto share = c.grad_bucket_share.rbegin(); share != c.grad_bucket_share.rend(); ++share) {
-          c.param_bucket_gather.push_back(dp_collective(hw::CollectiveKind::kAllGather, *share * c.param_bytes));
-          if (expert_share > 0.0) {
-            c.param_bucket_gather_experts.push_back(
-                expert_collective(hw::CollectiveKind::kAllGather, *share * c.param_bytes));
-          }
-        }
-      }
-    }
+    // Gradient buckets and ZeRO-1/2's gathers.
+    add_grad_buckets(c, plan, node, algorithm, groups, g);
     if (plan.zero_stage == 3 && plan.replicas() > 1) {
-      // HSDP: gathers and scatters run in groups of fsdp_shard_size
-      // consecutive replicas, the shards' all-reduce across the groups (one
-      // replica of each); every tensor rank's groups at once.
-      hw::CollectiveGroup shard_group = dp_group, replica_group = dp_group;
-      if (copies > 1) {
-        std::vector<std::vector<int>> shard_groups, replica_groups;
-        for (int k = 0; k < plan.tp; ++k) {
-          for (int g = 0; g < copies; ++g) {
-            shard_groups.emplace_back(dp_groups[k].begin() + g * shard, dp_groups[k].begin() + (g + 1) * shard);
-          }
-          for (int j = 0; j < shard; ++j) {
-            replica_groups.emplace_back();
-            for (int g = 0; g < copies; ++g) replica_groups.back().push_back(dp_groups[k][g * shard + j]);
-          }
-        }
-        shard_group = hw::group_of(cluster, shard_groups.front());
-        shard_group.nic_share *= hw::concurrent_nic_share(cluster, shard_groups);
-        replica_group = hw::group_of(cluster, replica_groups.front());
-        replica_group.nic_share *= hw::concurrent_nic_share(cluster, replica_groups);
-      }
       // The units in forward order, each with its own parameters and times.
       struct Part {
         int layers;
@@ -837,85 +477,25 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
         parts.push_back({plan.fsdp_unit_layers, unit_params, unit_times,
                          again_per_layer * unit_redone / plan.fsdp_unit_layers, unit_moe});
       }
-      // A MoE unit's experts gather and scatter over the expert-data-parallel
-      // group, the rest over dp: two collectives, one after the other.
-      // The experts' part and its time (zero without experts) in `experts`.
-      auto sharded_collective = [&](hw::CollectiveKind kind, double bytes, const Part& part, double per_param,
-                                    std::pair<double, core::Time>& experts) {
-        const double expert_bytes = part.moe_layers * expert_per_layer * per_param;
-        experts = {0.0, core::Time{}};
-        if (expert_bytes <= 0.0) return hw::collective_time(kind, bytes, shard_group, node, algorithm);
-        experts = {expert_bytes, expert_shard > 1
-                                     ? hw::collective_time(kind, expert_bytes, expert_shard_group, node, algorithm)
-                                     : core::Time{}};
-        return hw::collective_time(kind, bytes - expert_bytes, shard_group, node, algorithm) + experts.second;
-      };
       if (last) parts.push_back({0, (model.head_params() - tied_share) / t - persistent_head, head_times});
       // The stage-wide rest (the scatter-gather all-gathers; the gradient
       // accumulation kernel by parameters, below) goes to the unit that runs
       // first in each pass: the first unit forward, the last backward.
       double f_sum = 0.0, i_sum = 0.0, w_sum = 0.0;
+      const ShardUnitContext unit_context{.plan = plan,
+                                          .node = node,
+                                          .algorithm = algorithm,
+                                          .groups = groups,
+                                          .expert_per_layer = expert_per_layer,
+                                          .linear_per_layer = linear_per_layer,
+                                          .dense_linear_params = dense_model.linear_params_per_layer(),
+                                          .grad_bytes = g};
       for (const Part& part : parts) {
-        ShardUnit u;
-        u.layers = part.layers;
-        u.params = part.params;
-        // With FP8 gathers a layer's linear weights move as one byte a parameter.
-        const double fp8_gathered =
-            fp8 && plan.fp8_param_gather
-                ? part.moe_layers * linear_per_layer +
-                      (part.layers > part.moe_layers
-                           ? (part.layers - part.moe_layers) * dense_model.linear_params_per_layer() / t
-                           : 0.0)
-                : 0.0;
-        u.gather_bytes = part.params * kActivationBytes - fp8_gathered;
-        const double part_experts = part.moe_layers * expert_per_layer;  // its routed experts' parameters
-        // Offloaded parameters: the shard comes from the host first.
-        std::pair<double, core::Time> experts;
-        const double gathered_per_param = fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes;
-        u.gather_host_copy = core::Time::seconds(
-            offload_params ? pcie_seconds(owned(u.gather_bytes, part_experts * gathered_per_param)) : 0.0);
-        u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, part, gathered_per_param, experts) +
-                   u.gather_host_copy;
-        std::tie(u.gather_expert_bytes, u.gather_experts) = experts;
-        // The second gather of a recomputed unit: that share of its bytes, as its gather moves them.
-        u.regather_bytes = part.regathered * u.gather_bytes;
-        u.regather = core::Time::seconds(u.gather.to_seconds() * part.regathered);
-        if (plan.fsdp_copy_out && u.gather_bytes > 0.0) {
-          u.copy_out = core::Time::seconds(2.0 * u.gather_bytes / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
-                                           node.gpu.kernel_overhead_us * 1e-6);
-        }
-        u.grad_bytes = part.params * g;
-        // Offloaded, the reduced gradient shard goes to the host once fully
-        // reduced: after the scatter, or after HSDP's all-reduce. DeepSpeed's
-        // stage 3 (Plan::grad_copy blocking) moves the 16-bit shard to its
-        // host buffer and back after every backward, and after the last one
-        // of the iteration also copies it as FP32 into the optimizer's
-        // gradient, one after the other on its reduction stream.
-        const bool deepspeed_copies = plan.blocking_grad_copy();
-        const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
-        const core::Time to_host =
-            core::Time::seconds(pcie_seconds(owned(part.params * copied_per_param, part_experts * copied_per_param)));
-        u.grad_host_copy = to_host;
-        if (deepspeed_copies) {
-          u.grad_fp32_copy = core::Time::seconds(pcie_seconds(owned(part.params * 4.0, part_experts * 4.0)));
-        }
-        u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, part, g, experts);
-        std::tie(u.grad_expert_bytes, u.grad_scatter_experts) = experts;
-        if (copies > 1) {
-          // HSDP: the shards' all-reduce across the groups; a MoE unit's
-          // experts' shard over its own copies after the rest's.
-          if (u.grad_expert_bytes > 0.0) {
-            u.grad_replicate_experts = hw::collective_time(hw::CollectiveKind::kAllReduce, u.grad_expert_bytes / expert_shard,
-                                                           expert_replica_group, node, algorithm);
-          }
-          u.grad_replicate = hw::collective_time(hw::CollectiveKind::kAllReduce,
-                                                 u.grad_expert_bytes > 0.0 ? (u.grad_bytes - u.grad_expert_bytes) / shard
-                                                                           : u.grad_bytes / shard,
-                                                 replica_group, node, algorithm) +
-                             u.grad_replicate_experts + to_host;
-        } else {
-          u.grad_scatter += to_host;
-        }
+        ShardUnit u = shard_unit({.layers = part.layers,
+                                  .moe_layers = part.moe_layers,
+                                  .params = part.params,
+                                  .regathered = part.regathered},
+                                 unit_context);
         const double params_share = c.params > 0.0 ? part.params / c.params : 0.0;
         u.forward_share = c.forward > core::Time::zero() ? part.times.forward / c.forward.to_seconds() : 0.0;
         u.input_grad_share = c.input_grad > core::Time::zero() ? part.times.input_grad / c.input_grad.to_seconds() : 0.0;
@@ -957,34 +537,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double held_grads = plan.fsdp_fp32_shards ? 0.0
                               : plan.zero_stage >= 2 ? owned(c.params, c.expert_params)
                                                      : c.params;
-    if (!offload) {
-      c.optimizer_step =
-          core::Time::seconds((updated * optimizer_bytes_per_param(shard_g, plan.precision, m, !plan.fsdp_fp32_shards) +
-                               held_grads * g) /
-                                  (node.gpu.hbm_achievable_tb_per_s * 1e12) +
-                              node.gpu.kernel_overhead_us * 1e-6);
-    } else {
-      // On the host: the same passes over the shard with FP32 gradients, at
-      // the DRAM bandwidth the node's GPUs' processes share, all stepping at
-      // once; then the updated 16-bit shard back to the GPU (unless the
-      // parameters live on the host), and the GPU's gradient buffer zeroed
-      // where it keeps one (ZeRO-1).
-      // Each GPU's process steps on its share of the cores too (DeepSpeed
-      // binds a rank's CPU Adam threads to its cores): no faster than those
-      // cores at the rate one core was measured to step (a calibration
-      // profile's host_step; unknown without one).
-      const double host_share = node.host_memory_tb_per_s * 1e12 / node.gpus_per_node;
-      double host_step_s = updated * optimizer_bytes_per_param(4.0, plan.precision, m) / host_share;
-      if (node.host_cores > 0 && node.host_adam_params_per_s_per_core > 0.0) {
-        const double cores = static_cast<double>(node.host_cores) / node.gpus_per_node;
-        host_step_s = std::max(host_step_s, updated / (cores * node.host_adam_params_per_s_per_core));
-      }
-      const double gpu_grads = plan.zero_stage == 1 ? c.params * g : 0.0;
-      c.optimizer_step = core::Time::seconds(host_step_s +
-                                             (offload_params ? 0.0 : pcie_seconds(updated * kActivationBytes)) +
-                                             gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) +
-                                             node.gpu.kernel_overhead_us * 1e-6);
-    }
+    c.optimizer_step = optimizer_step_time(plan, node, updated, held_grads, c.params, g, shard_g, m);
     out.stages.push_back(c);
   }
   return out;
