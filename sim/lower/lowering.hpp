@@ -372,6 +372,9 @@ class Lowering {
   // before anything is built, so that work too large is refused at once.
   PipelineWork work_per_pipeline() const;
   void find_concatenated_weight_grads();
+  // One copy of the pipeline, rank by rank (rank_lowering.hpp).
+  struct PipelineKeys;
+  class RankLowering;
   void lower_pipeline(int p);
   void wire_dependencies(int p);
 
