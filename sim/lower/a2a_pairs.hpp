@@ -1,5 +1,5 @@
 // options.moe_a2a_overlap's pairs of a forward and a backward on one rank
-// (see paired_time in lower_pipeline.cpp): which of a rank's actions run as
+// (see paired_time in lower_compute.cpp): which of a rank's actions run as
 // one overlapped step.
 #pragma once
 

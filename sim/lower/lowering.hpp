@@ -1,7 +1,8 @@
 // The lowering's internal state, shared by the files that build it:
-// simulation.cpp (setup, resources, memory), lower_pipeline.cpp (each rank's
-// actions into tasks) and wiring.cpp (dependencies between ranks, 2BP's
-// concatenated W's). Not part of the library's interface.
+// simulation.cpp (setup, resources, memory), lower_pipeline.cpp and
+// lower_compute.cpp (each rank's actions into tasks, rank_lowering.hpp) and
+// wiring.cpp (dependencies between ranks, 2BP's concatenated W's). Not part
+// of the library's interface.
 #pragma once
 
 #include <fmt/format.h>
@@ -469,7 +470,7 @@ class Lowering {
   std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
   std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
   std::map<std::pair<int, int>, std::vector<std::vector<int>>> pair_copies_;  // rank_pair_copies, by (a, b)
-  // A compute action as lower_pipeline cuts it: the pieces it runs as, each a
+  // A compute action as RankLowering::cut_into_pieces cuts it: the pieces it runs as, each a
   // share of its time (scratch kept between actions).
   struct Piece {
     double share;

@@ -256,8 +256,8 @@ PipelineWork Lowering::work_per_pipeline() const {
   const double ring = flows ? n * std::min(n - 1, steps_cap) : 0.0;
   const double all_reduce = flows ? n * std::min(2 * (n - 1), steps_cap) : 0.0;
   // A MoE stage's collectives over dp add a second over its experts'
-  // expert-data-parallel group (dp_collectives in lower_pipeline.cpp): the
-  // stage's ep x etp such groups at once (times tp below, so over tp here).
+  // expert-data-parallel group (RankLowering::dp_collectives): the stage's
+  // ep x etp such groups at once (times tp below, so over tp here).
   const double ne = plan_.expert_replicas();
   const double expert_all_reduce =
       flows ? ne * std::min(2 * (ne - 1), steps_cap) * plan_.ep * plan_.etp / plan_.tp : 0.0;

@@ -4,7 +4,7 @@
 // it, or a forward and a backward paired by options.moe_a2a_overlap run as
 // one step, each one's exchanges under the other's compute); this lays the
 // exchanges out within that time as the chunk model does
-// (workload::StageCost::EpChunks; paired_time in lower/lower_pipeline.cpp):
+// (workload::StageCost::EpChunks; paired_time in lower/lower_compute.cpp):
 //   alone, the stage's MoE layers one after another, a forward's layer
 //     attention (and the rest of the stage's work, spread evenly), dispatch,
 //     experts, combine; a backward's the reverse (an I alone: its share);

@@ -90,7 +90,7 @@ struct StageCost {
   // dispatch and the combine, and the rest (attention and everything else,
   // the stage's extras included). Forward runs attention, dispatch, experts,
   // combine; backward the reverse (B: I and W, with what recompute redoes).
-  // What options.moe_a2a_overlap interleaves (lower/lower_pipeline.cpp).
+  // What options.moe_a2a_overlap interleaves (lower/lower_compute.cpp).
   struct EpChunks {
     double rest = 0.0, dispatch = 0.0, mlp = 0.0, combine = 0.0;
   };
@@ -98,7 +98,7 @@ struct StageCost {
   int moe_layers = 0;  // of its layers, those with a MoE block (the chunks' sums run over them)
   int moe_layers_redone = 0;  // of those, the ones recompute redoes (the stage's first ones)
   // One MoE layer's dispatch and combine as collectives, for
-  // options.collectives "flow" (lower/lower_pipeline.cpp runs them as tasks
+  // options.collectives "flow" (lower/lower_compute.cpp runs them as tasks
   // of their own there): in the order each pass runs them, the forward's,
   // the backward's (input gradient), and what recompute redoes of the
   // forward's in the backward. Their analytic times add up to the layer's
