@@ -364,7 +364,7 @@ void Lowering::RankLowering::optimizer(std::size_t k) {
   // ZeRO-1/2: each replica updated its shard; gather the full parameters.
   for (int s : lw.stages_of_rank_[r]) {
     const workload::StageCost& c = lw.costs_.stages[s];
-    // Overlapped, the gather runs under the next forward (above).
+    // Overlapped, the gather runs under the next forward (cut_into_pieces).
     if (c.param_all_gather <= core::Time::zero() || !c.param_bucket_gather.empty()) continue;
     const Tasks gather = dp_collectives(
         {kGather, kGatherExperts}, s, 0, hw::CollectiveKind::kAllGather, c.param_bytes, c.param_all_gather,

@@ -74,8 +74,9 @@ class Lowering::RankLowering : private Lowering::PipelineKeys {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   static constexpr std::size_t kNoItem = GatherPrefetch::kNoItem;
 
-  // One action each (the action at index k of the rank's program).
-  void compute(std::size_t k);  // lower_compute.cpp, as the four below
+  // A compute action (the action at index k of the rank's program), in
+  // lower_compute.cpp as the three after it.
+  void compute(std::size_t k);
   // The pieces (Lowering::pieces_, emptied first by the caller) a compute
   // action of `duration` runs as, each a share of its time: one per ZeRO-3
   // unit (`by_unit`: forward in order, backward in reverse), each after its
@@ -94,6 +95,7 @@ class Lowering::RankLowering : private Lowering::PipelineKeys {
   // Full fidelity with tp > 1: the tensor peers meet after each compute
   // action (they all-reduce inside it), so that none runs ahead.
   void tp_barrier(std::size_t k);
+  // The other kinds of action (lower_pipeline.cpp).
   void unshard(std::size_t k);
   void reshard(std::size_t k);
   void send(std::size_t k);
