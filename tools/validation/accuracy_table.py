@@ -4,15 +4,26 @@
 usage: tools/validation/accuracy_table.py [TRAINSIM] [CASES.json]
 (defaults: build/trainsim, tests/validation/cases.json)
 """
+import argparse
 import json
 import os
 import subprocess
 import sys
 
-trainsim = sys.argv[1] if len(sys.argv) > 1 else "build/trainsim"
-cases = sys.argv[2] if len(sys.argv) > 2 else "tests/validation/cases.json"
-out = subprocess.run([trainsim, "validate", cases, "--json"], capture_output=True, text=True, check=True).stdout
-d = json.loads(out)
+ap = argparse.ArgumentParser(description="Prints docs/accuracy.md's tables from `trainsim validate --json`.")
+ap.add_argument("trainsim", nargs="?", default="build/trainsim", help="the trainsim binary (default build/trainsim)")
+ap.add_argument("cases", nargs="?", default="tests/validation/cases.json",
+                help="the validation cases (default tests/validation/cases.json)")
+args = ap.parse_args()
+trainsim, cases = args.trainsim, args.cases
+try:
+    run = subprocess.run([trainsim, "validate", cases, "--json"], capture_output=True, text=True)
+except OSError as e:
+    sys.exit(f"error: cannot run {trainsim}: {e.strerror} (build it first, or give its path)")
+# No limits are given, so anything but exit 0 is an error (7 would be a limit exceeded).
+if run.returncode != 0 or not run.stdout.strip():
+    sys.exit(f"error: {trainsim} validate {cases} failed (exit {run.returncode}): {run.stderr.strip()}")
+d = json.loads(run.stdout)
 
 for kind, title in (("performance", "iteration time / throughput"), ("memory", "memory"),
                     ("layer_time", "one layer's time")):
