@@ -91,8 +91,18 @@ def main() -> int:
     if len(sys.argv) < 2:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
+    if sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     rsvg = os.environ.get("RSVG_CONVERT", "rsvg-convert")
-    bad = [m for m in (check(p, rsvg) for p in sys.argv[1:]) if m]
+    try:
+        bad = [m for m in (check(p, rsvg) for p in sys.argv[1:]) if m]
+    except OSError as e:
+        print(f"error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    except (ValueError, AttributeError) as e:
+        print(f"error: not an SVG this check reads ({e})", file=sys.stderr)
+        return 2
     for m in bad:
         print(m, file=sys.stderr)
     return 1 if bad else 0
