@@ -7,12 +7,21 @@ docs/python-microbatch.svg.
 """
 import sys
 
-import matplotlib
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__.strip())
+    sys.exit(0)
+try:
+    import matplotlib
+except ModuleNotFoundError:
+    sys.exit("error: this example draws with matplotlib, which is not installed (Debian: apt-get install python3-matplotlib)")
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-import trainsim  # noqa: E402
+try:
+    import trainsim  # noqa: E402
+except ModuleNotFoundError:
+    sys.exit("error: the trainsim module is not on the path: build it, then run with PYTHONPATH=build/python")
 
 matplotlib.rcParams["svg.hashsalt"] = "trainsim"  # the same file each run
 
