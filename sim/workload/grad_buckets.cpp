@@ -14,16 +14,10 @@ namespace trainsim::workload {
 void add_grad_buckets(StageCost& c, const Plan& plan, const hw::NodeSpec& node, hw::CollectiveAlgorithm algorithm,
                       const StageGroups& groups, double grad_value_bytes) {
   const double g = grad_value_bytes;
-  const int shard = plan.shard_group_size(), expert_shard = plan.expert_shard_group_size();
+  const int expert_shard = plan.expert_shard_group_size();
   const bool offload = plan.offload != Offload::kNone;
   const hw::CollectiveGroup& dp_group = groups.dp;
   const hw::CollectiveGroup& edp_group = groups.edp;
-  // Host <-> GPU copies over PCIe, each way.
-  auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
-  // Of `bytes` of gradients, `expert_bytes` the routed experts', this GPU's shard.
-  auto owned = [&](double bytes, double expert_bytes) {
-    return expert_bytes > 0.0 ? (bytes - expert_bytes) / shard + expert_bytes / expert_shard : bytes / shard;
-  };
   // Gradient buckets, in the order backward fills them.
   const double grad_bytes = c.params * g;
   c.param_bytes = c.params * kActivationBytes;
@@ -73,7 +67,7 @@ void add_grad_buckets(StageCost& c, const Plan& plan, const hw::NodeSpec& node, 
       // (With no replica to reduce with, the stage's gradients still go
       // to the host optimizer, as one bucket.)
       const double copied = reduces || plan.zero_stage == 3 ? bytes : grad_bytes;
-      costed_copy = core::Time::seconds(pcie_seconds(owned(copied, copied * expert_share)));
+      costed_copy = core::Time::seconds(host_copy_seconds(plan, node, sharded_share(plan, copied, copied * expert_share)));
       costed = dp_collective(reduce, bytes) + costed_copy;
       costed_experts = expert_collective(reduce, bytes);
       costed_bytes = bytes;

@@ -25,6 +25,15 @@ double optimizer_bytes_per_param(double grad_bytes, Precision precision, double 
   return to_main_grads + unscale + norm + adam + to_model_params;
 }
 
+double sharded_share(const Plan& plan, double params, double expert_params) {
+  const int shard = plan.shard_group_size(), expert_shard = plan.expert_shard_group_size();
+  return expert_params > 0.0 ? (params - expert_params) / shard + expert_params / expert_shard : params / shard;
+}
+
+double host_copy_seconds(const Plan& plan, const hw::NodeSpec& node, double bytes) {
+  return plan.offload != Offload::kNone ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0;
+}
+
 core::Time optimizer_step_time(const Plan& plan, const hw::NodeSpec& node, double updated, double held_grads,
                                double params, double grad_bytes, double shard_grad_bytes, double moment_bytes) {
   const double g = grad_bytes, m = moment_bytes;
@@ -42,7 +51,7 @@ core::Time optimizer_step_time(const Plan& plan, const hw::NodeSpec& node, doubl
   }
   const bool params_on_host = plan.offload == Offload::kOptimizerAndParams;
   const double gpu_grads = plan.zero_stage == 1 ? params * g : 0.0;
-  return core::Time::seconds(host_step_s + (params_on_host ? 0.0 : updated * kActivationBytes / (node.pcie_gb_per_s * 1e9)) +
+  return core::Time::seconds(host_step_s + (params_on_host ? 0.0 : host_copy_seconds(plan, node, updated * kActivationBytes)) +
                              gpu_grads / (node.gpu.hbm_achievable_tb_per_s * 1e12) + node.gpu.kernel_overhead_us * 1e-6);
 }
 

@@ -44,6 +44,15 @@ double model_state_bytes_per_param(int zero_stage, int dp, double grad_bytes = 2
 double optimizer_bytes_per_param(double grad_bytes, Precision precision, double moment_bytes = 4.0,
                                  bool sixteen_bit_copy = true);
 
+// Of `params` (or their bytes), `expert_params` of them the routed experts',
+// what one GPU holds under ZeRO's sharding: the rest over the sharding group
+// (Plan::shard_group_size), the experts over theirs
+// (Plan::expert_shard_group_size).
+double sharded_share(const Plan& plan, double params, double expert_params);
+// A copy of `bytes` over the host link (PCIe, one way) where the plan
+// offloads (Plan::offload); zero where it does not.
+double host_copy_seconds(const Plan& plan, const hw::NodeSpec& node, double bytes);
+
 // The optimizer step of one GPU: its `updated` parameters stepped (those
 // optimizer_bytes_per_param passes over them at the achievable HBM
 // bandwidth, `shard_grad_bytes` a gradient), then the `held_grads` gradients

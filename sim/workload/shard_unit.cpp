@@ -14,14 +14,7 @@ ShardUnit shard_unit(const ShardUnitHolding& holding, const ShardUnitContext& co
   const int shard = plan.shard_group_size(), copies = plan.shard_replicas();
   const int expert_shard = plan.expert_shard_group_size();
   const bool fp8 = plan.precision == Precision::kFp8;
-  const bool offload = plan.offload != Offload::kNone;
   const bool offload_params = plan.offload == Offload::kOptimizerAndParams;
-  // Host <-> GPU copies over PCIe, each way.
-  auto pcie_seconds = [&](double bytes) { return offload ? bytes / (node.pcie_gb_per_s * 1e9) : 0.0; };
-  // Of `bytes` (`expert_bytes` of them the routed experts'), this GPU's shard.
-  auto owned = [&](double bytes, double expert_bytes) {
-    return expert_bytes > 0.0 ? (bytes - expert_bytes) / shard + expert_bytes / expert_shard : bytes / shard;
-  };
   // The experts' part over the expert-data-parallel group after the rest
   // over the sharding group: two collectives, one after the other. The
   // experts' part and its time (zero without experts) in `experts`.
@@ -53,7 +46,7 @@ ShardUnit shard_unit(const ShardUnitHolding& holding, const ShardUnitContext& co
   std::pair<double, core::Time> experts;
   const double gathered_per_param = fp8 && plan.fp8_param_gather ? 1.0 : kActivationBytes;
   u.gather_host_copy = core::Time::seconds(
-      offload_params ? pcie_seconds(owned(u.gather_bytes, unit_experts * gathered_per_param)) : 0.0);
+      offload_params ? host_copy_seconds(plan, node, sharded_share(plan, u.gather_bytes, unit_experts * gathered_per_param)) : 0.0);
   u.gather = sharded_collective(hw::CollectiveKind::kAllGather, u.gather_bytes, gathered_per_param, experts) +
              u.gather_host_copy;
   std::tie(u.gather_expert_bytes, u.gather_experts) = experts;
@@ -74,10 +67,10 @@ ShardUnit shard_unit(const ShardUnitHolding& holding, const ShardUnitContext& co
   const bool deepspeed_copies = plan.blocking_grad_copy();
   const double copied_per_param = deepspeed_copies ? 2.0 * g : g;
   const core::Time to_host =
-      core::Time::seconds(pcie_seconds(owned(holding.params * copied_per_param, unit_experts * copied_per_param)));
+      core::Time::seconds(host_copy_seconds(plan, node, sharded_share(plan, holding.params * copied_per_param, unit_experts * copied_per_param)));
   u.grad_host_copy = to_host;
   if (deepspeed_copies) {
-    u.grad_fp32_copy = core::Time::seconds(pcie_seconds(owned(holding.params * 4.0, unit_experts * 4.0)));
+    u.grad_fp32_copy = core::Time::seconds(host_copy_seconds(plan, node, sharded_share(plan, holding.params * 4.0, unit_experts * 4.0)));
   }
   u.grad_scatter = sharded_collective(hw::CollectiveKind::kReduceScatter, u.grad_bytes, g, experts);
   std::tie(u.grad_expert_bytes, u.grad_scatter_experts) = experts;

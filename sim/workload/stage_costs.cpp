@@ -423,10 +423,6 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       c.host_state_bytes =
           to_bytes(hosted_per_param / shard * dense_params + hosted_per_param / expert_shard * c.expert_params);
     }
-    // Of a count of parameters, `expert_params` the routed experts', this GPU's shard.
-    auto owned = [&](double params, double expert_params) {
-      return expert_params > 0.0 ? (params - expert_params) / shard + expert_params / expert_shard : params / shard;
-    };
 
     // What each tensor rank sends: 1/tp of the activation when the sequence
     // is split (sequence parallelism) or the sends are; all of it otherwise.
@@ -521,7 +517,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
           hw::collective_time(hw::CollectiveKind::kAllReduce, c.embedding_grad_bytes, ends, node, algorithm);
     }
     // What each GPU steps: its shard under ZeRO-1/2/3 (and the distributed optimizer), all of it under ZeRO-0.
-    const double updated = plan.zero_stage >= 1 ? owned(c.params, c.expert_params) : c.params;
+    const double updated = plan.zero_stage >= 1 ? sharded_share(plan, c.params, c.expert_params) : c.params;
     if (plan.pipelines() > 1) {
       // DualPipe: each pair of copies adds what each keeps after its own
       // reduction, the gradients of what it steps.
@@ -535,7 +531,7 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     // PyTorch's FSDP shards (fsdp_fp32_shards) are not zeroed: its optimizers'
     // zero_grad sets gradients to None (set_to_none, PyTorch's default since 2.0).
     const double held_grads = plan.fsdp_fp32_shards ? 0.0
-                              : plan.zero_stage >= 2 ? owned(c.params, c.expert_params)
+                              : plan.zero_stage >= 2 ? sharded_share(plan, c.params, c.expert_params)
                                                      : c.params;
     c.optimizer_step = optimizer_step_time(plan, node, updated, held_grads, c.params, g, shard_g, m);
     out.stages.push_back(c);

@@ -67,4 +67,22 @@ TEST_CASE("the optimizer step streams its shard through HBM, or through the host
         doctest::Approx(1.52e-3 + 80e-6 + 10e-6).epsilon(1e-12));
 }
 
+TEST_CASE("a GPU's share of sharded parameters, and a copy over the host link") {
+  // dp 8: 1,000,000 parameters sharded over 8 is 125,000. With ep 4 the
+  // routed experts' 400,000 shard over 8 / 4 = 2 replicas of each expert:
+  // 600,000 / 8 + 400,000 / 2 = 275,000.
+  Plan p;
+  p.dp = 8;
+  p.zero_stage = 1;
+  CHECK(sharded_share(p, 1e6, 0.0) == 125000.0);
+  p.ep = 4;
+  CHECK(sharded_share(p, 1e6, 4e5) == 275000.0);
+  // Nothing crosses the host link without offloading; 2,000,000 bytes at 25 GB/s take 80 us.
+  hw::NodeSpec node = small_cluster(1).node;
+  node.pcie_gb_per_s = 25.0;
+  CHECK(host_copy_seconds(p, node, 2e6) == 0.0);
+  p.offload = Offload::kOptimizer;
+  CHECK(host_copy_seconds(p, node, 2e6) == doctest::Approx(80e-6).epsilon(1e-12));
+}
+
 }  // namespace workload_stage_activations_test
