@@ -28,6 +28,7 @@ LinkId FlowNetwork::add_link(Link link) {
   flows_on_link_.emplace_back();
   cap_load_.push_back(0.0);
   uncapped_on_.push_back(0.0);
+  early_on_link_.push_back(0);
   bytes_carried_.push_back(0.0);
   return static_cast<LinkId>(links_.size() - 1);
 }
@@ -53,8 +54,56 @@ void FlowNetwork::on_ready(core::TaskId task, core::Engine& engine) {
   engine.start(task);
   const core::Task& t = engine.graph().task(task);
   if (t.route >= routes_.size()) throw std::runtime_error("transfer names a missing route");
+  const Route& route = routes_[t.route];
+  const core::Time begins = engine.now() + route.latency;
+  // A transfer that finds its links empty takes its place now, its bytes
+  // moving from `begins`: alone, its rate then is known now, so it needs no
+  // event when its latency ends (most pipeline sends). Another flow that
+  // joins one of its links before then sends it back to the timer
+  // (insert_flow), so rates are solved as if it began at `begins`.
+  if (!record_rates_ && t.amount > 0.0 && alone_on(route)) {
+    Flow f;
+    f.task = task;
+    f.route = t.route;
+    f.remaining = f.size = t.amount;
+    f.cap = route.max_bytes_per_s * 1e-12;
+    f.early = true;
+    const std::uint32_t slot = insert_flow(f, begins, engine);
+    ++flows_solved_;
+    flows_[slot].rate = lone_rate(slot);
+    project_finish(slot, begins);
+    reschedule(engine);
+    return;
+  }
   // Latency first (an event per transfer start: a timer, not a waiting list).
-  engine.schedule(timer_id_, engine.now() + routes_[t.route].latency, latency_token(task));
+  engine.schedule(timer_id_, begins, latency_token(task));
+}
+
+void FlowNetwork::send_back_waiting(const Route& route, core::Engine& engine) {
+  // A flow on these links whose bytes have yet to move goes back to its
+  // latency timer: it joins the links when its latency ends, after the
+  // flow now joining them, as it would have without taking its place early.
+  waiting_.clear();
+  for (LinkId l : route.links) {
+    if (early_on_link_[l] == 0) continue;
+    for (std::uint32_t s : flows_on_link_[l]) {
+      if (flows_[s].updated > engine.now()) waiting_.push_back(s);
+    }
+  }
+  for (std::uint32_t s : waiting_) {
+    if (!flows_[s].active) continue;  // on two of these links: sent back already
+    const core::TaskId task = flows_[s].task;
+    const core::Time begins = flows_[s].updated;
+    end_flow(s);
+    engine.schedule(timer_id_, begins, latency_token(task));
+  }
+}
+
+bool FlowNetwork::alone_on(const Route& route) const {
+  for (LinkId l : route.links) {
+    if (!flows_on_link_[l].empty()) return false;
+  }
+  return !route.links.empty();
 }
 
 void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
@@ -142,7 +191,7 @@ void FlowNetwork::start_flows(const std::vector<FlowStart>& flows, FlowClient& c
     f.cap = s.max_bytes_per_s > 0.0 ? s.max_bytes_per_s * 1e-12 : 0.0;
     f.client = &client;
     f.token = s.token;
-    insert_flow(f, engine.now());
+    insert_flow(f, engine.now(), engine);
     seeds.insert(seeds.end(), route.links.begin(), route.links.end());
   }
   if (!seeds.empty()) {
@@ -153,13 +202,14 @@ void FlowNetwork::start_flows(const std::vector<FlowStart>& flows, FlowClient& c
 }
 
 void FlowNetwork::add_flow(const Flow& flow, core::Engine& engine) {
-  insert_flow(flow, engine.now());
+  insert_flow(flow, engine.now(), engine);
   resolve(routes_[flow.route].links, engine.now());
   reschedule(engine);
 }
 
-void FlowNetwork::insert_flow(const Flow& flow, core::Time now) {
+std::uint32_t FlowNetwork::insert_flow(const Flow& flow, core::Time now, core::Engine& engine) {
   const Route& route = routes_[flow.route];
+  send_back_waiting(route, engine);
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -181,12 +231,14 @@ void FlowNetwork::insert_flow(const Flow& flow, core::Time now) {
   for (std::size_t i = 0; i < route.links.size(); ++i) {
     const LinkId l = route.links[i];
     flows_on_link_[l].push_back(slot);
+    if (f.early) ++early_on_link_[l];
     if (f.cap > 0.0) {
       cap_load_[l] += f.cap * route.weight(i);
     } else {
       uncapped_on_[l] += route.weight(i);
     }
   }
+  return slot;
 }
 
 void FlowNetwork::end_flow(std::uint32_t slot) {
@@ -198,6 +250,7 @@ void FlowNetwork::end_flow(std::uint32_t slot) {
     const LinkId l = route.links[i];
     auto& on = flows_on_link_[l];
     on.erase(std::find(on.begin(), on.end(), slot));
+    if (f.early) --early_on_link_[l];
     if (on.empty()) {
       cap_load_[l] = uncapped_on_[l] = 0.0;  // exact again, whatever rounding the sums gathered
     } else if (f.cap > 0.0) {
@@ -290,6 +343,7 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
   old_rates_.clear();
   for (std::uint32_t s : comp_flows_) {
     Flow& f = flows_[s];
+    if (f.updated > now) throw std::logic_error("FlowNetwork: a flow was re-solved before its bytes began to move");
     f.remaining -= f.rate * static_cast<double>((now - f.updated).ps());
     if (f.remaining < 0.0) f.remaining = 0.0;
     f.updated = now;
@@ -332,19 +386,24 @@ void FlowNetwork::resolve(const std::vector<LinkId>& seed_links, core::Time now)
     // their rate when one of them ends; re-timing them all filled the heap
     // with stale entries.)
     if (f.rate == old_rates_[k]) continue;
-    ++f.version;
-    if (!(f.rate > 0.0)) {
-      f.finish = core::Time::max();  // starved; re-solved when a neighbour ends
-      continue;
-    }
-    const double ps = std::ceil(f.remaining / f.rate);
-    if (!(ps < static_cast<double>(core::Time::kLimitPs))) {
-      throw std::overflow_error("a transfer of " + std::to_string(f.remaining) +
-                                " bytes would take longer than the 53 days one duration may last");
-    }
-    f.finish = now + core::Time::ps(static_cast<std::int64_t>(ps));
-    push_due(s);
+    project_finish(s, now);
   }
+}
+
+void FlowNetwork::project_finish(std::uint32_t slot, core::Time now) {
+  Flow& f = flows_[slot];
+  ++f.version;
+  if (!(f.rate > 0.0)) {
+    f.finish = core::Time::max();  // starved; re-solved when a neighbour ends
+    return;
+  }
+  const double ps = std::ceil(f.remaining / f.rate);
+  if (!(ps < static_cast<double>(core::Time::kLimitPs))) {
+    throw std::overflow_error("a transfer of " + std::to_string(f.remaining) +
+                              " bytes would take longer than the 53 days one duration may last");
+  }
+  f.finish = now + core::Time::ps(static_cast<std::int64_t>(ps));
+  push_due(slot);
 }
 
 // What fill() gives a flow that shares no limiting link with another: the

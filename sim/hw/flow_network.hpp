@@ -1,7 +1,12 @@
 // Point-to-point transfers as flows over routes of links.
 //
 // A transfer first waits out its route's latency, then becomes a flow that
-// shares each link of its route with the other flows on it. Rates follow
+// shares each link of its route with the other flows on it. One that finds
+// every link of its route empty when it is ready takes its place at once,
+// its bytes to move from the end of its latency: its rate then is already
+// known, so its latency needs no event of its own; a flow that joins one of
+// its links before then sends it back to a latency timer, and the rates come
+// out as if it had waited. Rates follow
 // max-min fairness, computed by progressive filling: raise every unfrozen
 // flow's rate together until some link is full, freeze the flows crossing it,
 // repeat. When a flow starts or ends only the flows that share links with it,
@@ -80,9 +85,10 @@ class FlowNetwork final : public core::Resource {
   void start_flows(const std::vector<FlowStart>& flows, FlowClient& client, core::Engine& engine);
 
   // The network receives two kinds of events: route-latency expiries (one per
-  // transfer) and its single completion check, which is cancelled whenever the
-  // earliest finish moves. They need separate engine owners so that cancelling
-  // the completion check leaves the latency timers alone.
+  // transfer that does not take its place at once) and its single completion
+  // check, which is cancelled whenever the earliest finish moves. They need
+  // separate engine owners so that cancelling the completion check leaves the
+  // latency timers alone.
   void set_ids(core::ResourceId completion, core::ResourceId timers) {
     completion_id_ = completion;
     timer_id_ = timers;
@@ -114,6 +120,7 @@ class FlowNetwork final : public core::Resource {
     std::uint32_t active_index = 0;  // position in active_
     bool active = false;
     double cap = 0.0;                // bytes per picosecond; 0 for none
+    bool early = false;              // took its place before its latency ended (on_ready)
     FlowClient* client = nullptr;    // told instead of finishing `task`
     std::uint64_t token = 0;
   };
@@ -125,8 +132,17 @@ class FlowNetwork final : public core::Resource {
 
   void begin_flow(core::TaskId task, core::Engine& engine);
   void add_flow(const Flow& flow, core::Engine& engine);
-  void insert_flow(const Flow& flow, core::Time now);  // without solving rates
+  // Takes a slot for `flow`, its bytes moving from `now` (later than the
+  // engine's for a lone transfer that waits out its latency), without
+  // solving rates.
+  std::uint32_t insert_flow(const Flow& flow, core::Time now, core::Engine& engine);
   void end_flow(std::uint32_t slot);
+  bool alone_on(const Route& route) const;  // no flow on any of its links
+  // Sends the flows on `route`'s links that took their place early and have
+  // yet to move back to their latency timers.
+  void send_back_waiting(const Route& route, core::Engine& engine);
+  // A flow's finish at its new rate from `now`, in the due-heap (none while starved).
+  void project_finish(std::uint32_t slot, core::Time now);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
   void fill();  // rates of the component resolve() gathered
   double lone_rate(std::uint32_t slot) const;  // fill()'s rate for a component of one flow
@@ -171,6 +187,11 @@ class FlowNetwork final : public core::Resource {
     core::TaskId task;
   };
   std::vector<std::uint32_t> done_;
+  std::vector<std::uint32_t> waiting_;  // send_back_waiting's flows
+  // By link: its flows that took their place before their latency ended
+  // (moving by now or not), so that only their links are searched for one
+  // still waiting.
+  std::vector<std::uint32_t> early_on_link_;
   std::vector<LinkId> touched_, seeds_;
   std::vector<Ended> ended_;
   std::vector<char> limiting_;  // by link, during fill(): can limit, and in the component

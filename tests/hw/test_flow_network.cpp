@@ -17,8 +17,10 @@ using core::Time;
 
 namespace {
 
-// Runs transfers (bytes, route) all ready at time 0 and returns their end times in ns.
-std::vector<double> run_flows(hw::FlowNetwork& net, const std::vector<std::pair<double, std::uint32_t>>& transfers) {
+// Runs transfers (bytes, route) all ready at time 0 and returns their end
+// times in ns (and, if asked, the events the engine delivered).
+std::vector<double> run_flows(hw::FlowNetwork& net, const std::vector<std::pair<double, std::uint32_t>>& transfers,
+                              std::uint64_t* events = nullptr) {
   core::TaskGraph g;
   for (const auto& [bytes, route] : transfers) g.add({0, route, Time::zero(), bytes});
   g.finalize();
@@ -27,6 +29,7 @@ std::vector<double> run_flows(hw::FlowNetwork& net, const std::vector<std::pair<
   const auto timers = e.add_resource(net);
   net.set_ids(completion, timers);
   const core::Timeline tl = e.run();
+  if (events != nullptr) *events = tl.events;
   std::vector<double> ends;
   for (std::size_t i = 0; i < transfers.size(); ++i) ends.push_back(tl.end[i].ps() / 1000.0);
   return ends;
@@ -143,6 +146,51 @@ TEST_CASE("latency is paid once, before the bytes flow") {
   const auto l = net.add_link({1e9, Time::microseconds(1)});
   const auto r = net.add_route({l});
   CHECK(run_flows(net, {{1000, r}})[0] == doctest::Approx(2000).scale(0));
+}
+
+TEST_CASE("a transfer alone on its links waits out its latency with no event, and shares them once it begins") {
+  // One link of 1 B/ns. Alone, 1000 B after 100 ns of latency end at
+  // 100 + 1000 = 1100 ns, in one event (the completion check).
+  // P (100 ns of latency) and Q (50 ns), 1000 B each, both ready at 0: P
+  // takes its place first, Q sends it back to its timer. Q moves alone from
+  // 50 to 100 ns (50 B), then both at 0.5 B/ns: Q's 950 B end at
+  // 100 + 1900 = 2000 ns, when P has 1000 - 950 = 50 B left, alone again:
+  // 2050 ns. Four events: both timers and a completion check for each end.
+  hw::FlowNetwork net;
+  const auto l = net.add_link({1e9, Time::zero()});
+  const auto p = net.add_route({l}, Time::ps(100'000));
+  const auto q = net.add_route({l}, Time::ps(50'000));
+  std::uint64_t events = 0;
+  CHECK(run_flows(net, {{1000, p}}, &events)[0] == doctest::Approx(1100).scale(0));
+  CHECK(events == 1);
+  const auto ends = run_flows(net, {{1000, p}, {1000, q}}, &events);
+  CHECK(ends[0] == doctest::Approx(2050).scale(0));
+  CHECK(ends[1] == doctest::Approx(2000).scale(0));
+  CHECK(events == 4);
+}
+
+TEST_CASE("a collective's flow that joins a waiting transfer's link sends the transfer back to its timer") {
+  // One link of 1 B/ns. P: 1000 B after 100 ns of latency; a burst of one
+  // flow of 1000 B starts on the link at 0. The burst moves alone until
+  // 100 ns (100 B), then both at 0.5 B/ns: its 900 B end at 100 + 1800 =
+  // 1900 ns, when P has 1000 - 900 = 100 B left, alone: 2000 ns.
+  hw::FlowNetwork net;
+  const auto l = net.add_link({1e9, Time::zero()});
+  const auto p = net.add_route({l}, Time::ps(100'000));
+  const auto b = net.add_route({l});
+  core::TaskGraph g;
+  g.add({0, p, Time::zero(), 1000});
+  g.add({2, 0, Time::zero(), 0.0});
+  g.finalize();
+  core::Engine e(g);
+  const auto completion = e.add_resource(net);
+  const auto timers = e.add_resource(net);
+  net.set_ids(completion, timers);
+  Burst burst(net, {{1000, b, 0.0, 7}});
+  e.add_resource(burst);
+  const core::Timeline tl = e.run();
+  CHECK(tl.end[0].ps() / 1000.0 == doctest::Approx(2000).scale(0));
+  CHECK(burst.ends.at(7) == doctest::Approx(1900).scale(0));
 }
 
 TEST_CASE("a route's rate cap holds a transfer below its links, and leaves the rest to others") {
