@@ -60,7 +60,9 @@ void FlowNetwork::on_ready(core::TaskId task, core::Engine& engine) {
   // moving from `begins`: alone, its rate then is known now, so it needs no
   // event when its latency ends (most pipeline sends). Another flow that
   // joins one of its links before then sends it back to the timer
-  // (insert_flow), so rates are solved as if it began at `begins`.
+  // (insert_flow), so rates are solved as if it began at `begins`. Not while
+  // the links' rates are recorded for a trace: each link's history is
+  // written in time order, as rates change.
   if (!record_rates_ && t.amount > 0.0 && alone_on(route)) {
     Flow f;
     f.task = task;
