@@ -7,6 +7,7 @@
 
 #include "cli/progress_line.hpp"
 #include "config/load.hpp"
+#include "core/event_queue.hpp"
 #include "driver/whatif.hpp"
 #include "report/chrome_trace.hpp"
 #include "report/layer_ops.hpp"
@@ -38,6 +39,9 @@ void add_run_command(CLI::App& app, RunArgs& args) {
                 "Also break one transformer layer down op by op: each op's forward, backward and recomputed time, "
                 "what bounds it (tensor cores, memory, launches, or tp/cp/ep communication) and its rate (with "
                 "--json: the key layer_ops)");
+  run->add_flag("--reverse-ties", args.reverse_ties,
+                "Deliver events of one picosecond last scheduled first instead of first scheduled first: every "
+                "figure should come out the same (a check that none leans on the order of simultaneous events)");
   run->footer(
       "Exit status: 0 success; 2 bad config (the message names the file and JSON path); 3 the schedule cannot\n"
       "run the plan; 4 out of memory with options.strict_memory; 5 the trace, the SVG or standard output could not\n"
@@ -97,6 +101,7 @@ int check_outputs(const RunArgs& args, const config::Scenario& sc) {
 }  // namespace
 
 int run_command(const RunArgs& args) {
+  core::EventQueue::reverse_ties(args.reverse_ties);
   config::Scenario sc;
   try {
     sc = config::load_file(args.config, args.overrides);

@@ -17,6 +17,7 @@ struct RunArgs {
   std::string svg;
   bool json = false;
   bool ops = false;  // --ops: one layer op by op
+  bool reverse_ties = false;  // --reverse-ties: simultaneous events the other way round
 };
 
 // Exit codes, also listed in `trainsim run --help`.

@@ -16,6 +16,7 @@
 #include "cli/stop_signals.hpp"
 #include "cli/whole_number.hpp"
 #include "config/error.hpp"
+#include "core/event_queue.hpp"
 #include "report/output_file.hpp"
 #include "sweep/baseline.hpp"
 #include "sweep/merge.hpp"
@@ -181,6 +182,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
   add_tolerance(*cmd, args.tolerance, args.tolerance_given);
   cmd->add_option("--plot", args.plot, "Draw the best iteration time over (tp, pp) as an SVG heat map to this file")
       ->check(non_empty);
+  cmd->add_flag("--reverse-ties", args.reverse_ties,
+                "Deliver events of one picosecond last scheduled first instead of first scheduled first: every "
+                "figure should come out the same (a check that none leans on the order of simultaneous events)");
   cmd->footer(
       "Exit status: 0 success; 2 bad sweep file (or bad --baseline, or --tolerance bad or without --baseline); 5 an\n"
       "output file could not be written, or two outputs (or an output and the sweep file) are one file; 8 the best\n"
@@ -234,6 +238,7 @@ int sweep_merge_command(const SweepMergeArgs& args) {
 int sweep_command(const SweepArgs& args) {
   // Before anything else: a signal during loading still gets its answer.
   const StopSignals signals;
+  core::EventQueue::reverse_ties(args.reverse_ties);
   double tolerance = 0.0;
   if (const int status = read_tolerance(args.baseline, args.tolerance, args.tolerance_given, tolerance); status != kOk) {
     return status;

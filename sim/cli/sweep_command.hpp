@@ -27,6 +27,7 @@ struct SweepArgs {
   std::string tolerance = "2%";
   bool tolerance_given = false;
   std::string plot;
+  bool reverse_ties = false;  // --reverse-ties: simultaneous events the other way round
 };
 
 struct SweepMergeArgs {

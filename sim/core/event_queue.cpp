@@ -1,12 +1,19 @@
 #include "core/event_queue.hpp"
 
+#include <atomic>
 #include <utility>
 
 namespace trainsim::core {
 
 namespace {
 constexpr std::size_t kArity = 4;
-}
+// Read as each queue is made (one per simulation): set once, before any runs.
+std::atomic<bool> ties_reversed{false};
+}  // namespace
+
+EventQueue::EventQueue() : tie_mask_(ties_reversed.load() ? ~std::uint64_t{0} : 0) {}
+
+void EventQueue::reverse_ties(bool on) { ties_reversed.store(on); }
 
 std::uint64_t EventQueue::push(Time time, std::uint32_t owner, std::uint32_t generation,
                                std::uint64_t token) {

@@ -2,7 +2,8 @@
 //
 // Entries are ordered by (time, sequence); the sequence number is handed out when
 // an event is scheduled, so events at equal times fire in the order they were
-// scheduled and a run is reproducible bit for bit. A 4-ary heap is shallower than
+// scheduled and a run is reproducible bit for bit. reverse_ties() turns that
+// order round (last scheduled first), for a check that no figure leans on it. A 4-ary heap is shallower than
 // a binary one and its four children share a cache line or two, which is why it
 // beats std::priority_queue on pop-heavy workloads.
 //
@@ -28,6 +29,11 @@ struct Event {
 
 class EventQueue {
  public:
+  EventQueue();
+  // Events at equal times fire last scheduled first in the queues made from
+  // now on (`trainsim run/sweep --reverse-ties`); off by default.
+  static void reverse_ties(bool on);
+
   // Schedules an event and returns the sequence number it was given.
   std::uint64_t push(Time time, std::uint32_t owner, std::uint32_t generation, std::uint64_t token);
   // Precondition: !empty().
@@ -39,17 +45,19 @@ class EventQueue {
 
  private:
   // (time, sequence) compared as one 128-bit number: times are never
-  // negative here, and one wide comparison needs no branch.
-  static bool before(const Event& a, const Event& b) { return order_of(a) < order_of(b); }
+  // negative here, and one wide comparison needs no branch. The sequence
+  // with every bit flipped (tie_mask_) sorts in the reverse order.
+  bool before(const Event& a, const Event& b) const { return order_of(a) < order_of(b); }
   __extension__ using Order = unsigned __int128;
-  static Order order_of(const Event& e) {
-    return static_cast<Order>(static_cast<std::uint64_t>(e.time.ps())) << 64 | e.sequence;
+  Order order_of(const Event& e) const {
+    return static_cast<Order>(static_cast<std::uint64_t>(e.time.ps())) << 64 | (e.sequence ^ tie_mask_);
   }
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
 
   std::vector<Event> heap_;
   std::uint64_t next_sequence_ = 0;
+  std::uint64_t tie_mask_ = 0;  // 0, or every bit set where ties are reversed
 };
 
 }  // namespace trainsim::core

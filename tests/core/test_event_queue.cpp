@@ -31,6 +31,24 @@ TEST_CASE("equal times pop in the order they were scheduled") {
   for (std::uint64_t i = 0; i < 100; ++i) CHECK(q.pop().token == i);
 }
 
+TEST_CASE("with ties reversed, equal times pop last scheduled first, and times still in order") {
+  // Queues made while reverse_ties is on: tokens 0..99 at 5 ps pop 99..0;
+  // one at 3 ps scheduled last still comes first, one at 7 ps last.
+  EventQueue::reverse_ties(true);
+  EventQueue q;
+  EventQueue::reverse_ties(false);
+  for (std::uint64_t i = 0; i < 100; ++i) q.push(Time::ps(5), 0, 0, i);
+  q.push(Time::ps(7), 0, 0, 200);
+  q.push(Time::ps(3), 0, 0, 100);
+  CHECK(q.pop().token == 100);
+  for (std::uint64_t i = 0; i < 100; ++i) CHECK(q.pop().token == 99 - i);
+  CHECK(q.pop().token == 200);
+  EventQueue after;  // made with the order back to normal
+  after.push(Time::ps(5), 0, 0, 1);
+  after.push(Time::ps(5), 0, 0, 2);
+  CHECK(after.pop().token == 1);
+}
+
 TEST_CASE("the heap agrees with a stable sort on (time, sequence)") {
   std::mt19937_64 rng(42);
   EventQueue q;
