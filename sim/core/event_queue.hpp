@@ -2,10 +2,11 @@
 //
 // Entries are ordered by (time, sequence); the sequence number is handed out when
 // an event is scheduled, so events at equal times fire in the order they were
-// scheduled and a run is reproducible bit for bit. reverse_ties() turns that
-// order round (last scheduled first), for a check that no figure leans on it. A 4-ary heap is shallower than
-// a binary one and its four children share a cache line or two, which is why it
-// beats std::priority_queue on pop-heavy workloads.
+// scheduled and a run is reproducible bit for bit; reverse_ties() turns that
+// order round (last scheduled first), for a check that no figure leans on it.
+// A 4-ary heap is shallower than a binary one and its four children share a
+// cache line or two, which is why it beats std::priority_queue on pop-heavy
+// workloads.
 //
 // Cancellation is lazy: an event carries the generation of its owner at the time
 // it was scheduled, and the owner bumps its generation to invalidate it. The stale
