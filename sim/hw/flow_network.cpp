@@ -64,11 +64,7 @@ void FlowNetwork::on_ready(core::TaskId task, core::Engine& engine) {
   // the links' rates are recorded for a trace: each link's history is
   // written in time order, as rates change.
   if (!record_rates_ && t.amount > 0.0 && alone_on(route)) {
-    Flow f;
-    f.task = task;
-    f.route = t.route;
-    f.remaining = f.size = t.amount;
-    f.cap = route.max_bytes_per_s * 1e-12;
+    Flow f = transfer_flow(task, t);
     f.early = true;
     const std::uint32_t slot = insert_flow(f, begins, engine);
     ++flows_solved_;
@@ -152,12 +148,16 @@ void FlowNetwork::begin_flow(core::TaskId task, core::Engine& engine) {
     engine.finish(task);
     return;
   }
+  add_flow(transfer_flow(task, t), engine);
+}
+
+FlowNetwork::Flow FlowNetwork::transfer_flow(core::TaskId task, const core::Task& t) const {
   Flow f;
   f.task = task;
   f.route = t.route;
   f.remaining = f.size = t.amount;
   f.cap = routes_[t.route].max_bytes_per_s * 1e-12;  // bytes per picosecond; 0 for none
-  add_flow(f, engine);
+  return f;
 }
 
 void FlowNetwork::start_flow(double bytes, std::uint32_t route, double max_bytes_per_s, FlowClient& client,

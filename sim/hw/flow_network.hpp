@@ -131,6 +131,7 @@ class FlowNetwork final : public core::Resource {
   };
 
   void begin_flow(core::TaskId task, core::Engine& engine);
+  Flow transfer_flow(core::TaskId task, const core::Task& t) const;  // a task's transfer as a flow, not yet placed
   void add_flow(const Flow& flow, core::Engine& engine);
   // Takes a slot for `flow`, its bytes moving from `now` (later than the
   // engine's for a lone transfer that waits out its latency), without
