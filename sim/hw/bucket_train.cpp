@@ -14,7 +14,10 @@ namespace {
 // order scheduled).
 class Play {
  public:
-  Play(BucketTrain& t, const std::vector<core::Time>& before) : t_(t), before_(before) {}
+  // `queued`: the train's reductions wait for a collective that has not
+  // started, so the play runs the pieces alone (beside `before`).
+  Play(BucketTrain& t, const std::vector<core::Time>& before, bool queued = false)
+      : t_(t), before_(before), queued_(queued) {}
 
   void run(core::Time start) {
     // The first piece has ended. Its bucket's reduction starts (slowing
@@ -27,7 +30,7 @@ class Play {
       speed_ = t_.slowed_speed;
       before_end_ = before_.front();
       before_seq_ = -1;  // scheduled before anything here
-    } else {
+    } else if (!queued_) {
       start_reduction(0);
     }
     start_piece(1);
@@ -116,13 +119,14 @@ class Play {
       set_speed(t_.slowed_speed);
       before_end_ = before_[next_before_];
       before_seq_ = seq_++;
-    } else {
+    } else if (!queued_) {
       start_reduction(0);
     }
   }
 
   BucketTrain& t_;
   const std::vector<core::Time>& before_;
+  bool queued_ = false;
   core::Time now_;
   std::int64_t seq_ = 0;
   double speed_ = 1.0;
@@ -153,15 +157,13 @@ void run_train(BucketTrain& train, core::Time first_piece_end, const std::vector
   train.tail_start = std::max(train.compute_end, play.first_reduction());
   train.tail_passed = 0;
   train.tail_from_start = false;
+  train.plays_beside = false;
+  train.plays_after_end = false;
 }
 
-void queue_train(BucketTrain& train, core::Time first_piece_end) {
-  // Nothing runs beside the pieces: each takes its time at full speed.
-  core::Time at = first_piece_end;
-  for (std::uint32_t k = 1; k < train.buckets; ++k) at += train.piece_of(k);
-  train.compute_end = at;
-  train.before_runs_at_end = false;
-  // The reductions back to back from their start.
+namespace {
+// The reductions back to back from their start, whenever that is.
+void tail_from_start(BucketTrain& train) {
   train.tail.clear();
   core::Time end;
   for (std::uint32_t j = 0; j < train.buckets; ++j) {
@@ -170,6 +172,26 @@ void queue_train(BucketTrain& train, core::Time first_piece_end) {
   }
   train.tail_passed = 0;
   train.tail_from_start = true;
+}
+}  // namespace
+
+void queue_train(BucketTrain& train, core::Time first_piece_end) {
+  // Nothing runs beside the pieces: each takes its time at full speed.
+  core::Time at = first_piece_end;
+  for (std::uint32_t k = 1; k < train.buckets; ++k) at += train.piece_of(k);
+  train.compute_end = at;
+  train.before_runs_at_end = false;
+  tail_from_start(train);
+  train.plays_beside = false;
+  train.plays_after_end = false;
+}
+
+void queue_train_beside(BucketTrain& train, core::Time first_piece_end, const std::vector<core::Time>& before) {
+  Play play(train, before, true);
+  play.run(first_piece_end);
+  tail_from_start(train);
+  train.plays_beside = true;
+  train.plays_after_end = false;
 }
 
 }  // namespace trainsim::hw

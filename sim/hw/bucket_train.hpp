@@ -19,13 +19,17 @@
 // collective before the train on its stream, which has ended when the first
 // piece does, or is the previous train's reductions (whose boundaries are
 // known: a stage's trains follow each other where a rank holds several
-// stages), or has not started and does not until the last piece has ended
-// (a stage whose reductions queue behind those of a stage whose last
-// backward comes later: the pieces then run at full speed, and the
-// reductions back to back once it ends). The stream checks it where the
-// train starts and where it ends, and throws TrainBroken where it does not
-// hold; the caller then lowers the plan with a task per bucket
-// (lower::Options::merge_bucket_trains). The checks find another collective
+// stages), or is another analytic collective, whose end is known once it
+// starts (set_gate), or has not started and does not until the last piece
+// has ended (a stage whose reductions queue behind those of a stage whose
+// last backward comes later: the pieces then run at full speed, and the
+// reductions back to back once it ends). In that last case the train
+// before it may still run beside the first pieces (queue_train_beside):
+// DualPipe's sum of a stage's gradients with its copy's sits between the
+// reductions of a rank's two stages and waits for the other rank. The
+// stream checks it where the train starts and where it ends, and throws
+// TrainBroken where it does not hold; the caller then lowers the plan with
+// a task per bucket (lower::Options::merge_bucket_trains). The checks find another collective
 // of the GPU only where it changes the stream's speed; the lowering makes
 // trains only where every collective of the GPU that moves data runs on the
 // one communication stream, in order, so that none can. Events of other
@@ -57,6 +61,15 @@ struct BucketTrain {
   // the train whose reductions it is, if one's.
   std::optional<core::TaskId> after;
   std::optional<std::uint32_t> after_train;
+  // Where `after` is no train's reductions: the train whose reductions come
+  // just before it on the stream, if one's. They may still run when the
+  // pieces start, `after` waiting behind them (DualPipe: a stage's sum with
+  // its copy's gradients comes between the reductions of a rank's two
+  // stages, and waits for the other rank's).
+  std::optional<std::uint32_t> beside_train;
+  // Where `after` is no train's reductions, when it ends, set as it starts
+  // (CollectiveRunner::set_gate).
+  std::optional<core::Time> after_end;
   std::optional<core::TaskId> reductions;  // the collective task that runs the tail, once made
   // Filled by run_train: when the last piece ends; when the reductions left
   // then start (the last piece's end, or the end of the collective before,
@@ -67,6 +80,10 @@ struct BucketTrain {
   // queue_train's: the tail as times after the reductions start, whenever
   // the collective before lets them.
   bool tail_from_start = false;
+  // queue_train_beside's: the pieces played beside beside_train's reductions;
+  // run_train's beside `after`, which is no train's reductions, to after_end.
+  bool plays_beside = false;
+  bool plays_after_end = false;
   // Kept by CollectiveRunner as the reductions run: the tail's instants passed.
   std::size_t tail_passed = 0;
 };
@@ -82,6 +99,12 @@ void run_train(BucketTrain& train, core::Time first_piece_end, const std::vector
 // before that has not started: fills compute_end, and tail as times after
 // the reductions' start (tail_from_start).
 void queue_train(BucketTrain& train, core::Time first_piece_end);
+
+// queue_train where beside_train's reductions still run when the first piece
+// ends: `before` lists the instants at which they still have boundaries (as
+// run_train's), the pieces slowed until the last; the train's reductions
+// still wait for `after`, which has not started.
+void queue_train_beside(BucketTrain& train, core::Time first_piece_end, const std::vector<core::Time>& before);
 
 class TrainBroken : public std::runtime_error {
  public:

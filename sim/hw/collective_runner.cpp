@@ -88,6 +88,11 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   }
   if (in.analytic_time) {
     engine.schedule(id_, engine.now() + *in.analytic_time, token(kAnalyticDone, id));
+    if (in.gates) {
+      for (const auto& [instance, train] : gates_) {
+        if (instance == id) (*trains_)[train].after_end = engine.now() + *in.analytic_time;
+      }
+    }
     return;
   }
   const std::vector<int>& members = groups_[in.group].members;

@@ -106,6 +106,13 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   // next's start), ending at the last. `trains` outlives the run.
   void set_trains(std::vector<BucketTrain>* trains) { trains_ = trains; }
   void set_train(std::uint32_t instance, std::uint32_t train) { instances_.at(instance).train = static_cast<std::int32_t>(train); }
+  // An analytic collective that is `train`'s `after` (and no train's
+  // reductions): as it launches, the train learns when it will end
+  // (BucketTrain::after_end).
+  void set_gate(std::uint32_t instance, std::uint32_t train) {
+    instances_.at(instance).gates = true;
+    gates_.emplace_back(instance, train);
+  }
   void on_ready(core::TaskId task, core::Engine& engine) override;
   void on_event(std::uint64_t token, core::Engine& engine) override;
   void on_flow_done(std::uint64_t token, core::Engine& engine) override;
@@ -119,6 +126,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     CollectiveKind kind = CollectiveKind::kAllReduce;
     float across_share = 1.0f;  // lay_out's (in what padding after `kind` leaves)
     std::int32_t train = -1;    // set_train's, or -1
+    bool gates = false;         // set_gate's
     double bytes = 0.0;
     GroupId group = 0;
     int participants = 1;
@@ -177,6 +185,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   core::ResourceId id_ = 0;
   CollectiveListener* listener_ = nullptr;
   std::vector<BucketTrain>* trains_ = nullptr;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> gates_;  // (instance, train), set_gate's
 };
 
 }  // namespace trainsim::hw

@@ -16,15 +16,34 @@ void Stream::try_start(core::Engine& engine) {
   if (const std::uint32_t route = engine.graph().task(head).route; route > 0) {
     BucketTrain& train = (*trains_)[route - 1];
     if (train.after && !engine.is_done(*train.after) && !engine.is_running(*train.after)) {
-      // The reductions wait for a collective that has not started.
-      if (speed_ != 1.0) throw TrainBroken("a bucket train starts beside a running collective");
-      queue_train(train, engine.now());
+      // The reductions wait for a collective that has not started; only
+      // the train's before that, whose boundaries are known, may still run.
+      if (speed_ == 1.0) {
+        queue_train(train, engine.now());
+      } else {
+        const BucketTrain* beside = train.beside_train ? &(*trains_)[*train.beside_train] : nullptr;
+        if (beside == nullptr || !beside->reductions || !engine.is_running(*beside->reductions) ||
+            beside->tail_from_start || speed_ != beside->slowed_speed) {
+          throw TrainBroken("a bucket train starts beside a running collective");
+        }
+        queue_train_beside(train, engine.now(),
+                           {beside->tail.begin() + static_cast<std::ptrdiff_t>(beside->tail_passed), beside->tail.end()});
+      }
     } else if (train.after && !engine.is_done(*train.after)) {
-      // Only the previous train's reductions, whose boundaries are known, may still run.
-      if (!train.after_train) throw TrainBroken("a bucket train starts beside a collective not yet ended");
-      const BucketTrain& before = (*trains_)[*train.after_train];
-      if (speed_ != before.slowed_speed) throw TrainBroken("a bucket train starts beside another collective");
-      run_train(train, engine.now(), {before.tail.begin() + static_cast<std::ptrdiff_t>(before.tail_passed), before.tail.end()});
+      // Only a collective whose end is known may still run: the previous
+      // train's reductions (their boundaries too), or one that tells the
+      // train its end as it starts (CollectiveRunner::set_gate).
+      if (train.after_train) {
+        const BucketTrain& before = (*trains_)[*train.after_train];
+        if (speed_ != before.slowed_speed) throw TrainBroken("a bucket train starts beside another collective");
+        run_train(train, engine.now(), {before.tail.begin() + static_cast<std::ptrdiff_t>(before.tail_passed), before.tail.end()});
+      } else {
+        if (!train.after_end || !engine.is_running(*train.after) || speed_ != train.slowed_speed) {
+          throw TrainBroken("a bucket train starts beside a collective not yet ended");
+        }
+        run_train(train, engine.now(), {*train.after_end});
+        train.plays_after_end = true;
+      }
     } else {
       if (speed_ != 1.0) throw TrainBroken("a bucket train starts beside a running collective");
       run_train(train, engine.now());
@@ -49,7 +68,15 @@ void Stream::set_speed(double speed, core::Engine& engine) {
     // Only the collective before the train, the previous train's, at one of
     // the boundaries the play took in (its runner has counted it passed).
     const BucketTrain& train = (*trains_)[engine.graph().task(order_[next_]).route - 1];
-    const BucketTrain* before = train.after_train && !train.tail_from_start ? &(*trains_)[*train.after_train] : nullptr;
+    if (train.plays_after_end) {
+      // Only `after`, as it ends.
+      if (engine.now() != *train.after_end) throw TrainBroken("a collective ran beside a bucket train's pieces");
+      speed_ = speed;
+      return;
+    }
+    const BucketTrain* before = train.plays_beside                          ? &(*trains_)[*train.beside_train]
+                                : train.after_train && !train.tail_from_start ? &(*trains_)[*train.after_train]
+                                                                              : nullptr;
     if (before == nullptr || before->tail_passed == 0 || before->tail[before->tail_passed - 1] != engine.now()) {
       throw TrainBroken("a collective ran beside a bucket train's pieces");
     }

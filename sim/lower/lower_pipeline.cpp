@@ -291,8 +291,15 @@ void Lowering::RankLowering::reduce_grad(std::size_t k) {
     // ended when the train starts, or the train is refused.
     hw::BucketTrain& t = lw.sim_->trains[train - 1];
     t.after = lw.last_collective_[q];
+    const std::optional<core::TaskId>& before_after = lw.collective_before_last_[q];
     for (std::size_t i = 0; i + 1 < train && t.after; ++i) {
       if (lw.sim_->trains[i].reductions == t.after) t.after_train = static_cast<std::uint32_t>(i);
+      if (before_after && lw.sim_->trains[i].reductions == before_after) t.beside_train = static_cast<std::uint32_t>(i);
+    }
+    if (t.after_train) {
+      t.beside_train.reset();
+    } else if (t.after) {
+      lw.sim_->collectives->set_gate(lw.sim_->graph.task(*t.after).route, static_cast<std::uint32_t>(train - 1));
     }
     TaskInfo bucket{TaskKind::kGradReduce, a, q, -1};
     core::Time time;

@@ -402,6 +402,7 @@ class Lowering {
   // Per simulated GPU and action: the first and last task it became (none for a receive or a free send).
   std::vector<std::vector<std::optional<core::TaskId>>> first_, last_;
   std::vector<std::optional<core::TaskId>> last_collective_;  // per simulated GPU: collectives in order
+  std::vector<std::optional<core::TaskId>> collective_before_last_;  // and the one before that
   std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
   // Memory taken and given back, by task id (a flat table: a sweep lowers
   // thousands of plans); has_effect_ marks the tasks that have one.

@@ -35,6 +35,7 @@ core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, in
   if (stream == CommStream::kUnordered) return id;
   std::optional<core::TaskId>& previous = (stream == CommStream::kGathers ? last_gather_ : last_collective_)[q];
   if (previous) edges_.emplace_back(*previous, id);
+  if (stream == CommStream::kCollectives) collective_before_last_[q] = previous;
   previous = id;
   return id;
 }
@@ -154,6 +155,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   first_.resize(Q);
   last_.resize(Q);
   last_collective_.resize(Q);
+  collective_before_last_.resize(Q);
   last_gather_.resize(Q);
 
   find_concatenated_weight_grads();

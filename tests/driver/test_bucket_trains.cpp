@@ -19,11 +19,12 @@ using lower::TaskKind;
 
 namespace {
 
-driver::WhatIf run(const std::vector<std::string>& overrides, bool merge) {
+const char* const kGpt17b = TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json";
+
+driver::WhatIf run(const std::vector<std::string>& overrides, bool merge, const char* config = kGpt17b) {
   driver::Controls controls;
   controls.merge_bucket_trains = merge;
-  return driver::simulate(
-      config::load_file(TRAINSIM_SOURCE_DIR "/configs/examples/gpt-1.7b-8xa100.json", overrides), controls);
+  return driver::simulate(config::load_file(config, overrides), controls);
 }
 
 int reductions(const driver::WhatIf& w) {
@@ -51,8 +52,8 @@ std::vector<std::int64_t> peaks(const driver::WhatIf& w) {
 
 // Runs the plan both ways; the figures agree to the picosecond and the byte.
 // Returns the reductions (merged, one per bucket).
-std::pair<int, int> both_ways(const std::vector<std::string>& plan) {
-  const driver::WhatIf merged = run(plan, true), each = run(plan, false);
+std::pair<int, int> both_ways(const std::vector<std::string>& plan, const char* config = kGpt17b) {
+  const driver::WhatIf merged = run(plan, true, config), each = run(plan, false, config);
   CHECK(merged.sim->timeline.makespan == each.sim->timeline.makespan);
   CHECK(busy_ps(merged) == busy_ps(each));
   CHECK(peaks(merged) == peaks(each));
@@ -102,13 +103,37 @@ TEST_CASE("a stage's buckets run as a train with the times and memory of a task 
 }
 
 TEST_CASE("a train whose premise fails as it runs is lowered again, a task per bucket") {
-  // DualPipe: each stage's reductions are followed by the all-reduce that
-  // adds its gradients to its copy's on the other end of the pipeline; the
-  // next stage's train starts while one still runs, and its boundaries are
-  // not a train's.
-  const auto [merged, each] = both_ways(with(kPlan, {"parallel.schedule=dualpipe", "parallel.global_batch=64"}));
+  // DualPipe, GPT-3 175B at pp 2 (tp 8, dp 64, micro-batches of 2): the
+  // all-reduce that adds a stage's gradients to its copy's on the other
+  // rank starts, once that rank's half is in, while the next stage's
+  // pieces run: a collective whose start no play foresees.
+  const auto [merged, each] =
+      both_ways({"parallel.schedule=dualpipe", "parallel.pp=2", "parallel.tp=8", "parallel.dp=64",
+                 "parallel.microbatch_size=2", "parallel.zero_stage=0", "parallel.recompute=none"},
+                TRAINSIM_SOURCE_DIR "/configs/examples/gpt3-175b-1024xa100.json");
   CHECK(each > 300);
   CHECK(merged == each);
+}
+
+TEST_CASE("DualPipe: a stage's train plays its pieces beside the reductions of the rank's other stage") {
+  // GPT-3 175B on 1,024 A100s, pp 4 (8 stages, two a rank), tp 8, dp 32:
+  // a rank's second stage ends its backwards while the first's reductions
+  // still run, and its own wait behind the first's sum with its copy
+  // (BucketTrain::beside_train). Eight stages: eight trains' reductions and
+  // eight sums with a copy.
+  const auto [merged, each] = both_ways({"parallel.schedule=dualpipe", "parallel.tp=8", "parallel.pp=4",
+                                         "parallel.dp=32", "parallel.microbatch_size=4", "parallel.zero_stage=0"},
+                                        TRAINSIM_SOURCE_DIR "/configs/examples/gpt3-175b-1024xa100.json");
+  CHECK(merged == 16);
+  CHECK(each > 300);
+}
+
+TEST_CASE("DualPipe: a stage's train plays its pieces beside the sum with its copy, its end known as it starts") {
+  // GPT 1.7B at pp 2: a rank's second stage ends its backwards while the
+  // first stage's sum with its copy runs (CollectiveRunner::set_gate).
+  const auto [merged, each] = both_ways(with(kPlan, {"parallel.schedule=dualpipe", "parallel.global_batch=64"}));
+  CHECK(merged == 8);
+  CHECK(each > 300);
 }
 
 TEST_CASE("buckets stay a task each where a train's times are not known before it runs") {

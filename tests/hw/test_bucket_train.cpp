@@ -146,4 +146,94 @@ TEST_CASE("a train's play matches its pieces and reductions run as tasks") {
   }
 }
 
+// DualPipe's case (queue_train_beside): the collective ahead still runs
+// when the first piece ends, and between it and the train's reductions a
+// gate waits for something else (the other rank's half of a gradient sum),
+// which lets it start only at `gate_ready`, after the last piece. The
+// reductions then run back to back from the gate's end. Returns the
+// compute's end and each reduction's end after the gate's.
+hw::BucketTrain gated_by_tasks(const Case& c, std::int64_t gate, std::int64_t gate_ready, Time* first_piece_end) {
+  core::TaskGraph g;
+  std::vector<core::TaskId> compute, reductions;
+  compute.push_back(g.add({0, 0, Time::ps(17), 0.0}));
+  for (std::uint32_t k = 0; k < c.buckets; ++k) {
+    compute.push_back(g.add({0, 0, Time::ps(k + 1 < c.buckets ? c.piece : c.last_piece), 0.0}));
+  }
+  std::optional<core::TaskId> previous;
+  for (std::int64_t r : c.before) {
+    const core::TaskId id = g.add({1, 0, Time::ps(r), 0.0});
+    if (previous) g.add_edge(*previous, id);
+    previous = id;
+  }
+  const core::TaskId waited = g.add({2, 0, Time::ps(gate_ready), 0.0});  // on a stream of its own
+  const core::TaskId gate_task = g.add({1, 0, Time::ps(gate), 0.0});
+  g.add_edge(*previous, gate_task);
+  g.add_edge(waited, gate_task);
+  previous = gate_task;
+  for (std::uint32_t k = 0; k < c.buckets; ++k) {
+    const core::TaskId id = g.add({1, 0, Time::ps(k + 1 < c.buckets ? c.reduce : c.last_reduce), 0.0});
+    g.add_edge(compute[k + 1], id);
+    g.add_edge(*previous, id);
+    previous = id;
+    reductions.push_back(id);
+  }
+  g.finalize();
+  hw::Stream stream(compute), other({waited});
+  Reductions reduce;
+  reduce.stream = &stream;
+  reduce.slowed = c.slowed;
+  core::Engine e(g);
+  stream.set_id(e.add_resource(stream));
+  reduce.id = e.add_resource(reduce);
+  other.set_id(e.add_resource(other));
+  const core::Timeline tl = e.run();
+  *first_piece_end = tl.end[compute[1]];
+  hw::BucketTrain t;
+  t.compute_end = tl.end[compute.back()];
+  for (core::TaskId r : reductions) t.tail.push_back(tl.end[r] - tl.end[gate_task]);
+  return t;
+}
+
+TEST_CASE("a train whose reductions wait behind a gate plays its pieces beside the collective ahead") {
+  const double slowed = 1.0 / 1.189;
+  // The collective ahead runs back to back from t = 0 (boundaries at
+  // 400, 2400, 5500 and 8000 in the first case); the first piece, slowed
+  // from the start, ends at 17 + ceil(5000 * 1.189) = 5962, so one
+  // boundary (8000) falls in the pieces, which run at full speed after
+  // it. In the last case the collective ahead (to 6000) outlasts the
+  // pieces (17 + 4 x 1189 = 4773). The gate opens at 100,000, after the
+  // last piece, and takes 700.
+  const std::vector<Case> cases = {
+      {6, 5000, 3000, 1200, 900, slowed, {400, 2000, 3100, 2500}},
+      {5, 1000, 700, 2500, 1800, slowed, {600, 900, 1300}},
+      {4, 1000, 1000, 300, 200, slowed, {1500, 2000, 2500}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.piece);
+    Time first_piece_end;
+    const hw::BucketTrain tasks = gated_by_tasks(c, 700, 100'000, &first_piece_end);
+    hw::BucketTrain t;
+    t.buckets = c.buckets;
+    t.piece = Time::ps(c.piece);
+    t.last_piece = Time::ps(c.last_piece);
+    t.reduce = Time::ps(c.reduce);
+    t.last_reduce = Time::ps(c.last_reduce);
+    t.slowed_speed = c.slowed;
+    std::vector<Time> before;
+    std::int64_t at = 0;
+    for (std::int64_t r : c.before) {
+      at += r;
+      if (Time::ps(at) > first_piece_end) before.push_back(Time::ps(at));
+    }
+    REQUIRE(!before.empty());  // the collective ahead runs beside the pieces
+    hw::queue_train_beside(t, first_piece_end, before);
+    CHECK(t.compute_end == tasks.compute_end);
+    CHECK(t.tail == tasks.tail);
+    CHECK(t.tail_from_start);
+    CHECK(t.before_runs_at_end == (before.back() > t.compute_end));
+    // Beside nothing, the pieces take their own times back to back.
+    CHECK(t.compute_end > first_piece_end + Time::ps(c.piece) * static_cast<std::int64_t>(c.buckets - 2) + Time::ps(c.last_piece));
+  }
+}
+
 }  // namespace hw_bucket_train_test
