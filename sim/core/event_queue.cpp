@@ -15,49 +15,68 @@ EventQueue::EventQueue() : tie_mask_(ties_reversed.load() ? ~std::uint64_t{0} : 
 
 void EventQueue::reverse_ties(bool on) { ties_reversed.store(on); }
 
+// push and pop move a hole rather than the entry: the entry being placed
+// stays in registers and is written once, where it lands (an entry written
+// and at once read back would stall each load on its own stores).
+
 std::uint64_t EventQueue::push(Time time, std::uint32_t owner, std::uint32_t generation,
                                std::uint64_t token) {
   const std::uint64_t seq = next_sequence_++;
-  heap_.push_back(Event{time, seq, owner, generation, token});
-  sift_up(heap_.size() - 1);
+  const Order order = static_cast<Order>(static_cast<std::uint64_t>(time.ps())) << 64 | (seq ^ tie_mask_);
+  std::size_t i = heap_.size();
+  heap_.emplace_back();
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / kArity;
+    if (!(order < heap_[parent].order)) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  Entry& placed = heap_[i];
+  placed.order = order;
+  placed.owner = owner;
+  placed.generation = generation;
+  placed.token = token;
   return seq;
 }
 
 Event EventQueue::pop() {
-  Event top = heap_.front();
-  heap_.front() = heap_.back();
+  const Entry top = heap_.front();
+  const Order order = heap_.back().order;
+  const std::uint32_t owner = heap_.back().owner, generation = heap_.back().generation;
+  const std::uint64_t token = heap_.back().token;
   heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
-  return top;
-}
-
-void EventQueue::sift_up(std::size_t i) {
-  Event moving = heap_[i];
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / kArity;
-    if (!before(moving, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = moving;
-}
-
-void EventQueue::sift_down(std::size_t i) {
   const std::size_t n = heap_.size();
-  Event moving = heap_[i];
-  while (true) {
-    const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t last = first + kArity < n ? first + kArity : n;
-    for (std::size_t c = first + 1; c < last; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+  if (n > 0) {
+    // The last entry, from the root down to its place.
+    std::size_t i = 0;
+    while (true) {
+      const std::size_t first = i * kArity + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      if (first + kArity <= n) {
+        // Four children: the earliest picked by selects, not branches
+        // (which child wins is a coin toss to a branch predictor).
+        const Entry* c = &heap_[first];
+        const std::size_t a = c[1].order < c[0].order ? 1 : 0;
+        const std::size_t b = c[3].order < c[2].order ? 3 : 2;
+        best = first + (c[b].order < c[a].order ? b : a);
+      } else {
+        for (std::size_t c = first + 1; c < n; ++c) {
+          if (heap_[c].order < heap_[best].order) best = c;
+        }
+      }
+      if (!(heap_[best].order < order)) break;
+      heap_[i] = heap_[best];
+      i = best;
     }
-    if (!before(heap_[best], moving)) break;
-    heap_[i] = heap_[best];
-    i = best;
+    Entry& placed = heap_[i];
+    placed.order = order;
+    placed.owner = owner;
+    placed.generation = generation;
+    placed.token = token;
   }
-  heap_[i] = moving;
+  return Event{Time::ps(static_cast<std::int64_t>(top.order >> 64)), static_cast<std::uint64_t>(top.order) ^ tie_mask_,
+               top.owner, top.generation, top.token};
 }
 
 }  // namespace trainsim::core

@@ -39,24 +39,24 @@ class EventQueue {
   std::uint64_t push(Time time, std::uint32_t owner, std::uint32_t generation, std::uint64_t token);
   // Precondition: !empty().
   Event pop();
-  const Event& top() const { return heap_.front(); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
-  // (time, sequence) compared as one 128-bit number: times are never
-  // negative here, and one wide comparison needs no branch. The sequence
-  // with every bit flipped (tie_mask_) sorts in the reverse order.
-  bool before(const Event& a, const Event& b) const { return order_of(a) < order_of(b); }
+  // (time, sequence) as one 128-bit number, made once when the event is
+  // scheduled, so that each comparison is one wide compare: times are never
+  // negative here. The sequence with every bit flipped (tie_mask_) sorts in
+  // the reverse order.
   __extension__ using Order = unsigned __int128;
-  Order order_of(const Event& e) const {
-    return static_cast<Order>(static_cast<std::uint64_t>(e.time.ps())) << 64 | (e.sequence ^ tie_mask_);
-  }
-  void sift_up(std::size_t i);
-  void sift_down(std::size_t i);
+  struct Entry {
+    Order order;
+    std::uint32_t owner;
+    std::uint32_t generation;
+    std::uint64_t token;
+  };
 
-  std::vector<Event> heap_;
+  std::vector<Entry> heap_;
   std::uint64_t next_sequence_ = 0;
   std::uint64_t tie_mask_ = 0;  // 0, or every bit set where ties are reversed
 };

@@ -256,9 +256,10 @@ void Lowering::RankLowering::send(std::size_t k) {
   core::Task t;
   t.resource = lw.network_id_;
   t.amount = bytes;
-  const int from = lw.sim_->gpu_of_rank[q], to = lw.sim_->gpu_of_rank[peer];
-  if (auto cached = lw.route_of_pair_.find({q, peer}); cached != lw.route_of_pair_.end()) {
-    t.route = cached->second;
+  std::vector<PeerLink>& peers = lw.peer_links_[static_cast<std::size_t>(q)];
+  const auto known = std::find_if(peers.begin(), peers.end(), [&](const PeerLink& l) { return l.peer == peer; });
+  if (known != peers.end()) {
+    t.route = known->route;
   } else if (lw.symmetric()) {
     // The representative's transfer stands for every replica's and
     // tensor rank's: they share the links their paths have in common.
@@ -268,15 +269,19 @@ void Lowering::RankLowering::send(std::size_t k) {
         copies.emplace_back(lw.plan_.gpu_of(r, d, tt), lw.plan_.gpu_of(peer % R, d, tt));
       }
     }
-    t.route = lw.sim_->topology->shared_route(from, to, copies);
+    t.route = lw.sim_->topology->shared_route(lw.sim_->gpu_of_rank[q], lw.sim_->gpu_of_rank[peer], copies);
   } else {
-    t.route = lw.sim_->topology->route(from, to);
+    t.route = lw.sim_->topology->route(lw.sim_->gpu_of_rank[q], lw.sim_->gpu_of_rank[peer]);
   }
-  lw.route_of_pair_[{q, peer}] = t.route;
   const core::TaskId id = lw.add_task(t, {TaskKind::kTransfer, a, q, peer});
   lw.first_[q][k] = lw.last_[q][k] = id;
-  if (auto it = lw.last_transfer_.find({q, peer}); it != lw.last_transfer_.end()) lw.edges_.emplace_back(it->second, id);
-  lw.last_transfer_[{q, peer}] = id;
+  // Transfers between two GPUs run in the order they are issued.
+  if (known != peers.end()) {
+    lw.edges_.emplace_back(known->last_transfer, id);
+    known->last_transfer = id;
+  } else {
+    peers.push_back({peer, t.route, id});
+  }
   if (lw.options_.blocking_sends) unsent.push_back(id);
 }
 

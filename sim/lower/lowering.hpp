@@ -468,8 +468,15 @@ class Lowering {
     if (++it->second.joined == participants) instances_.erase(it);
     return id;
   }
-  std::map<std::pair<int, int>, core::TaskId> last_transfer_;  // per (sender, receiver)
-  std::map<std::pair<int, int>, std::uint32_t> route_of_pair_;  // per (sender, receiver)
+  // Per simulated GPU, the GPUs it sends to (a handful: the neighbouring
+  // stages), each with its route and its latest transfer, found by a short
+  // scan: every send of a plan looks its receiver up here.
+  struct PeerLink {
+    int peer = 0;
+    std::uint32_t route = 0;
+    core::TaskId last_transfer = 0;
+  };
+  std::vector<std::vector<PeerLink>> peer_links_;
   std::map<std::pair<int, int>, std::vector<std::vector<int>>> pair_copies_;  // rank_pair_copies, by (a, b)
   // A compute action as RankLowering::cut_into_pieces cuts it: the pieces it runs as, each a
   // share of its time (scratch kept between actions).

@@ -157,6 +157,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   last_collective_.resize(Q);
   collective_before_last_.resize(Q);
   last_gather_.resize(Q);
+  peer_links_.resize(Q);
 
   find_concatenated_weight_grads();
   for (int p = 0; p < P; ++p) {
