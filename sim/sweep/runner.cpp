@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -123,6 +124,19 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return out.results[a].bound_s < out.results[b].bound_s;
     });
+  } else {
+    // Plans that run one schedule's program (the same pipeline shape and
+    // micro-batches, and ZeRO-3's sharding or not, whatever tp and
+    // micro-batch size give them) run one after another, so that the cache
+    // builds each program once; among them, in the order enumerated (each
+    // plan's schedules, ZeRO stages and recompute modes together, which
+    // share stage costs). Results keep their places.
+    const auto program_group = [&](std::size_t i) {
+      const workload::Plan& p = plans[i].plan;
+      return std::make_tuple(plans[i].cluster, p.pp, p.vp, p.microbatches(), p.zero_stage == 3);
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return program_group(a) < program_group(b); });
   }
 
   std::atomic<std::size_t> done{0};
