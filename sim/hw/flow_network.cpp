@@ -413,9 +413,12 @@ void FlowNetwork::project_finish(std::uint32_t slot, core::Time now) {
 // flow's weight on it, summed in route order as fill() sums it), or its cap
 // when that is lower; nothing when neither bounds it. Most pipeline sends are
 // alone on their links, and this skips the heaps.
-double FlowNetwork::lone_rate(std::uint32_t slot) const {
+double FlowNetwork::lone_rate(std::uint32_t slot) {
   const Flow& f = flows_[slot];
-  const Route& route = routes_[f.route];
+  Route& route = routes_[f.route];
+  // Uncapped and alone, a flow's links all limit it: the share is the route's own.
+  const bool uncapped = !(f.cap > 0.0);
+  if (uncapped && route.lone_share >= 0.0) return route.lone_share;
   double share = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < route.links.size(); ++i) {
     const LinkId l = route.links[i];
@@ -430,7 +433,9 @@ double FlowNetwork::lone_rate(std::uint32_t slot) const {
     if (weight > 1e-9) share = std::min(share, links_[l].bytes_per_s * 1e-12 / weight);
   }
   if (f.cap > 0.0 && f.cap < share) return f.cap;
-  return share == std::numeric_limits<double>::infinity() ? 0.0 : share;
+  const double rate = share == std::numeric_limits<double>::infinity() ? 0.0 : share;
+  if (uncapped) route.lone_share = rate;
+  return rate;
 }
 
 // Progressive filling, in O((links + flows x hops) log links): the links sit

@@ -46,6 +46,9 @@ struct Route {
   // A transfer's own ceiling in bytes/s (0: none), below what its links
   // allow: the rate NCCL's send/recv reaches between two GPUs of a node.
   double max_bytes_per_s = 0.0;
+  // The rate of an uncapped flow alone on the route (FlowNetwork::lone_rate),
+  // found the first time one is; below zero until then.
+  double lone_share = -1.0;
 
   double weight(std::size_t i) const { return weights.empty() ? 1.0 : weights[i]; }
 };
@@ -100,7 +103,10 @@ class FlowNetwork final : public core::Resource {
   void record_rates(bool on) { record_rates_ = on; }
   const std::vector<std::vector<std::pair<core::Time, double>>>& rate_history() const { return rate_history_; }
   // Makes a link slower (a degraded cable): its bandwidth times `factor`.
-  void scale_bandwidth(LinkId id, double factor) { links_[id].bytes_per_s *= factor; }
+  void scale_bandwidth(LinkId id, double factor) {
+    links_[id].bytes_per_s *= factor;
+    for (Route& r : routes_) r.lone_share = -1.0;
+  }
   const Route& route(std::uint32_t id) const { return routes_[id]; }
   std::size_t link_count() const { return links_.size(); }
   // Flow rates solved so far, one per flow of each component re-solved: the
@@ -146,7 +152,7 @@ class FlowNetwork final : public core::Resource {
   void project_finish(std::uint32_t slot, core::Time now);
   void resolve(const std::vector<LinkId>& seed_links, core::Time now);
   void fill();  // rates of the component resolve() gathered
-  double lone_rate(std::uint32_t slot) const;  // fill()'s rate for a component of one flow
+  double lone_rate(std::uint32_t slot);  // fill()'s rate for a component of one flow (kept per route when uncapped)
   // Whether a link can hold a flow below its cap: it carries an uncapped flow,
   // or its flows' caps add up to (nearly) its bandwidth or more.
   bool can_limit(LinkId l) const;

@@ -244,6 +244,12 @@ TEST_CASE("a flow alone on its links runs at its tightest link's share, or its c
   CHECK(run_flows(net, {{3000, both}})[0] == doctest::Approx(1000).scale(0));
   CHECK(run_flows(net, {{3000, capped}})[0] == doctest::Approx(2000).scale(0));
   CHECK(run_flows(net, {{3000, twice}})[0] == doctest::Approx(750).scale(0));
+  // The share a route keeps for its lone flows, found by the first, serves
+  // the next (the same network run again); a link's bandwidth scaled since
+  // is seen: the narrow link halved to 1.5 B/ns, 3000 B take 2000 ns.
+  CHECK(run_flows(net, {{3000, both}})[0] == doctest::Approx(1000).scale(0));
+  net.scale_bandwidth(narrow, 0.5);
+  CHECK(run_flows(net, {{3000, both}})[0] == doctest::Approx(2000).scale(0));
 }
 
 TEST_CASE("a link whose caps it can carry joins no flows; one they overfill does, until it has room again") {
