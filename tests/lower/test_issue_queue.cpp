@@ -56,4 +56,23 @@ TEST_CASE("a raise never moves a collective earlier, and one placed after anothe
   CHECK(edges == Edges{{2, 3}, {3, 1}, {1, 4}});
 }
 
+TEST_CASE("collectives added far from their issue order still chain in it, ties in the order added") {
+  // 100 gathers added at points 99, 98, ..., 0 (the reverse of issue
+  // order: too many moves for the insertion pass, which hands over to a
+  // merge sort), then 100 scatters at point 0 after a piece, issued
+  // before the point-0 gathers (a post-hook first), in the order added.
+  lower::IssueQueue q;
+  for (core::TaskId i = 0; i < 100; ++i) q.add(1000 + i, 99 - i, IssueHook::kBeforeNextPiece);
+  for (core::TaskId i = 0; i < 100; ++i) q.add(2000 + i, 0, IssueHook::kAfterPiece);
+  Edges edges;
+  q.chain(edges);
+  // Scatters 2000..2099, then the gather at point 0 (1099), then 1098 ... 1000.
+  Edges expected;
+  std::vector<core::TaskId> order;
+  for (core::TaskId i = 0; i < 100; ++i) order.push_back(2000 + i);
+  for (core::TaskId i = 0; i < 100; ++i) order.push_back(1099 - i);
+  for (std::size_t k = 1; k < order.size(); ++k) expected.emplace_back(order[k - 1], order[k]);
+  CHECK(edges == expected);
+}
+
 }  // namespace lower_issue_queue_test
