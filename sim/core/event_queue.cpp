@@ -31,11 +31,7 @@ std::uint64_t EventQueue::push(Time time, std::uint32_t owner, std::uint32_t gen
     heap_[i] = heap_[parent];
     i = parent;
   }
-  Entry& placed = heap_[i];
-  placed.order = order;
-  placed.owner = owner;
-  placed.generation = generation;
-  placed.token = token;
+  heap_[i] = Entry{order, owner, generation, token};
   return seq;
 }
 
@@ -69,11 +65,7 @@ Event EventQueue::pop() {
       heap_[i] = heap_[best];
       i = best;
     }
-    Entry& placed = heap_[i];
-    placed.order = order;
-    placed.owner = owner;
-    placed.generation = generation;
-    placed.token = token;
+    heap_[i] = Entry{order, owner, generation, token};
   }
   return Event{Time::ps(static_cast<std::int64_t>(top.order >> 64)), static_cast<std::uint64_t>(top.order) ^ tie_mask_,
                top.owner, top.generation, top.token};

@@ -90,9 +90,8 @@ hw::BucketTrain by_tasks(const Case& c, std::int64_t lead, Time* first_piece_end
   return t;
 }
 
-// The same played by run_train from the first piece's end, as the engine
-// ran it, with the collective ahead's boundaries left then.
-hw::BucketTrain played(const Case& c, std::int64_t lead, Time first_piece_end) {
+// The train a case describes, before any play.
+hw::BucketTrain train_of(const Case& c) {
   hw::BucketTrain t;
   t.buckets = c.buckets;
   t.piece = Time::ps(c.piece);
@@ -100,14 +99,26 @@ hw::BucketTrain played(const Case& c, std::int64_t lead, Time first_piece_end) {
   t.reduce = Time::ps(c.reduce);
   t.last_reduce = Time::ps(c.last_reduce);
   t.slowed_speed = c.slowed;
+  return t;
+}
+
+// The collective ahead's boundaries (back to back from t = 0) still to come
+// once the first piece has ended.
+std::vector<Time> boundaries_after(const Case& c, Time first_piece_end) {
   std::vector<Time> before;
   std::int64_t at = 0;
   for (std::int64_t r : c.before) {
     at += r;
     if (Time::ps(at) > first_piece_end) before.push_back(Time::ps(at));
   }
-  (void)lead;
-  hw::run_train(t, first_piece_end, before);
+  return before;
+}
+
+// The same played by run_train from the first piece's end, as the engine
+// ran it, with the collective ahead's boundaries left then.
+hw::BucketTrain played(const Case& c, Time first_piece_end) {
+  hw::BucketTrain t = train_of(c);
+  hw::run_train(t, first_piece_end, boundaries_after(c, first_piece_end));
   return t;
 }
 
@@ -138,7 +149,7 @@ TEST_CASE("a train's play matches its pieces and reductions run as tasks") {
     CAPTURE(c.before.size());
     Time first_piece_end;
     const hw::BucketTrain tasks = by_tasks(c, 17, &first_piece_end);
-    const hw::BucketTrain t = played(c, 17, first_piece_end);
+    const hw::BucketTrain t = played(c, first_piece_end);
     CHECK(t.compute_end == tasks.compute_end);
     CHECK(t.tail_start == tasks.tail_start);
     CHECK(t.tail == tasks.tail);
@@ -212,19 +223,8 @@ TEST_CASE("a train whose reductions wait behind a gate plays its pieces beside t
     CAPTURE(c.piece);
     Time first_piece_end;
     const hw::BucketTrain tasks = gated_by_tasks(c, 700, 100'000, &first_piece_end);
-    hw::BucketTrain t;
-    t.buckets = c.buckets;
-    t.piece = Time::ps(c.piece);
-    t.last_piece = Time::ps(c.last_piece);
-    t.reduce = Time::ps(c.reduce);
-    t.last_reduce = Time::ps(c.last_reduce);
-    t.slowed_speed = c.slowed;
-    std::vector<Time> before;
-    std::int64_t at = 0;
-    for (std::int64_t r : c.before) {
-      at += r;
-      if (Time::ps(at) > first_piece_end) before.push_back(Time::ps(at));
-    }
+    hw::BucketTrain t = train_of(c);
+    const std::vector<Time> before = boundaries_after(c, first_piece_end);
     REQUIRE(!before.empty());  // the collective ahead runs beside the pieces
     hw::queue_train_beside(t, first_piece_end, before);
     CHECK(t.compute_end == tasks.compute_end);
