@@ -8,7 +8,7 @@
 # (tests/slurm/slurm_sweep_test.sh starts its own daemons).
 set -eu
 packages=(g++ cmake ninja-build libboost-graph-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
-          doctest-dev libcli11-dev libbenchmark-dev libtomlplusplus-dev pybind11-dev python3-dev)
+          doctest-dev libcli11-dev libbenchmark-dev libjemalloc-dev libtomlplusplus-dev pybind11-dev python3-dev)
 if [ "${1:-}" = --test ]; then
   packages+=(clang libclang-rt-dev python3 librsvg2-bin slurm-wlm munge)
 elif [ -n "${1:-}" ]; then

@@ -9,6 +9,13 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <sys/types.h>  // ssize_t, jemalloc's type for a decay time
+
+// jemalloc's control interface where the program links jemalloc (the command
+// line and the benchmarks: sim/cli/huge_pages.cpp), null where it does not
+// (the Python module, the sanitizer build, the tests).
+extern "C" int mallctl(const char* name, void* old_value, std::size_t* old_size, void* new_value,
+                       std::size_t new_size) __attribute__((weak));
 
 #include "driver/plan_cache.hpp"
 #include "driver/whatif.hpp"
@@ -44,6 +51,16 @@ void parallel_for(std::size_t n, int jobs, const Body& body) {
 }  // namespace
 
 void keep_freed_memory() {
+  if (mallctl != nullptr) {
+    // jemalloc hands a freed page back to the system some 10 s after its
+    // last use (its dirty and muzzy decay); never, here, in the arenas made
+    // so far ("arena.4096": all of them) and those made later.
+    ssize_t never = -1;
+    for (const char* name : {"arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "arena.4096.dirty_decay_ms",
+                             "arena.4096.muzzy_decay_ms"}) {
+      mallctl(name, nullptr, nullptr, &never, sizeof never);
+    }
+  }
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 30);  // large blocks from the heap, reused
   mallopt(M_TRIM_THRESHOLD, -1);       // never trim the heap

@@ -46,10 +46,13 @@ struct Outcome {
 Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOptions& options);
 
 // Process-wide: keep freed memory for reuse instead of giving it back to the
-// system. Each plan builds and drops a task graph; on the development VM a
+// system, under jemalloc (the command line's allocator) and glibc's malloc
+// alike. Each plan builds and drops a task graph; on the development VM a
 // first-touch page fault costs some 14 us, so returning the pages and
-// faulting them in again for the next plan cost 15% of a sweep. Called by the
-// command line and the benchmark, not by run().
+// faulting them in again for the next plan cost 15% of a sweep under glibc,
+// and 3-6% of the README sweep's wall time under jemalloc, whose freed pages
+// go back after 10 s. Called by the command line and the benchmarks, not by
+// run().
 void keep_freed_memory();
 
 // One plan, as the runner runs it (exposed for tests), refused past `limits`
