@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <initializer_list>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #if defined(__GLIBC__)
@@ -11,16 +13,16 @@
 #endif
 #include <sys/types.h>  // ssize_t, jemalloc's type for a decay time
 
+#include "driver/plan_cache.hpp"
+#include "driver/whatif.hpp"
+#include "schedule/check.hpp"
+#include "sweep/bound.hpp"
+
 // jemalloc's control interface where the program links jemalloc (the command
 // line and the benchmarks: sim/cli/huge_pages.cpp), null where it does not
 // (the Python module, the sanitizer build, the tests).
 extern "C" int mallctl(const char* name, void* old_value, std::size_t* old_size, void* new_value,
                        std::size_t new_size) __attribute__((weak));
-
-#include "driver/plan_cache.hpp"
-#include "driver/whatif.hpp"
-#include "schedule/check.hpp"
-#include "sweep/bound.hpp"
 
 namespace trainsim::sweep {
 
@@ -53,12 +55,21 @@ void parallel_for(std::size_t n, int jobs, const Body& body) {
 void keep_freed_memory() {
   if (mallctl != nullptr) {
     // jemalloc hands a freed page back to the system some 10 s after its
-    // last use (its dirty and muzzy decay); never, here, in the arenas made
-    // so far ("arena.4096": all of them) and those made later.
+    // last use (its dirty and muzzy decay): never, here, for the arenas made
+    // from now on and for each made so far (one not made yet refuses the
+    // call, and takes the first setting when it is made).
     ssize_t never = -1;
-    for (const char* name : {"arenas.dirty_decay_ms", "arenas.muzzy_decay_ms", "arena.4096.dirty_decay_ms",
-                             "arena.4096.muzzy_decay_ms"}) {
-      mallctl(name, nullptr, nullptr, &never, sizeof never);
+    mallctl("arenas.dirty_decay_ms", nullptr, nullptr, &never, sizeof never);
+    mallctl("arenas.muzzy_decay_ms", nullptr, nullptr, &never, sizeof never);
+    unsigned arenas = 0;
+    std::size_t size = sizeof arenas;
+    if (mallctl("arenas.narenas", &arenas, &size, nullptr, 0) == 0) {
+      for (unsigned i = 0; i < arenas; ++i) {
+        for (const char* decay : {"dirty", "muzzy"}) {
+          const std::string name = "arena." + std::to_string(i) + "." + decay + "_decay_ms";
+          mallctl(name.c_str(), nullptr, nullptr, &never, sizeof never);
+        }
+      }
     }
   }
 #if defined(__GLIBC__)
