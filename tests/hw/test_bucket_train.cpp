@@ -51,19 +51,29 @@ struct Case {
 // collective ahead as reductions of the given lengths from t = 0 (the
 // first ready at once). Returns the train as played from the engine's
 // times: compute_end, and each reduction's end after it.
-hw::BucketTrain by_tasks(const Case& c, std::int64_t lead, Time* first_piece_end) {
-  core::TaskGraph g;
-  std::vector<core::TaskId> compute, reductions;
+// Into `g`: the compute on resource 0 (`lead`, then the pieces), returned,
+// and the collective ahead on resource 1 as a chain from t = 0, its last
+// task in `ahead` (none without one).
+std::vector<core::TaskId> add_pieces_and_ahead(core::TaskGraph& g, const Case& c, std::int64_t lead,
+                                               std::optional<core::TaskId>& ahead) {
+  std::vector<core::TaskId> compute;
   compute.push_back(g.add({0, 0, Time::ps(lead), 0.0}));
   for (std::uint32_t k = 0; k < c.buckets; ++k) {
     compute.push_back(g.add({0, 0, Time::ps(k + 1 < c.buckets ? c.piece : c.last_piece), 0.0}));
   }
-  std::optional<core::TaskId> previous;
   for (std::int64_t r : c.before) {
     const core::TaskId id = g.add({1, 0, Time::ps(r), 0.0});
-    if (previous) g.add_edge(*previous, id);
-    previous = id;
+    if (ahead) g.add_edge(*ahead, id);
+    ahead = id;
   }
+  return compute;
+}
+
+// Into `g`: each piece's reduction on resource 1, after its piece and after
+// `previous` (the reduction before, or what stands ahead of the first).
+std::vector<core::TaskId> add_reductions(core::TaskGraph& g, const Case& c, const std::vector<core::TaskId>& compute,
+                                         std::optional<core::TaskId> previous) {
+  std::vector<core::TaskId> reductions;
   for (std::uint32_t k = 0; k < c.buckets; ++k) {
     const core::TaskId id = g.add({1, 0, Time::ps(k + 1 < c.buckets ? c.reduce : c.last_reduce), 0.0});
     g.add_edge(compute[k + 1], id);
@@ -71,6 +81,14 @@ hw::BucketTrain by_tasks(const Case& c, std::int64_t lead, Time* first_piece_end
     previous = id;
     reductions.push_back(id);
   }
+  return reductions;
+}
+
+hw::BucketTrain by_tasks(const Case& c, std::int64_t lead, Time* first_piece_end) {
+  core::TaskGraph g;
+  std::optional<core::TaskId> ahead;
+  const std::vector<core::TaskId> compute = add_pieces_and_ahead(g, c, lead, ahead);
+  const std::vector<core::TaskId> reductions = add_reductions(g, c, compute, ahead);
   g.finalize();
   hw::Stream stream(compute);
   Reductions reduce;
@@ -165,29 +183,13 @@ TEST_CASE("a train's play matches its pieces and reductions run as tasks") {
 // compute's end and each reduction's end after the gate's.
 hw::BucketTrain gated_by_tasks(const Case& c, std::int64_t gate, std::int64_t gate_ready, Time* first_piece_end) {
   core::TaskGraph g;
-  std::vector<core::TaskId> compute, reductions;
-  compute.push_back(g.add({0, 0, Time::ps(17), 0.0}));
-  for (std::uint32_t k = 0; k < c.buckets; ++k) {
-    compute.push_back(g.add({0, 0, Time::ps(k + 1 < c.buckets ? c.piece : c.last_piece), 0.0}));
-  }
-  std::optional<core::TaskId> previous;
-  for (std::int64_t r : c.before) {
-    const core::TaskId id = g.add({1, 0, Time::ps(r), 0.0});
-    if (previous) g.add_edge(*previous, id);
-    previous = id;
-  }
+  std::optional<core::TaskId> ahead;
+  const std::vector<core::TaskId> compute = add_pieces_and_ahead(g, c, 17, ahead);
   const core::TaskId waited = g.add({2, 0, Time::ps(gate_ready), 0.0});  // on a stream of its own
   const core::TaskId gate_task = g.add({1, 0, Time::ps(gate), 0.0});
-  g.add_edge(*previous, gate_task);
+  g.add_edge(*ahead, gate_task);
   g.add_edge(waited, gate_task);
-  previous = gate_task;
-  for (std::uint32_t k = 0; k < c.buckets; ++k) {
-    const core::TaskId id = g.add({1, 0, Time::ps(k + 1 < c.buckets ? c.reduce : c.last_reduce), 0.0});
-    g.add_edge(compute[k + 1], id);
-    g.add_edge(*previous, id);
-    previous = id;
-    reductions.push_back(id);
-  }
+  const std::vector<core::TaskId> reductions = add_reductions(g, c, compute, gate_task);
   g.finalize();
   hw::Stream stream(compute), other({waited});
   Reductions reduce;
