@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "lower/wiring.hpp"
 #include "report/summary.hpp"
 #include "schedule/action.hpp"
 #include "schedule/check.hpp"
@@ -35,6 +36,7 @@ namespace trainsim::driver {
 struct CheckedProgram {
   schedule::Program program;  // with communication (and ZeRO-3's sharding) added
   std::vector<schedule::Dependency> deps;
+  lower::Wiring wiring;  // lower::wire(program, shape, deps), for each plan that lowers it
   std::uint64_t digest = 0;  // digest_of(program): equal programs have equal digests
 };
 
@@ -68,7 +70,7 @@ class PlanCache {
   // programs it keeps alive are bounded (kSummaryProgramBytes), oldest given up first.
   void remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
                 const report::Summary& summary);
-  static constexpr std::size_t kSummaryProgramBytes = std::size_t{16} << 20;
+  static constexpr std::size_t kSummaryProgramBytes = std::size_t{16} << 20;  // actions, dependencies, wiring
 
  private:
   template <typename Key, typename Value>

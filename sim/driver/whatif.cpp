@@ -138,6 +138,7 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       out.deps = schedule::check(out.program, w.shape);
     }
     out.digest = digest_of(out.program);
+    out.wiring = lower::wire(out.program, w.shape, out.deps);
     return out;
   };
   // A schedule that places work by the stages' times gets a program of its own each plan.
@@ -177,7 +178,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
-  w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options);
+  w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options, &checked->wiring);
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   try {
@@ -186,7 +187,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
     // A bucket train's premise failed as it ran: a task per bucket instead.
     spdlog::info("{}; lowering again with a task per gradient bucket", e.what());
     options.merge_bucket_trains = false;
-    w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options);
+    w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options, &checked->wiring);
     lower::run(*w.sim, nullptr, controls.progress);
   }
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();

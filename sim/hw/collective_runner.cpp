@@ -45,8 +45,10 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId g
   in.participants = participants;
   in.analytic_time = analytic_time;
   if (!analytic_time) in.host_copy = host_copy;
-  in.first_arrival = arrivals_.size();
-  arrivals_.resize(arrivals_.size() + static_cast<std::size_t>(participants));
+  if (participants > 1) {
+    in.first_arrival = arrivals_.size();
+    arrivals_.resize(arrivals_.size() + static_cast<std::size_t>(participants));
+  }
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
@@ -63,7 +65,12 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
   if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
   Instance& in = instances_[id];
   if (in.arrived == in.participants) throw std::logic_error("a collective has more tasks than participants");
-  arrivals_[in.first_arrival + static_cast<std::size_t>(in.arrived++)] = task;
+  if (in.participants == 1) {
+    in.solo = task;
+    in.arrived = 1;
+  } else {
+    arrivals_[in.first_arrival + static_cast<std::size_t>(in.arrived++)] = task;
+  }
   if (in.arrived == in.participants) launch(id, engine);
 }
 

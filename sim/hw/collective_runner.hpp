@@ -133,9 +133,13 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     std::optional<core::Time> analytic_time;
     core::Time host_copy;  // add's
     // The participants' tasks as they arrive: arrivals_[first_arrival ..
-    // first_arrival + arrived), room for every participant made at add.
+    // first_arrival + arrived), room for every participant made at add; a
+    // collective of one participant (each in a symmetric run) keeps its
+    // task here instead, with no room in arrivals_ (one cache miss less as
+    // it starts and as it ends).
     std::size_t first_arrival = 0;
     int arrived = 0;
+    core::TaskId solo = 0;
     // What a collective run as flows tracks while it runs; made at launch, so
     // the many collectives that only take their analytic time stay small.
     struct Progress {
@@ -163,6 +167,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   };
 
   std::span<const core::TaskId> arrived(const Instance& in) const {
+    if (in.participants == 1) return {&in.solo, static_cast<std::size_t>(in.arrived)};
     return {arrivals_.data() + in.first_arrival, static_cast<std::size_t>(in.arrived)};
   }
   void launch(std::uint32_t id, core::Engine& engine);

@@ -56,6 +56,11 @@ void MemoryTracker::set_effect(core::TaskId task, MemoryEffect effect) {
   effects_.push_back(effect);
 }
 
+void MemoryTracker::reserve_effects(std::size_t tasks, std::size_t effects) {
+  if (effect_of_task_.size() < tasks) effect_of_task_.resize(tasks, -1);
+  effects_.reserve(effects_.size() + effects);
+}
+
 void MemoryTracker::on_start(core::TaskId task, core::Time now) {
   if (task >= effect_of_task_.size() || effect_of_task_[task] < 0) return;
   const MemoryEffect& e = effects_[effect_of_task_[task]];

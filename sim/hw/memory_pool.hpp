@@ -69,6 +69,8 @@ class MemoryTracker final : public core::TaskObserver {
   // those added so far and those added later.
   void keep_timelines(bool on);
   void set_effect(core::TaskId task, MemoryEffect effect);
+  // Room for effects on tasks below `tasks`, `effects` of them (a hint).
+  void reserve_effects(std::size_t tasks, std::size_t effects);
 
   void on_start(core::TaskId task, core::Time now) override;
   void on_finish(core::TaskId task, core::Time now) override;

@@ -219,8 +219,8 @@ void Lowering::RankLowering::compute(std::size_t k) {
         copy = lw.compute_task(q, shard.copy_out, copy_info);
         lw.edges_.emplace_back(*unit.gather, *copy);
         const auto bytes = static_cast<std::int64_t>(shard.gather_bytes);
-        lw.effect_of(*copy).allocate_at_start += bytes;
-        lw.effect_of(*copy).release_at_end += bytes;
+        lw.effect_of(*copy, q).allocate_at_start += bytes;
+        lw.effect_of(*copy, q).release_at_end += bytes;
       }
     }
     // DeepSpeed's second gather of a recomputed unit (zero3_reuse.hpp):
@@ -424,7 +424,7 @@ void Lowering::RankLowering::scatter_unit_grads(std::size_t k, bool by_unit, boo
   if (c.sharded() && at_last && first_of_stage) {
     double whole = 0.0;
     for (const workload::ShardUnit& unit : c.shard_units) whole += unit.grad_bytes;
-    lw.effect_of(*lw.first_[q][k]).allocate_at_start += static_cast<std::int64_t>(whole);
+    lw.effect_of(*lw.first_[q][k], q).allocate_at_start += static_cast<std::int64_t>(whole);
   }
   if (c.sharded() && (at_last ? last_of_stage : ends_backward_run(actions, k))) {
     const std::size_t U = c.shard_units.size();
@@ -458,7 +458,7 @@ void Lowering::RankLowering::scatter_unit_grads(std::size_t k, bool by_unit, boo
       const std::size_t item = one_queue ? queue.add(scattered, point, IssueHook::kAfterPiece) : kNoItem;
       const std::size_t expert_item =
           queue_experts(expert_scatter_queue, scattered_parts, point, IssueHook::kAfterPiece);
-      if (at_last) lw.effect_of(scattered_parts.last).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
+      if (at_last) lw.effect_of(scattered_parts.last, q).release_at_end += static_cast<std::int64_t>(unit.grad_bytes);
       core::TaskId done = scattered_parts.last;
       if (replicated) {
         // HSDP: the shard it now holds, all-reduced with the other

@@ -224,7 +224,7 @@ void Lowering::RankLowering::unshard(std::size_t k) {
     const core::TaskId id = gathered.first;
     if (!lw.first_[q][k]) lw.first_[q][k] = id;
     lw.last_[q][k] = gathered.last;
-    lw.effect_of(id).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
+    lw.effect_of(id, q).allocate_at_start += static_cast<std::int64_t>(units[u].gather_bytes);
     const std::size_t item = one_queue ? queue.add(id, issued(), IssueHook::kBeforeNextPiece) : kNoItem;
     const std::size_t expert_item = queue_experts(expert_queue, gathered, issued(), IssueHook::kBeforeNextPiece);
     // Held from the gather's end (its last task): what uses the unit waits for it.
@@ -242,7 +242,7 @@ void Lowering::RankLowering::reshard(std::size_t k) {
     if (a.unit() >= 0 && u != static_cast<std::size_t>(a.unit())) continue;
     if (!h[u].gather) continue;
     if (!h[u].last_use) throw std::logic_error("RESHARD of a unit no action used");
-    lw.effect_of(*h[u].last_use).release_at_end += static_cast<std::int64_t>(c.shard_units[u].gather_bytes);
+    lw.effect_of(*h[u].last_use, q).release_at_end += static_cast<std::int64_t>(c.shard_units[u].gather_bytes);
     h[u] = {};
   }
 }

@@ -23,6 +23,7 @@
 
 #include "lower/issue_queue.hpp"
 #include "lower/simulation.hpp"
+#include "lower/wiring.hpp"
 #include "lower/work_limits.hpp"
 #include "workload/expert_folding.hpp"
 
@@ -101,11 +102,13 @@ struct RankGroup {
 // Builds the graph of one lowering; kept in one place so the passes can share state.
 class Lowering {
  public:
+  // `wiring`: wire(program, shape, deps), or null to work it out here.
   Lowering(const schedule::Program& program, const schedule::Shape& shape,
            const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
-           const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options)
+           const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options,
+           const Wiring* wiring = nullptr)
       : program_(program), shape_(shape), deps_(deps), costs_(costs), cluster_(cluster), plan_(plan),
-        options_(options) {}
+        options_(options), wiring_(wiring) {}
 
   std::unique_ptr<Simulation> build();
 
@@ -386,6 +389,8 @@ class Lowering {
   const hw::ClusterSpec& cluster_;
   const workload::Plan& plan_;
   const Options& options_;
+  const Wiring* wiring_;
+  Wiring own_wiring_;  // where none was given
   Fidelity fidelity_ = options_.fidelity;
 
   std::unique_ptr<Simulation> sim_;
@@ -405,21 +410,22 @@ class Lowering {
   std::vector<std::optional<core::TaskId>> collective_before_last_;  // and the one before that
   std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
   // Memory taken and given back, by task id (a flat table: a sweep lowers
-  // thousands of plans); has_effect_ marks the tasks that have one.
-  // The pool is the task's GPU, set when the effects go to the tracker (16
-  // bytes a task here, not a MemoryEffect's 24: the table spans every task).
+  // thousands of plans); effect_pool_ holds, for each task that has one, its
+  // GPU's pool (-1 for none), so that handing the effects to the tracker
+  // reads no task's info.
   struct Effect {
     std::int64_t allocate_at_start = 0;
     std::int64_t release_at_end = 0;
   };
   std::vector<Effect> effects_;
-  std::vector<char> has_effect_;
-  Effect& effect_of(core::TaskId task) {
+  std::vector<std::int32_t> effect_pool_;
+  // The effect of `task`, which runs on simulated GPU `q`.
+  Effect& effect_of(core::TaskId task, int q) {
     if (effects_.size() <= task) {
       effects_.resize(task + 1);
-      has_effect_.resize(task + 1, 0);
+      effect_pool_.resize(task + 1, -1);
     }
-    has_effect_[task] = 1;
+    effect_pool_[task] = q;
     return effects_[task];
   }
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;

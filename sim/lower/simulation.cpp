@@ -90,7 +90,7 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->graph.reserve(foreseen);
   sim_->info.reserve(foreseen);
   effects_.reserve(foreseen);
-  has_effect_.reserve(foreseen);
+  effect_pool_.reserve(foreseen);
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {
     for (int r = 0; r < R; ++r) sim_->gpu_of_rank.push_back(gpu(r, p));
@@ -164,6 +164,10 @@ std::unique_ptr<Simulation> Lowering::build() {
     lower_pipeline(p);
     if (options_.progress) options_.progress(static_cast<std::size_t>(p) + 1, static_cast<std::size_t>(P));
   }
+  if (wiring_ == nullptr) {
+    own_wiring_ = wire(program_, shape_, deps_);
+    wiring_ = &own_wiring_;
+  }
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
   sim_->graph.add_edges(std::move(edges_));  // taken over, not copied
@@ -191,22 +195,22 @@ std::unique_ptr<Simulation> Lowering::build() {
                    c.attention_transient_bytes + c.checkpoint_transient_bytes +
                        (redoes ? c.recompute_transient_bytes : 0));
       if (transient > 0 && a.op != Op::kWeightGrad) {
-        effect_of(*first_[q][k]).allocate_at_start += transient;
-        effect_of(*last_[q][k]).release_at_end += transient;
+        effect_of(*first_[q][k], q).allocate_at_start += transient;
+        effect_of(*last_[q][k], q).release_at_end += transient;
       }
       // What waits on the host from F's end to the backward's start: offloaded
       // activations and CPU checkpointing's checkpoints.
       const std::int64_t on_host = c.offloaded_activation_bytes + c.host_checkpoint_bytes;
       switch (a.op) {
         case Op::kForward:
-          effect_of(*first_[q][k]).allocate_at_start += c.activation_bytes;
+          effect_of(*first_[q][k], q).allocate_at_start += c.activation_bytes;
           // Offloaded activations leave after F and come back for the backward.
-          effect_of(*last_[q][k]).release_at_end += c.offloaded_activation_bytes;
+          effect_of(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
           if (on_host > 0) sim_->host_offloads.push_back({*last_[q][k], on_host});
           break;
         case Op::kBackward:
-          effect_of(*first_[q][k]).allocate_at_start += c.offloaded_activation_bytes;
-          effect_of(*last_[q][k]).release_at_end += c.activation_bytes;
+          effect_of(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
+          effect_of(*last_[q][k], q).release_at_end += c.activation_bytes;
           if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host});
           break;
         case Op::kInputGrad:
@@ -214,25 +218,28 @@ std::unique_ptr<Simulation> Lowering::build() {
           // The offloaded activations come back for I. I makes the output
           // gradients W will read and no longer needs the rest; the GEMM
           // inputs W reads were kept since F and stay.
-          effect_of(*first_[q][k]).allocate_at_start +=
+          effect_of(*first_[q][k], q).allocate_at_start +=
               c.offloaded_activation_bytes + c.weight_grad_bytes - c.weight_grad_kept_bytes;
-          effect_of(*last_[q][k]).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
+          effect_of(*last_[q][k], q).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
           break;
         case Op::kWeightGrad: {
           // A W merged into a concatenated run gives its memory back when the run ends.
           const int into = merged_into_[r][k];
-          effect_of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)]).release_at_end += c.weight_grad_bytes;
+          effect_of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)], q).release_at_end += c.weight_grad_bytes;
           break;
         }
         default: break;
       }
     }
   }
+  std::size_t with_effect = 0;
+  for (const std::int32_t pool : effect_pool_) with_effect += pool >= 0 ? 1 : 0;
+  sim_->memory.reserve_effects(effects_.size(), with_effect);
   for (core::TaskId task = 0; task < effects_.size(); ++task) {
-    if (!has_effect_[task]) continue;  // in task order, as a map would give
+    const std::int32_t pool = effect_pool_[task];
+    if (pool < 0) continue;  // in task order, as a map would give
     const Effect& effect = effects_[task];
-    sim_->memory.set_effect(task, {static_cast<std::uint32_t>(sim_->info[task].rank), effect.allocate_at_start,
-                                   effect.release_at_end});
+    sim_->memory.set_effect(task, {static_cast<std::uint32_t>(pool), effect.allocate_at_start, effect.release_at_end});
   }
   for (int q = 0; q < Q; ++q) {
     sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
@@ -379,8 +386,9 @@ std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_con
 
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
                                   const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
-                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options) {
-  return Lowering(program, shape, deps, costs, cluster, plan, options).build();
+                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options,
+                                  const Wiring* wiring) {
+  return Lowering(program, shape, deps, costs, cluster, plan, options, wiring).build();
 }
 
 void run(Simulation& sim, core::TaskObserver* observer, const std::function<void(std::size_t, std::size_t)>& progress) {

@@ -1,6 +1,6 @@
 // What ties the ranks' tasks together: each receive's consumer after its
-// send, the schedule's cross-rank dependencies; and 2BP's runs of W's that
-// become one concatenated op.
+// send, the schedule's cross-rank dependencies (worked out once a program:
+// wiring.hpp); and 2BP's runs of W's that become one concatenated op.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,11 +12,15 @@
 #include <unordered_map>
 
 #include "lower/lowering.hpp"
+#include "lower/wiring.hpp"
 #include "schedule/check.hpp"
 
-namespace trainsim::lower::detail {
+namespace trainsim::lower {
 
 namespace {
+
+using schedule::Action;
+using schedule::Op;
 
 // The send a receive waits for: RECV_F(s, mb) <- SEND_F(s - 1, mb); RECV_B(s, mb) <- SEND_B(s + 1, mb).
 std::tuple<Op, int, int> matching_send(const Action& recv) {
@@ -25,6 +29,53 @@ std::tuple<Op, int, int> matching_send(const Action& recv) {
 }
 
 }  // namespace
+
+Wiring wire(const schedule::Program& program, const schedule::Shape& shape,
+            const std::vector<schedule::Dependency>& deps) {
+  const int R = shape.ranks;
+  // Where each send sits, to find what a receive waits for: a flat table
+  // indexed by (op, stage, micro-batch), not a map.
+  const int S = shape.stages, M = shape.microbatches;
+  auto slot = [&](Op op, int stage, int mb) -> std::size_t {
+    if (stage < 0 || stage >= S || mb < 0 || mb >= M) throw std::out_of_range("no such send");
+    return (static_cast<std::size_t>(op == Op::kSendB) * S + stage) * M + mb;
+  };
+  std::vector<std::optional<schedule::ActionRef>> sends(2 * static_cast<std::size_t>(S) * M);
+  Wiring w;
+  w.rank_offset.assign(static_cast<std::size_t>(R) + 1, 0);
+  for (int r = 0; r < R; ++r) {
+    w.rank_offset[r + 1] = w.rank_offset[r] + program.ranks[r].size();
+    for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
+      const Action& a = program.ranks[r][k];
+      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
+    }
+  }
+  // A receive stands for its send.
+  auto as_send = [&](schedule::ActionRef ref) {
+    const Action& a = program.ranks[ref.rank][ref.index];
+    if (a.op != Op::kRecvF && a.op != Op::kRecvB) return ref;
+    const auto [op, stage, mb] = matching_send(a);
+    const auto& found = sends[slot(op, stage, mb)];
+    if (!found) throw std::out_of_range("a receive without its send");
+    return *found;
+  };
+  for (const schedule::Dependency& d : deps) {
+    const Action& after = program.ranks[d.after.rank][d.after.index];
+    if (after.op == Op::kSendF || after.op == Op::kSendB) w.into_sends.push_back({as_send(d.before), d.after});
+  }
+  w.edges.reserve(deps.size());
+  for (const schedule::Dependency& d : deps) {
+    const Action& after = program.ranks[d.after.rank][d.after.index];
+    const Action& before = program.ranks[d.before.rank][d.before.index];
+    if (after.op == Op::kReduceGrad && schedule::is_compute(before.op)) continue;  // wired bucket by bucket
+    w.edges.push_back({as_send(d.before), as_send(d.after)});
+  }
+  return w;
+}
+
+}  // namespace trainsim::lower
+
+namespace trainsim::lower::detail {
 
 void Lowering::find_concatenated_weight_grads() {
   const int R = shape_.ranks, M = shape_.microbatches;
@@ -62,57 +113,29 @@ void Lowering::find_concatenated_weight_grads() {
 
 void Lowering::wire_dependencies(int p) {
   const int R = shape_.ranks;
-  // Where each send sits, to find what a receive waits for: flat tables
-  // indexed by (op, stage, micro-batch) and (rank, index), not maps, as a
-  // sweep lowers thousands of plans.
-  const int S = shape_.stages, M = shape_.microbatches;
-  auto slot = [&](Op op, int stage, int mb) -> std::size_t {
-    if (stage < 0 || stage >= S || mb < 0 || mb >= M) throw std::out_of_range("no such send");
-    return (static_cast<std::size_t>(op == Op::kSendB) * S + stage) * M + mb;
+  const Wiring& wiring = *wiring_;
+  const auto last = [&](schedule::ActionRef a) -> const std::optional<core::TaskId>& {
+    return last_[p * R + a.rank][a.index];
   };
-  std::vector<std::optional<schedule::ActionRef>> sends(2 * static_cast<std::size_t>(S) * M);
-  for (int r = 0; r < R; ++r) {
-    for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
-      const Action& a = program_.ranks[r][k];
-      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
-    }
+  // Sends that make no transfer: what waits for one waits for what it sends
+  // (flat over every rank's actions, made only where there is such a send).
+  std::vector<std::optional<core::TaskId>> producer_of_send;
+  for (const Wiring::Edge& e : wiring.into_sends) {
+    if (last(e.to)) continue;
+    if (producer_of_send.empty()) producer_of_send.resize(wiring.rank_offset.back());
+    producer_of_send[wiring.rank_offset[e.to.rank] + e.to.index] = *last(e.from);
   }
-  // A receive stands for its send; a send without a transfer for what it sends.
-  auto as_send = [&](schedule::ActionRef ref) {
-    const Action& a = program_.ranks[ref.rank][ref.index];
-    if (a.op != Op::kRecvF && a.op != Op::kRecvB) return ref;
-    const auto [op, stage, mb] = matching_send(a);
-    const auto& found = sends[slot(op, stage, mb)];
-    if (!found) throw std::out_of_range("a receive without its send");
-    return *found;
-  };
-  // Free sends: (rank, index) -> producer.
-  std::vector<std::vector<std::optional<core::TaskId>>> producer_of_send(R);
-  for (int r = 0; r < R; ++r) producer_of_send[r].resize(program_.ranks[r].size());
-  for (const schedule::Dependency& d : deps_) {
-    const Action& after = program_.ranks[d.after.rank][d.after.index];
-    if ((after.op == Op::kSendF || after.op == Op::kSendB) && !last_[p * R + d.after.rank][d.after.index]) {
-      const schedule::ActionRef before = as_send(d.before);
-      producer_of_send[d.after.rank][d.after.index] = *last_[p * R + before.rank][before.index];
+  for (const Wiring::Edge& e : wiring.edges) {
+    core::TaskId from;
+    if (const auto& t = last(e.from)) {
+      from = *t;
+    } else {
+      const std::optional<core::TaskId>* producer =
+          producer_of_send.empty() ? nullptr : &producer_of_send[wiring.rank_offset[e.from.rank] + e.from.index];
+      if (producer == nullptr || !*producer) throw std::out_of_range("a send with nothing to send");
+      from = **producer;
     }
-  }
-  auto exit_of = [&](schedule::ActionRef ref) -> core::TaskId {
-    ref = as_send(ref);
-    if (const auto& t = last_[p * R + ref.rank][ref.index]) return *t;
-    const auto& producer = producer_of_send[ref.rank][ref.index];
-    if (!producer) throw std::out_of_range("a send with nothing to send");
-    return *producer;
-  };
-  auto entry_of = [&](schedule::ActionRef ref) -> std::optional<core::TaskId> {
-    ref = as_send(ref);
-    return first_[p * R + ref.rank][ref.index];
-  };
-  for (const schedule::Dependency& d : deps_) {
-    const Action& after = program_.ranks[d.after.rank][d.after.index];
-    const Action& before = program_.ranks[d.before.rank][d.before.index];
-    if (after.op == Op::kReduceGrad && schedule::is_compute(before.op)) continue;  // wired bucket by bucket
-    const core::TaskId from = exit_of(d.before);
-    const std::optional<core::TaskId> to = entry_of(d.after);
+    const std::optional<core::TaskId>& to = first_[p * R + e.to.rank][e.to.index];
     if (!to || from == *to) continue;
     edges_.emplace_back(from, *to);
   }

@@ -4,12 +4,6 @@
 
 namespace trainsim::schedule {
 
-bool is_compute(Op op) {
-  return op == Op::kForward || op == Op::kBackward || op == Op::kInputGrad || op == Op::kWeightGrad;
-}
-
-bool is_backward_end(Op op) { return op == Op::kBackward || op == Op::kWeightGrad; }
-
 std::string op_name(Op op) {
   switch (op) {
     case Op::kForward: return "F";

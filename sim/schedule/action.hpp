@@ -50,8 +50,12 @@ struct Action {
   friend bool operator==(const Action&, const Action&) = default;
 };
 
-bool is_compute(Op op);        // F, B, I, W
-bool is_backward_end(Op op);   // the action whose end completes a backward: B or W
+// Inline: the lowering asks these of every action of every plan a sweep runs.
+inline bool is_compute(Op op) {  // F, B, I, W
+  return op == Op::kForward || op == Op::kBackward || op == Op::kInputGrad || op == Op::kWeightGrad;
+}
+// The action whose end completes a backward: B or W.
+inline bool is_backward_end(Op op) { return op == Op::kBackward || op == Op::kWeightGrad; }
 std::string op_name(Op op);    // "F", "SEND_F", "REDUCE_GRAD", ...
 std::string to_string(const Action& a);
 // A rank's actions, space-separated: "0F0 0F1 0B0 ...".
