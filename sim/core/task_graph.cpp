@@ -5,11 +5,7 @@
 
 namespace trainsim::core {
 
-TaskId TaskGraph::add(const Task& task) {
-  if (finalized_) throw std::logic_error("TaskGraph::add after finalize");
-  tasks_.push_back(task);
-  return static_cast<TaskId>(tasks_.size() - 1);
-}
+void TaskGraph::added_after_finalize() { throw std::logic_error("TaskGraph::add after finalize"); }
 
 void TaskGraph::check_edge(TaskId before, TaskId after) const {
   if (before >= tasks_.size() || after >= tasks_.size() || before == after) {

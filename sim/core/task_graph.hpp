@@ -39,7 +39,11 @@ class TaskGraph {
   // Room for this many tasks, so that a graph of millions of tasks does not
   // grow by copies (each touching fresh pages); only a hint.
   void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
-  TaskId add(const Task& task);
+  TaskId add(const Task& task) {  // inline: every task of every plan comes through here
+    if (finalized_) added_after_finalize();
+    tasks_.push_back(task);
+    return static_cast<TaskId>(tasks_.size() - 1);
+  }
   // `before` must finish before `after` may start.
   void add_edge(TaskId before, TaskId after);
   // Every (before, after) pair of `edges` as add_edge would add them, taking
@@ -65,6 +69,7 @@ class TaskGraph {
   }
 
  private:
+  [[noreturn]] static void added_after_finalize();
   // Throws unless before -> after joins two distinct tasks of this graph.
   void check_edge(TaskId before, TaskId after) const;
 

@@ -438,11 +438,25 @@ class Lowering {
     }
   };
   std::unordered_map<std::array<std::uint64_t, 3>, std::uint32_t, CommKeyHash> comm_index_;
+  // The values met most recently, by a few bits of their hash, in front of
+  // the map: a rank's F's and B's of one stage repeat a handful of values
+  // over every micro-batch, and a slot is an array read where the map's
+  // node is a cache miss.
+  struct RecentComm {
+    std::array<std::uint64_t, 3> key{};
+    std::uint32_t id = 0;
+    bool used = false;
+  };
+  std::array<RecentComm, 16> recent_comm_{};
   std::uint32_t intern_comm(const CommInside& c) {
     const std::array<std::uint64_t, 3> key{std::bit_cast<std::uint64_t>(c.tp_s), std::bit_cast<std::uint64_t>(c.cp_s),
                                            std::bit_cast<std::uint64_t>(c.ep_s)};
+    const std::size_t h = CommKeyHash{}(key);
+    RecentComm& recent = recent_comm_[(h ^ h >> 17 ^ h >> 37) % recent_comm_.size()];
+    if (recent.used && recent.key == key) return recent.id;
     const auto [it, added] = comm_index_.try_emplace(key, static_cast<std::uint32_t>(sim_->comm_inside.size()));
     if (added) sim_->comm_inside.push_back(c);
+    recent = {key, it->second, true};
     return it->second;
   }
   struct KeyHash {
