@@ -49,13 +49,6 @@ std::uint32_t MemoryTracker::add_pool(MemoryPool pool) {
   return static_cast<std::uint32_t>(pools_.size() - 1);
 }
 
-void MemoryTracker::set_effect(core::TaskId task, MemoryEffect effect) {
-  if (effect.pool >= pools_.size()) throw std::logic_error("memory effect names a missing pool");
-  if (effect_of_task_.size() <= task) effect_of_task_.resize(task + 1, -1);
-  effect_of_task_[task] = static_cast<std::int32_t>(effects_.size());
-  effects_.push_back(effect);
-}
-
 void MemoryTracker::reserve_effects(std::size_t tasks, std::size_t effects) {
   if (effect_of_task_.size() < tasks) effect_of_task_.resize(tasks, -1);
   effects_.reserve(effects_.size() + effects);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,14 @@ class MemoryTracker final : public core::TaskObserver {
   // Whether the pools keep their timelines (MemoryPool::keep_timeline),
   // those added so far and those added later.
   void keep_timelines(bool on);
-  void set_effect(core::TaskId task, MemoryEffect effect);
+  // Inline: a lowering hands over one per task that has one, and a struct
+  // passed by value to a call is written and read back through the stack.
+  void set_effect(core::TaskId task, const MemoryEffect& effect) {
+    if (effect.pool >= pools_.size()) throw std::logic_error("memory effect names a missing pool");
+    if (effect_of_task_.size() <= task) effect_of_task_.resize(task + 1, -1);
+    effect_of_task_[task] = static_cast<std::int32_t>(effects_.size());
+    effects_.push_back(effect);
+  }
   // Room for effects on tasks below `tasks`, `effects` of them (a hint).
   void reserve_effects(std::size_t tasks, std::size_t effects);
 
