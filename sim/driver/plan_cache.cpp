@@ -67,7 +67,7 @@ std::shared_ptr<const report::Summary> PlanCache::same_simulation(const std::str
 
 void PlanCache::remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
                          const report::Summary& summary) {
-  std::size_t bytes = program->deps.size() * sizeof(schedule::Dependency) + program->wiring.bytes();
+  std::size_t bytes = program->wiring.bytes();
   for (const auto& rank : program->program.ranks) bytes += rank.size() * sizeof(schedule::Action);
   if (bytes > kSummaryProgramBytes) return;
   auto kept = std::make_shared<const report::Summary>(summary);

@@ -35,8 +35,9 @@ namespace trainsim::driver {
 
 struct CheckedProgram {
   schedule::Program program;  // with communication (and ZeRO-3's sharding) added
-  std::vector<schedule::Dependency> deps;
-  lower::Wiring wiring;  // lower::wire(program, shape, deps), for each plan that lowers it
+  // Its dependencies (schedule::check's, and the MoE overlap's pairs'
+  // waits) as each plan's lowering wires them.
+  lower::Wiring wiring;
   std::uint64_t digest = 0;  // digest_of(program): equal programs have equal digests
 };
 
@@ -70,7 +71,7 @@ class PlanCache {
   // programs it keeps alive are bounded (kSummaryProgramBytes), oldest given up first.
   void remember(const std::string& costs_key, std::shared_ptr<const CheckedProgram> program,
                 const report::Summary& summary);
-  static constexpr std::size_t kSummaryProgramBytes = std::size_t{16} << 20;  // actions, dependencies, wiring
+  static constexpr std::size_t kSummaryProgramBytes = std::size_t{16} << 20;  // actions and wiring
 
  private:
   template <typename Key, typename Value>

@@ -132,13 +132,13 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
               "as few micro-batches as pipeline ranks, where a rank's last warm-up forward meets its first "
               "backward): give each pipeline more micro-batches, or " + use);
       }
-      out.deps = schedule::check(out.program, w.shape);
-      out.deps.insert(out.deps.end(), a2a.waits.begin(), a2a.waits.end());
+      std::vector<schedule::Dependency> deps = schedule::check(out.program, w.shape);
+      deps.insert(deps.end(), a2a.waits.begin(), a2a.waits.end());
+      out.wiring = lower::wire(out.program, w.shape, deps);
     } else {
-      out.deps = schedule::check(out.program, w.shape);
+      out.wiring = lower::wire(out.program, w.shape, schedule::check(out.program, w.shape));
     }
     out.digest = digest_of(out.program);
-    out.wiring = lower::wire(out.program, w.shape, out.deps);
     return out;
   };
   // A schedule that places work by the stages' times gets a program of its own each plan.
@@ -159,7 +159,6 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   const std::shared_ptr<const CheckedProgram> checked = std::move(prepared.checked);
   // The program lives as long as the entry does (aliasing: no copy).
   w.program = std::shared_ptr<const schedule::Program>(checked, &checked->program);
-  const std::vector<schedule::Dependency>& deps = checked->deps;
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
@@ -178,7 +177,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
-  w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options, &checked->wiring);
+  w.sim = lower::lower(*w.program, w.shape, checked->wiring, *w.costs, sc.cluster, plan, options);
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   try {
@@ -187,7 +186,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
     // A bucket train's premise failed as it ran: a task per bucket instead.
     spdlog::info("{}; lowering again with a task per gradient bucket", e.what());
     options.merge_bucket_trains = false;
-    w.sim = lower::lower(*w.program, w.shape, deps, *w.costs, sc.cluster, plan, options, &checked->wiring);
+    w.sim = lower::lower(*w.program, w.shape, checked->wiring, *w.costs, sc.cluster, plan, options);
     lower::run(*w.sim, nullptr, controls.progress);
   }
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();

@@ -102,13 +102,11 @@ struct RankGroup {
 // Builds the graph of one lowering; kept in one place so the passes can share state.
 class Lowering {
  public:
-  // `wiring`: wire(program, shape, deps), or null to work it out here.
-  Lowering(const schedule::Program& program, const schedule::Shape& shape,
-           const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
-           const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options,
-           const Wiring* wiring = nullptr)
-      : program_(program), shape_(shape), deps_(deps), costs_(costs), cluster_(cluster), plan_(plan),
-        options_(options), wiring_(wiring) {}
+  Lowering(const schedule::Program& program, const schedule::Shape& shape, const Wiring& wiring,
+           const workload::StageCosts& costs, const hw::ClusterSpec& cluster, const workload::Plan& plan,
+           const Options& options)
+      : program_(program), shape_(shape), wiring_(wiring), costs_(costs), cluster_(cluster), plan_(plan),
+        options_(options) {}
 
   std::unique_ptr<Simulation> build();
 
@@ -384,13 +382,11 @@ class Lowering {
 
   const schedule::Program& program_;
   const schedule::Shape& shape_;
-  const std::vector<schedule::Dependency>& deps_;
+  const Wiring& wiring_;  // what ties the ranks' actions together (wiring.hpp)
   const workload::StageCosts& costs_;
   const hw::ClusterSpec& cluster_;
   const workload::Plan& plan_;
   const Options& options_;
-  const Wiring* wiring_;
-  Wiring own_wiring_;  // where none was given
   Fidelity fidelity_ = options_.fidelity;
 
   std::unique_ptr<Simulation> sim_;

@@ -164,10 +164,6 @@ std::unique_ptr<Simulation> Lowering::build() {
     lower_pipeline(p);
     if (options_.progress) options_.progress(static_cast<std::size_t>(p) + 1, static_cast<std::size_t>(P));
   }
-  if (wiring_ == nullptr) {
-    own_wiring_ = wire(program_, shape_, deps_);
-    wiring_ = &own_wiring_;
-  }
   for (int p = 0; p < P; ++p) wire_dependencies(p);
 
   sim_->graph.add_edges(std::move(edges_));  // taken over, not copied
@@ -385,10 +381,9 @@ std::int64_t tensor_capacity_bytes(const hw::GpuSpec& gpu, std::int64_t cuda_con
 }
 
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
-                                  const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
-                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options,
-                                  const Wiring* wiring) {
-  return Lowering(program, shape, deps, costs, cluster, plan, options, wiring).build();
+                                  const Wiring& wiring, const workload::StageCosts& costs,
+                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options) {
+  return Lowering(program, shape, wiring, costs, cluster, plan, options).build();
 }
 
 void run(Simulation& sim, core::TaskObserver* observer, const std::function<void(std::size_t, std::size_t)>& progress) {

@@ -263,16 +263,15 @@ struct Simulation {
   }
 };
 
-// `program` must have passed schedule::check, which gave `deps`; `wiring`,
-// where given, is wire(program, shape, deps) (worked out here otherwise).
-// Throws std::invalid_argument for a fault naming no link, or asked of
-// symmetric fidelity; std::runtime_error when failed links leave two GPUs
-// apart; WorkTooLarge, before building anything, when the work exceeds
+// `program` must have passed schedule::check, and `wiring` be
+// wire(program, shape, the dependencies check gave). Throws
+// std::invalid_argument for a fault naming no link, or asked of symmetric
+// fidelity; std::runtime_error when failed links leave two GPUs apart;
+// WorkTooLarge, before building anything, when the work exceeds
 // options.limits.
 std::unique_ptr<Simulation> lower(const schedule::Program& program, const schedule::Shape& shape,
-                                  const std::vector<schedule::Dependency>& deps, const workload::StageCosts& costs,
-                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {},
-                                  const Wiring* wiring = nullptr);
+                                  const Wiring& wiring, const workload::StageCosts& costs,
+                                  const hw::ClusterSpec& cluster, const workload::Plan& plan, const Options& options = {});
 
 // Degrades or fails the named links; throws std::invalid_argument naming the
 // fault's config path when no built link has that name.

@@ -113,7 +113,7 @@ void Lowering::find_concatenated_weight_grads() {
 
 void Lowering::wire_dependencies(int p) {
   const int R = shape_.ranks;
-  const Wiring& wiring = *wiring_;
+  const Wiring& wiring = wiring_;
   const auto last = [&](schedule::ActionRef a) -> const std::optional<core::TaskId>& {
     return last_[p * R + a.rank][a.index];
   };

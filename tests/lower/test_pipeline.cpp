@@ -74,7 +74,7 @@ std::unique_ptr<lower::Simulation> simulate(const std::string& schedule, int p, 
   plan.pp = p;
   plan.vp = vp;
   plan.twobp_concat = twobp_concat;
-  auto sim = lower::lower(program, shape, deps, costs, cluster(), plan, options);
+  auto sim = lower::lower(program, shape, lower::wire(program, shape, deps), costs, cluster(), plan, options);
   lower::run(*sim);
   return sim;
 }
