@@ -23,6 +23,7 @@ Engine::Engine(const TaskGraph& graph) : graph_(graph) {
 
 ResourceId Engine::add_resource(Resource& resource) {
   resources_.push_back(&resource);
+  generation_.push_back(0);
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
@@ -30,7 +31,7 @@ void Engine::add_observer(TaskObserver& observer) { observers_.push_back(&observ
 
 void Engine::schedule(ResourceId owner, Time at, std::uint64_t token) {
   if (at < now_) throw std::logic_error("Engine::schedule: an event in the past");
-  queue_.push(at, owner, token);
+  queue_.push(at, owner, generation_[owner], token);
 }
 
 void Engine::start(TaskId task) {
@@ -71,6 +72,7 @@ Timeline Engine::run() {
   }
   while (!queue_.empty()) {
     const Event ev = queue_.pop();
+    if (ev.generation != generation_[ev.owner]) continue;  // cancelled
     now_ = ev.time;
     ++timeline_.events;
     resources_[ev.owner]->on_event(ev.token, *this);

@@ -65,9 +65,8 @@ class Engine {
   Time now() const { return now_; }
   const TaskGraph& graph() const { return graph_; }
   void schedule(ResourceId owner, Time at, std::uint64_t token);
-  // Drops the pending event of `owner`, if any: an owner that cancels keeps
-  // at most one event pending (std::logic_error otherwise).
-  void cancel_pending(ResourceId owner) { queue_.cancel(owner); }
+  // Drops every pending event of `owner` (lazily, by generation).
+  void cancel_pending(ResourceId owner) { ++generation_[owner]; }
   void start(TaskId task);
   void finish(TaskId task);
   bool is_ready(TaskId task) const { return tasks_[task].state() == State::kReady; }
@@ -93,6 +92,7 @@ class Engine {
   const TaskGraph& graph_;
   EventQueue queue_;
   std::vector<Resource*> resources_;
+  std::vector<std::uint32_t> generation_;
   std::vector<TaskObserver*> observers_;
   std::vector<TaskState> tasks_;
   Timeline timeline_;

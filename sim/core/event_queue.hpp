@@ -8,11 +8,9 @@
 // cache line or two, which is why it beats std::priority_queue on pop-heavy
 // workloads.
 //
-// Cancellation takes the event out of the heap: the owners that cancel (a
-// compute stream whose speed changes, the flow network's next completion)
-// keep at most one pending event, whose place the heap tracks. A cancelled
-// entry left in the heap to be skipped when popped would grow the heap and
-// cost a pop of its own (one event in seven of the README sweep's).
+// Cancellation is lazy: an event carries the generation of its owner at the time
+// it was scheduled, and the owner bumps its generation to invalidate it. The stale
+// entry stays in the heap and is skipped when popped (see Engine).
 #pragma once
 
 #include <cstdint>
@@ -25,8 +23,9 @@ namespace trainsim::core {
 struct Event {
   Time time;
   std::uint64_t sequence = 0;
-  std::uint32_t owner = 0;  // which handler receives it
-  std::uint64_t token = 0;  // meaning chosen by the owner
+  std::uint32_t owner = 0;       // which handler receives it
+  std::uint32_t generation = 0;  // owner's generation when scheduled
+  std::uint64_t token = 0;       // meaning chosen by the owner
 };
 
 class EventQueue {
@@ -37,12 +36,9 @@ class EventQueue {
   static void reverse_ties(bool on);
 
   // Schedules an event and returns the sequence number it was given.
-  std::uint64_t push(Time time, std::uint32_t owner, std::uint64_t token);
+  std::uint64_t push(Time time, std::uint32_t owner, std::uint32_t generation, std::uint64_t token);
   // Precondition: !empty().
   Event pop();
-  // Takes `owner`'s pending event out, if it has one; throws
-  // std::logic_error if it has several (an owner that cancels keeps one).
-  void cancel(std::uint32_t owner);
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }
@@ -56,22 +52,11 @@ class EventQueue {
   struct Entry {
     Order order;
     std::uint32_t owner;
+    std::uint32_t generation;
     std::uint64_t token;
   };
 
-  // Moves the hole at `i` up (or down) to where `entry` belongs, and puts it there.
-  void sift_up(std::size_t i, const Entry& entry);
-  void sift_down(std::size_t i, const Entry& entry);
-  void place(std::size_t i, const Entry& entry) {
-    heap_[i] = entry;
-    slot_[entry.owner] = static_cast<std::uint32_t>(i);
-  }
-
   std::vector<Entry> heap_;
-  // Per owner: its pending events, and where the last one placed sits (its
-  // only one's place when it has one).
-  std::vector<std::uint32_t> pending_;
-  std::vector<std::uint32_t> slot_;
   std::uint64_t next_sequence_ = 0;
   std::uint64_t tie_mask_ = 0;  // 0, or every bit set where ties are reversed
 };

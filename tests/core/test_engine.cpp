@@ -33,7 +33,7 @@ Timeline run_delayed(const TaskGraph& g) {
 }
 
 // Schedules two events for each task, cancels the first, and finishes the task
-// on the second: checks that a cancelled event never arrives.
+// on the second: checks lazy cancellation.
 class Flaky final : public Resource {
  public:
   ResourceId id = 0;

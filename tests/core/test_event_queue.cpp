@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <random>
-#include <stdexcept>
 #include <vector>
 
 #include "core/event_queue.hpp"
@@ -17,9 +16,9 @@ using trainsim::core::Time;
 
 TEST_CASE("events pop in time order") {
   EventQueue q;
-  q.push(Time::ps(30), 0, 3);
-  q.push(Time::ps(10), 0, 1);
-  q.push(Time::ps(20), 0, 2);
+  q.push(Time::ps(30), 0, 0, 3);
+  q.push(Time::ps(10), 0, 0, 1);
+  q.push(Time::ps(20), 0, 0, 2);
   CHECK(q.pop().token == 1);
   CHECK(q.pop().token == 2);
   CHECK(q.pop().token == 3);
@@ -28,7 +27,7 @@ TEST_CASE("events pop in time order") {
 
 TEST_CASE("equal times pop in the order they were scheduled") {
   EventQueue q;
-  for (std::uint64_t i = 0; i < 100; ++i) q.push(Time::ps(5), 0, i);
+  for (std::uint64_t i = 0; i < 100; ++i) q.push(Time::ps(5), 0, 0, i);
   for (std::uint64_t i = 0; i < 100; ++i) CHECK(q.pop().token == i);
 }
 
@@ -38,15 +37,15 @@ TEST_CASE("with ties reversed, equal times pop last scheduled first, and times s
   EventQueue::reverse_ties(true);
   EventQueue q;
   EventQueue::reverse_ties(false);
-  for (std::uint64_t i = 0; i < 100; ++i) q.push(Time::ps(5), 0, i);
-  q.push(Time::ps(7), 0, 200);
-  q.push(Time::ps(3), 0, 100);
+  for (std::uint64_t i = 0; i < 100; ++i) q.push(Time::ps(5), 0, 0, i);
+  q.push(Time::ps(7), 0, 0, 200);
+  q.push(Time::ps(3), 0, 0, 100);
   CHECK(q.pop().token == 100);
   for (std::uint64_t i = 0; i < 100; ++i) CHECK(q.pop().token == 99 - i);
   CHECK(q.pop().token == 200);
   EventQueue after;  // made with the order back to normal
-  after.push(Time::ps(5), 0, 1);
-  after.push(Time::ps(5), 0, 2);
+  after.push(Time::ps(5), 0, 0, 1);
+  after.push(Time::ps(5), 0, 0, 2);
   CHECK(after.pop().token == 1);
 }
 
@@ -56,7 +55,7 @@ TEST_CASE("the heap agrees with a stable sort on (time, sequence)") {
   std::vector<std::pair<std::int64_t, std::uint64_t>> expected;
   for (std::uint64_t i = 0; i < 5000; ++i) {
     const std::int64_t t = static_cast<std::int64_t>(rng() % 200);  // many ties
-    q.push(Time::ps(t), 0, i);
+    q.push(Time::ps(t), 0, 0, i);
     expected.emplace_back(t, i);
   }
   std::stable_sort(expected.begin(), expected.end(),
@@ -73,76 +72,12 @@ TEST_CASE("interleaved pushes and pops stay ordered") {
   std::mt19937_64 rng(7);
   Time now = Time::zero();
   for (int round = 0; round < 2000; ++round) {
-    q.push(now + Time::ps(static_cast<std::int64_t>(rng() % 1000)), 0, 0);
+    q.push(now + Time::ps(static_cast<std::int64_t>(rng() % 1000)), 0, 0, 0);
     if (round % 3 == 0) {
       const Event e = q.pop();
       CHECK(e.time >= now);
       now = e.time;
     }
-  }
-}
-
-TEST_CASE("a cancelled event never pops, and the rest keep their order") {
-  // Owners 1, 2, 3 at 10, 5 and 7 ps; cancelling owner 2's (the earliest,
-  // at the root) leaves 7 then 10. Cancelling an owner with nothing pending
-  // does nothing; one with two pending events is refused.
-  EventQueue q;
-  q.push(Time::ps(10), 1, 100);
-  q.push(Time::ps(5), 2, 200);
-  q.push(Time::ps(7), 3, 300);
-  q.cancel(2);
-  q.cancel(4);
-  CHECK(q.size() == 2);
-  CHECK(q.pop().token == 300);
-  q.cancel(3);  // popped already: nothing pending
-  q.push(Time::ps(12), 5, 500);
-  q.push(Time::ps(11), 5, 501);
-  CHECK_THROWS_AS(q.cancel(5), std::logic_error);
-  CHECK(q.pop().token == 100);
-}
-
-TEST_CASE("cancelling anywhere in the heap agrees with a sorted list") {
-  // 64 owners, each with at most one event pending; at random, an owner
-  // cancels its event (and sometimes schedules another, as a stream whose
-  // speed changes does) or the earliest pops. The reference is a list sorted
-  // on (time, sequence).
-  std::mt19937_64 rng(3);
-  EventQueue q;
-  struct Pending {
-    std::int64_t time;
-    std::uint64_t sequence;
-    std::uint32_t owner;
-  };
-  std::vector<Pending> reference;
-  std::vector<char> has(64, 0);
-  std::int64_t now = 0;
-  for (int round = 0; round < 20000; ++round) {
-    const auto owner = static_cast<std::uint32_t>(rng() % 64);
-    const int what = static_cast<int>(rng() % 3);
-    if (what == 0 && has[owner]) {
-      q.cancel(owner);
-      std::erase_if(reference, [&](const Pending& p) { return p.owner == owner; });
-      has[owner] = 0;
-    }
-    if (what <= 1 && !has[owner]) {
-      const std::int64_t at = now + static_cast<std::int64_t>(rng() % 50);  // many ties
-      const std::uint64_t seq = q.push(Time::ps(at), owner, owner);
-      reference.push_back({at, seq, owner});
-      has[owner] = 1;
-    }
-    if (what == 2 && !q.empty()) {
-      const auto first = std::min_element(reference.begin(), reference.end(), [](const Pending& a, const Pending& b) {
-        return a.time != b.time ? a.time < b.time : a.sequence < b.sequence;
-      });
-      const Event e = q.pop();
-      REQUIRE(e.time.ps() == first->time);
-      REQUIRE(e.sequence == first->sequence);
-      REQUIRE(e.owner == first->owner);
-      now = e.time.ps();
-      has[e.owner] = 0;
-      reference.erase(first);
-    }
-    REQUIRE(q.size() == reference.size());
   }
 }
 

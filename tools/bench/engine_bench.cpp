@@ -25,7 +25,7 @@ static void BM_EventQueuePushPop(benchmark::State& state) {
   for (auto _ : state) {
     core::EventQueue q;
     q.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) q.push(Time::ps(times[i]), 0, i);
+    for (std::size_t i = 0; i < n; ++i) q.push(Time::ps(times[i]), 0, 0, i);
     while (!q.empty()) benchmark::DoNotOptimize(q.pop());
   }
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(n) * state.iterations(),
