@@ -1,15 +1,10 @@
 // What ties the ranks' tasks together: each receive's consumer after its
 // send, the schedule's cross-rank dependencies (worked out once a program:
 // wiring.hpp); and 2BP's runs of W's that become one concatenated op.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <map>
 #include <optional>
 #include <stdexcept>
-#include <string>
 #include <tuple>
-#include <unordered_map>
+#include <vector>
 
 #include "lower/lowering.hpp"
 #include "lower/wiring.hpp"
@@ -47,7 +42,9 @@ Wiring wire(const schedule::Program& program, const schedule::Shape& shape,
     w.rank_offset[r + 1] = w.rank_offset[r] + program.ranks[r].size();
     for (std::size_t k = 0; k < program.ranks[r].size(); ++k) {
       const Action& a = program.ranks[r][k];
-      if (a.op == Op::kSendF || a.op == Op::kSendB) sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
+      if (a.op == Op::kSendF || a.op == Op::kSendB) {
+        sends[slot(a.op, a.stage, a.microbatch)] = schedule::ActionRef{r, static_cast<int>(k)};
+      }
     }
   }
   // A receive stands for its send.
@@ -59,16 +56,14 @@ Wiring wire(const schedule::Program& program, const schedule::Shape& shape,
     if (!found) throw std::out_of_range("a receive without its send");
     return *found;
   };
-  for (const schedule::Dependency& d : deps) {
-    const Action& after = program.ranks[d.after.rank][d.after.index];
-    if (after.op == Op::kSendF || after.op == Op::kSendB) w.into_sends.push_back({as_send(d.before), d.after});
-  }
   w.edges.reserve(deps.size());
   for (const schedule::Dependency& d : deps) {
     const Action& after = program.ranks[d.after.rank][d.after.index];
     const Action& before = program.ranks[d.before.rank][d.before.index];
+    const schedule::ActionRef from = as_send(d.before);
+    if (after.op == Op::kSendF || after.op == Op::kSendB) w.into_sends.push_back({from, d.after});
     if (after.op == Op::kReduceGrad && schedule::is_compute(before.op)) continue;  // wired bucket by bucket
-    w.edges.push_back({as_send(d.before), as_send(d.after)});
+    w.edges.push_back({from, as_send(d.after)});
   }
   return w;
 }
