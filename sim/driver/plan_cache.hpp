@@ -1,6 +1,7 @@
 // What the plans of one sweep have in common, computed once and kept a while:
 // a schedule's checked program for a pipeline shape (every ZeRO stage and
-// recompute mode of a plan runs the same one), the stage costs of plans
+// recompute mode of a plan runs the same one; a schedule that places work
+// by the stages' times, the same one where those times are the same), the stage costs of plans
 // that differ only in their schedule (those of one placement cost the same),
 // and the summaries of simulations that another plan would repeat: two
 // schedules that lay out the same program for a shape (GPipe and
@@ -49,9 +50,14 @@ class PlanCache {
  public:
   // What makes a program: the schedule, its placement, pp, vp, micro-batches,
   // ZeRO-3's sharding (sharded, reshard after forward, gradient sync after
-  // the last backward only, each stage's units), and options.moe_a2a_overlap
-  // (one more warm-up forward, the pairs' waits among the dependencies).
-  using ProgramKey = std::tuple<std::string, int, int, int, int, bool, bool, bool, bool, std::vector<int>>;
+  // the last backward only, each stage's units), options.moe_a2a_overlap
+  // (one more warm-up forward, the pairs' waits among the dependencies),
+  // and, for a schedule that places work by the stages' times (zb-1p, zb-2p,
+  // zb-v), those times (Shape::times, four a stage; empty for the others):
+  // plans whose stages take the same times (ZeRO 0, 1 and 2 of one plan) get
+  // the same program.
+  using ProgramKey =
+      std::tuple<std::string, int, int, int, int, bool, bool, bool, bool, std::vector<int>, std::vector<double>>;
 
   explicit PlanCache(std::size_t programs = 16, std::size_t costs = 64, std::size_t summaries = 512)
       : program_room_(programs), cost_room_(costs), summary_room_(summaries) {}

@@ -141,11 +141,19 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
     out.digest = digest_of(out.program);
     return out;
   };
-  // A schedule that places work by the stages' times gets a program of its own each plan.
-  const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr && !sched->reads_stage_times();
+  // A schedule that places work by the stages' times shares its program with
+  // the plans whose stages take the same times, to the bit.
+  std::vector<double> times;
+  if (sched->reads_stage_times()) {
+    for (const schedule::Shape::StageTimes& t : w.shape.times) {
+      times.insert(times.end(), {t.forward, t.input_grad, t.weight_grad, t.transfer});
+    }
+  }
+  const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr;
   w.checked = shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
                                                 plan.microbatches(), sharded, plan.reshard_after_forward,
-                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a, units},
+                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a, units,
+                                                std::move(times)},
                                                lay_out)
                      : std::make_shared<const CheckedProgram>(lay_out());
   return w;

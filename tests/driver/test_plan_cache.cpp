@@ -36,9 +36,9 @@ TEST_CASE("an entry is made once, shared while it is among the most recent, and 
     ++made;
     return driver::CheckedProgram{};
   };
-  const driver::PlanCache::ProgramKey a{"1f1b", 0, 4, 1, 8, false, true, false, false, {}};
-  const driver::PlanCache::ProgramKey b{"1f1b", 0, 4, 1, 16, false, true, false, false, {}};
-  const driver::PlanCache::ProgramKey c{"gpipe", 0, 4, 1, 8, false, true, false, false, {}};
+  const driver::PlanCache::ProgramKey a{"1f1b", 0, 4, 1, 8, false, true, false, false, {}, {}};
+  const driver::PlanCache::ProgramKey b{"1f1b", 0, 4, 1, 16, false, true, false, false, {}, {}};
+  const driver::PlanCache::ProgramKey c{"gpipe", 0, 4, 1, 8, false, true, false, false, {}, {}};
   const auto first = cache.program(a, make);
   CHECK(cache.program(a, make) == first);  // the same object, not made again
   CHECK(made == 1);
@@ -51,10 +51,11 @@ TEST_CASE("an entry is made once, shared while it is among the most recent, and 
 }
 
 TEST_CASE("plans run through the cache give what they give without it") {
-  // The 175B example under three schedules and two ZeRO stages: 1F1B's
-  // program is shared by its ZeRO-1 and ZeRO-2 plans; zb-1p places work by
-  // the stages' times and gets its own. Stage costs are shared under a key
-  // the caller gives (here: the plan without its schedule).
+  // The 175B example under three schedules and two ZeRO stages: each
+  // schedule's program is shared by its ZeRO-1 and ZeRO-2 plans (zb-1p,
+  // which places work by the stages' times, because those times are the
+  // same). Stage costs are shared under a key the caller gives (here: the
+  // plan without its schedule).
   driver::PlanCache cache;
   for (const char* schedule : {"1f1b", "gpipe", "zb-1p"}) {
     for (int zero : {1, 2}) {
@@ -69,6 +70,32 @@ TEST_CASE("plans run through the cache give what they give without it") {
       CHECK(iteration_s(sc, shared) == iteration_s(sc, driver::Controls{}));
     }
   }
+}
+
+TEST_CASE("a schedule that places work by the stages' times shares a program only where those times are the same") {
+  // zb-1p on the 175B example: ZeRO-1 and ZeRO-2 change the optimizer's
+  // memory and the gradients' collectives, not a stage's F, I or W, so both
+  // plans get one program; full recompute lengthens each backward (its
+  // forward run again), so that plan's times, and program, are its own.
+  auto scenario = [](int zero, const std::string& recompute) {
+    return config::load_file(example("gpt3-175b-1024xa100.json"),
+                             {"parallel.schedule=zb-1p", "parallel.zero_stage=" + std::to_string(zero),
+                              "parallel.recompute=" + recompute});
+  };
+  driver::PlanCache cache;
+  driver::Controls controls;
+  controls.cache = &cache;
+  const driver::Prepared one = driver::prepare(scenario(1, "none"), controls);
+  const driver::Prepared two = driver::prepare(scenario(2, "none"), controls);
+  const driver::Prepared full = driver::prepare(scenario(1, "full"), controls);
+  REQUIRE(one.shape.times.size() == 8);
+  CHECK(one.shape.times[3].input_grad == two.shape.times[3].input_grad);
+  CHECK(full.shape.times[3].input_grad > one.shape.times[3].input_grad);
+  CHECK(two.checked == one.checked);   // the same object: laid out once
+  CHECK(full.checked != one.checked);  // other times, laid out again
+  // What the shared program gives is what the plan's own gives.
+  const config::Scenario sc = scenario(2, "none");
+  CHECK(iteration_s(sc, controls) == iteration_s(sc, driver::Controls{}));
 }
 
 TEST_CASE("a program's digest follows every action") {
