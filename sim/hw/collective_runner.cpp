@@ -7,15 +7,23 @@ namespace trainsim::hw {
 
 namespace {
 
-// Tokens: what (2 bits), index (30: a ring position, a wave or a transfer), instance (32).
-enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2, kAnalyticDone = 3 };
-constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 30;
+// Tokens: what (3 bits), index (29: a ring position, a wave or a transfer),
+// instance (32; a solo collective's task).
+enum : std::uint64_t { kBegin = 0, kHopDone = 1, kFlowDone = 2, kAnalyticDone = 3, kSoloDone = 4 };
+constexpr std::uint64_t kIndexLimit = std::uint64_t{1} << 29;
 std::uint64_t token(std::uint64_t what, std::uint32_t instance, std::size_t index = 0) {
-  return what | (static_cast<std::uint64_t>(index) << 2) | (static_cast<std::uint64_t>(instance) << 32);
+  return what | (static_cast<std::uint64_t>(index) << 3) | (static_cast<std::uint64_t>(instance) << 32);
 }
-std::uint64_t what_of(std::uint64_t t) { return t & 3; }
-int index_of(std::uint64_t t) { return static_cast<int>((t >> 2) & (kIndexLimit - 1)); }
+std::uint64_t what_of(std::uint64_t t) { return t & 7; }
+int index_of(std::uint64_t t) { return static_cast<int>((t >> 3) & (kIndexLimit - 1)); }
 std::uint32_t instance_of(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 32); }
+
+// A solo collective's route: the tag, its kind (3 bits) and its group (28).
+constexpr std::uint32_t kSoloTag = 1u << 31;
+constexpr std::uint32_t kSoloGroups = 1u << 28;
+bool is_solo(std::uint32_t route) { return (route & kSoloTag) != 0; }
+CollectiveRunner::GroupId solo_group(std::uint32_t route) { return route & (kSoloGroups - 1); }
+CollectiveKind solo_kind(std::uint32_t route) { return static_cast<CollectiveKind>((route >> 28) & 7); }
 
 }  // namespace
 
@@ -49,19 +57,40 @@ std::uint32_t CollectiveRunner::add(CollectiveKind kind, double bytes, GroupId g
     in.first_arrival = arrivals_.size();
     arrivals_.resize(arrivals_.size() + static_cast<std::size_t>(participants));
   }
+  if (instances_.size() >= kSoloTag) throw std::length_error("more than 2^31 collectives in one simulation");
   instances_.push_back(std::move(in));
   return static_cast<std::uint32_t>(instances_.size() - 1);
 }
 
-CollectiveRunner::Description CollectiveRunner::describe(std::uint32_t id) const {
-  const Instance& in = instances_.at(id);
+std::optional<std::uint32_t> CollectiveRunner::solo_route(CollectiveKind kind, GroupId group) const {
+  if (group >= groups_.size()) throw std::logic_error("a collective over a missing group");
+  if (group >= kSoloGroups) return std::nullopt;
+  return kSoloTag | static_cast<std::uint32_t>(kind) << 28 | group;
+}
+
+CollectiveRunner::Description CollectiveRunner::describe(const core::Task& task) const {
+  if (is_solo(task.route)) {
+    return {solo_kind(task.route), task.amount, static_cast<int>(groups_[solo_group(task.route)].members.size())};
+  }
+  const Instance& in = instances_.at(task.route);
   return {in.kind, in.bytes, static_cast<int>(groups_[in.group].members.size())};
 }
 
 void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
   // A participant's task starts when the collective does, not while it waits
   // for the others: the wait is idle time, not communication.
-  const std::uint32_t id = engine.graph().task(task).route;
+  const core::Task& t = engine.graph().task(task);
+  if (is_solo(t.route)) {
+    // As launch runs an instance of one participant with an analytic time.
+    engine.start(task);
+    if (listener_ != nullptr && t.duration > core::Time::zero()) {
+      const GroupId group = solo_group(t.route);
+      listener_->on_collective(group, groups_[group].members, true, engine);
+    }
+    engine.schedule(id_, engine.now() + t.duration, token(kSoloDone, task));
+    return;
+  }
+  const std::uint32_t id = t.route;
   if (id >= instances_.size()) throw std::logic_error("task names a missing collective");
   Instance& in = instances_[id];
   if (in.arrived == in.participants) throw std::logic_error("a collective has more tasks than participants");
@@ -218,6 +247,17 @@ void CollectiveRunner::try_send(std::uint32_t id, int ring, int position, core::
 }
 
 void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
+  if (what_of(t) == kSoloDone) {
+    // As finish ends an instance of one participant with an analytic time.
+    const core::TaskId task = instance_of(t);
+    const core::Task& solo = engine.graph().task(task);
+    if (listener_ != nullptr && solo.duration > core::Time::zero()) {
+      const GroupId group = solo_group(solo.route);
+      listener_->on_collective(group, groups_[group].members, false, engine);
+    }
+    engine.finish(task);
+    return;
+  }
   const std::uint32_t id = instance_of(t);
   Instance& in = instances_[id];
   if (what_of(t) == kAnalyticDone) {

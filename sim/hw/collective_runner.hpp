@@ -87,7 +87,16 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     return add(kind, bytes, add_group(std::move(members), std::move(copies)), participants, analytic_time);
   }
 
-  // A registered collective as reports show it: its kind, `add`'s bytes (what
+  // A collective of one participant with an analytic time, registered by
+  // the task alone: its route is what this returns, its duration the
+  // analytic time and its amount the bytes. It runs as an instance of
+  // add's would (the same calls in the same order), but no instance is
+  // kept: a symmetric ZeRO-3 plan makes one for every gather and scatter.
+  // Not for a collective a bucket train names (set_train, set_gate). Null
+  // when `group`'s id is too large for a route (2^28 groups and more).
+  std::optional<std::uint32_t> solo_route(CollectiveKind kind, GroupId group) const;
+
+  // A collective task as reports show it: its kind, its bytes (add's: what
   // each member contributes, or receives in all for an all-gather) and how
   // many members its group has.
   struct Description {
@@ -95,7 +104,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
     double bytes = 0.0;
     int members = 0;
   };
-  Description describe(std::uint32_t id) const;
+  Description describe(const core::Task& task) const;
 
   void set_id(core::ResourceId id) { id_ = id; }
   void set_listener(CollectiveListener* listener) { listener_ = listener; }

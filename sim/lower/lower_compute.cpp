@@ -41,26 +41,6 @@ core::Time ep_comm_inside(const Action& a, const workload::StageCost& c) {
   return comm_inside(a, c.ep_comm_forward, c.ep_comm_backward);
 }
 
-// Options::merge_bucket_trains: whether stage `c`'s gradient buckets run
-// as a train (hw/bucket_train.hpp), where a train gives the times a task per
-// bucket would: analytic collectives (a reduction's time known before it
-// runs), one pipeline standing for all (one participant a collective), no
-// straggler; one collective a bucket (no expert gradients), no ZeRO-3 unit,
-// no parameter gathers on a stream of their own; B >= 3 buckets, the full
-// ones alike, each reduction taking time. The stream checks the rest as the
-// train runs.
-bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, const workload::StageCost& c) {
-  if (!o.merge_bucket_trains || o.collectives != CollectiveModel::kAnalytic || !symmetric || !o.gpu_speed.empty() ||
-      param_gathers) {
-    return false;
-  }
-  const std::size_t B = c.grad_bucket_reduce.size();
-  if (B < 3 || !c.grad_bucket_reduce_experts.empty() || c.sharded() || c.moe_layers > 0) return false;
-  return c.grad_bucket_share[0] == c.grad_bucket_share[B - 2] &&
-         c.grad_bucket_reduce[0] == c.grad_bucket_reduce[B - 2] && c.grad_bucket_reduce[0] > core::Time::zero() &&
-         c.grad_bucket_reduce[B - 1] > core::Time::zero();
-}
-
 // options.moe_a2a_overlap: a forward and a backward run as one step, each
 // one's exchanges under the other's compute, as Megatron-Core's combined
 // 1F1B step and DeepSeek-V3's paired chunks run them (arXiv 2412.19437,
@@ -110,6 +90,26 @@ bool ends_backward_run(const std::vector<Action>& actions, std::size_t k) {
 }
 
 }  // namespace
+
+// Options::merge_bucket_trains: whether stage `c`'s gradient buckets run
+// as a train (hw/bucket_train.hpp), where a train gives the times a task per
+// bucket would: analytic collectives (a reduction's time known before it
+// runs), one pipeline standing for all (one participant a collective), no
+// straggler; one collective a bucket (no expert gradients), no ZeRO-3 unit,
+// no parameter gathers on a stream of their own; B >= 3 buckets, the full
+// ones alike, each reduction taking time. The stream checks the rest as the
+// train runs.
+bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, const workload::StageCost& c) {
+  if (!o.merge_bucket_trains || o.collectives != CollectiveModel::kAnalytic || !symmetric || !o.gpu_speed.empty() ||
+      param_gathers) {
+    return false;
+  }
+  const std::size_t B = c.grad_bucket_reduce.size();
+  if (B < 3 || !c.grad_bucket_reduce_experts.empty() || c.sharded() || c.moe_layers > 0) return false;
+  return c.grad_bucket_share[0] == c.grad_bucket_share[B - 2] &&
+         c.grad_bucket_reduce[0] == c.grad_bucket_reduce[B - 2] && c.grad_bucket_reduce[0] > core::Time::zero() &&
+         c.grad_bucket_reduce[B - 1] > core::Time::zero();
+}
 
 void Lowering::RankLowering::compute(std::size_t k) {
   const Action& a = actions[k];

@@ -99,6 +99,10 @@ struct RankGroup {
   mutable std::optional<hw::CollectiveRunner::GroupId> id = std::nullopt;
 };
 
+// Options::merge_bucket_trains: whether stage `c`'s gradient buckets run as
+// a train (hw/bucket_train.hpp) where its last backward is cut by bucket.
+bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, const workload::StageCost& c);
+
 // Builds the graph of one lowering; kept in one place so the passes can share state.
 class Lowering {
  public:
@@ -393,6 +397,11 @@ class Lowering {
   std::vector<Pipeline> pipelines_;
   std::vector<std::vector<int>> stages_of_rank_;
   core::ResourceId network_id_ = 0, runner_id_ = 0;
+  // A collective of one participant with an analytic time runs as a solo
+  // task (CollectiveRunner::solo_route), not an instance of its own: where
+  // collectives are analytic and no stage's buckets run as a train (a
+  // train names the collectives it follows and runs by their instances).
+  bool solo_collectives_ = false;
   // Per pipeline rank and action: with parallel.twobp_concat, the index of the
   // W that ends the concatenated run this W belongs to (-1 for none), and
   // whether this W ends such a run.

@@ -27,10 +27,21 @@ core::TaskId Lowering::collective_task(int q, const std::tuple<int, int, int, in
       options_.collectives == CollectiveModel::kAnalytic ? std::optional<core::Time>(analytic) : std::nullopt;
   core::Task t;
   t.resource = runner_id_;
-  t.route = instance(key, participants, [&] {
+  const auto group_id = [&] {
     if (!group.id) group.id = sim_->collectives->add_group(group.members, group.copies);  // copied only when needed
-    return sim_->collectives->add(kind, bytes, *group.id, participants, fixed, across_share, host_copy);
-  });
+    return *group.id;
+  };
+  const std::optional<std::uint32_t> solo =
+      solo_collectives_ && participants == 1 ? sim_->collectives->solo_route(kind, group_id()) : std::nullopt;
+  if (solo) {
+    t.route = *solo;
+    t.duration = analytic;
+    t.amount = bytes;
+  } else {
+    t.route = instance(key, participants, [&] {
+      return sim_->collectives->add(kind, bytes, group_id(), participants, fixed, across_share, host_copy);
+    });
+  }
   const core::TaskId id = add_task(t, info);
   if (stream == CommStream::kUnordered) return id;
   std::optional<core::TaskId>& previous = (stream == CommStream::kGathers ? last_gather_ : last_collective_)[q];
@@ -159,6 +170,12 @@ std::unique_ptr<Simulation> Lowering::build() {
   last_gather_.resize(Q);
   peer_links_.resize(Q);
 
+  solo_collectives_ = options_.collectives == CollectiveModel::kAnalytic;
+  for (const workload::StageCost& c : costs_.stages) {
+    if (plan_.overlap.grad_reduce && merges_bucket_train(options_, symmetric(), plan_.overlap.param_gather, c)) {
+      solo_collectives_ = false;
+    }
+  }
   find_concatenated_weight_grads();
   for (int p = 0; p < P; ++p) {
     lower_pipeline(p);

@@ -109,7 +109,7 @@ std::string task_args(const lower::Simulation& sim, core::TaskId id) {
       break;
     case lower::TaskKind::kOptimizer: add_place(args, sim, ti.rank); break;
     default: {
-      const hw::CollectiveRunner::Description d = sim.collectives->describe(sim.graph.task(id).route);
+      const hw::CollectiveRunner::Description d = sim.collectives->describe(sim.graph.task(id));
       args.add("collective", ti.kind == lower::TaskKind::kTpBarrier ? "barrier" : collective_kind_name(d.kind));
       args.bytes("bytes_per_gpu", d.bytes);
       args.add("group_size", d.members)

@@ -272,7 +272,7 @@ std::vector<UnitCollective> gpu0_collectives(const lower::Simulation& sim, std::
   for (core::TaskId id = 0; id < sim.graph.size() && out.size() < count; ++id) {
     const lower::TaskInfo& ti = sim.info[id];
     if (ti.rank != 0 || !pick(ti)) continue;
-    const auto d = sim.collectives->describe(sim.graph.task(id).route);
+    const auto d = sim.collectives->describe(sim.graph.task(id));
     out.push_back({ti.unit, ti.experts, d.bytes, d.members});
   }
   return out;
@@ -290,7 +290,7 @@ std::pair<workload::StageCost, std::vector<Reduction>> reductions(const std::vec
   for (core::TaskId id = 0; id < w.sim->graph.size(); ++id) {
     const lower::TaskInfo& ti = w.sim->info[id];
     if (ti.kind != lower::TaskKind::kGradReduce || ti.rank != 0) continue;
-    const auto d = w.sim->collectives->describe(w.sim->graph.task(id).route);
+    const auto d = w.sim->collectives->describe(w.sim->graph.task(id));
     out.push_back({ti.experts, d.bytes, d.members, (w.sim->timeline.end[id] - w.sim->timeline.start[id]).to_seconds()});
   }
   return {w.costs->stages[0], out};
@@ -363,7 +363,7 @@ TEST_CASE("with flow collectives each MoE layer's dispatch and combine run as co
     if (ti.rank != 0) continue;
     if (ti.kind == lower::TaskKind::kEpExchange) {
       ++exchanges;
-      const auto d = sim.collectives->describe(sim.graph.task(id).route);
+      const auto d = sim.collectives->describe(sim.graph.task(id));
       CHECK(d.kind == hw::CollectiveKind::kAllToAll);
       CHECK(d.members == 4);
       CHECK(d.bytes == 33554432.0);
@@ -525,7 +525,7 @@ TEST_CASE("ZeRO-3 of a MoE model with dense layers: each unit gathered as it run
     const lower::TaskInfo& ti = sim.info[id];
     if (ti.rank != 0 || ti.kind != lower::TaskKind::kParamAllGather) continue;
     CHECK(ti.unit == seen);
-    first_forward += sim.collectives->describe(sim.graph.task(id).route).bytes;
+    first_forward += sim.collectives->describe(sim.graph.task(id)).bytes;
     ++seen;
   }
   CHECK(seen == 5);

@@ -348,7 +348,7 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   const std::uint32_t second = runner.add(hw::CollectiveKind::kAllReduce, 1.0, pair, 1, Time::microseconds(2000));
   const std::uint32_t other = runner.add(hw::CollectiveKind::kAllReduce, 1.0, {2, 3}, 1, Time::microseconds(1000));
   CHECK(runner.members(pair) == std::vector<int>{0, 1});
-  CHECK(runner.describe(second).members == 2);
+  CHECK(runner.describe(core::Task{0, second, Time::zero(), 0.0}).members == 2);
   core::TaskGraph g;
   const auto a = g.add({0, first, Time::zero(), 0.0});
   const auto b = g.add({0, second, Time::zero(), 0.0});
@@ -373,6 +373,62 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   // order they were scheduled), then the second's start and end.
   const std::vector<std::pair<std::uint32_t, bool>> expected = {{0, true}, {1, true}, {0, false}, {0, true}, {1, false}, {0, false}};
   CHECK(heard.calls == expected);
+}
+
+TEST_CASE("a solo collective runs as an instance of one participant does, from its task alone") {
+  // The test above's three collectives (1 ms then 2 ms over group {0, 1},
+  // 1 ms over {2, 3} beside the first), once as instances and once as solo
+  // tasks (the route from solo_route, the analytic time as the duration,
+  // the bytes as the amount): the same ends (1, 3 and 1 ms) and the same
+  // calls to the listener in the same order.
+  const hw::ClusterSpec c = dgx_a100(1);
+  struct Heard final : hw::CollectiveListener {
+    std::vector<std::pair<std::uint32_t, bool>> calls;
+    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&) override {
+      calls.emplace_back(group, running);
+    }
+  };
+  struct Run {
+    std::vector<Time> ends;
+    std::vector<std::pair<std::uint32_t, bool>> calls;
+  };
+  auto run = [&](bool solo) {
+    hw::FlowNetwork net;
+    hw::Topology topo(c, net, {0, 1, 2, 3});
+    hw::CollectiveRunner runner(c, topo, net);
+    const hw::CollectiveRunner::GroupId pair = runner.add_group({0, 1}), other = runner.add_group({2, 3});
+    core::TaskGraph g;
+    auto add = [&](hw::CollectiveRunner::GroupId group, Time time) {
+      if (!solo) return g.add({0, runner.add(hw::CollectiveKind::kAllReduce, 4096.0, group, 1, time), Time::zero(), 0.0});
+      return g.add({0, *runner.solo_route(hw::CollectiveKind::kAllReduce, group), time, 4096.0});
+    };
+    const auto a = add(pair, Time::microseconds(1000));
+    const auto b = add(pair, Time::microseconds(2000));
+    add(other, Time::microseconds(1000));
+    g.add_edge(a, b);
+    g.finalize();
+    const hw::CollectiveRunner::Description d = runner.describe(g.task(b));
+    CHECK(d.kind == hw::CollectiveKind::kAllReduce);
+    CHECK(d.bytes == 4096.0);
+    CHECK(d.members == 2);
+    Heard heard;
+    runner.set_listener(&heard);
+    core::Engine e(g);
+    runner.set_id(e.add_resource(runner));
+    const auto completion = e.add_resource(net);
+    const auto timers = e.add_resource(net);
+    net.set_ids(completion, timers);
+    const auto tl = e.run();
+    return Run{tl.end, heard.calls};
+  };
+  const Run instances = run(false), solos = run(true);
+  CHECK(solos.ends == std::vector<Time>{Time::microseconds(1000), Time::microseconds(3000), Time::microseconds(1000)});
+  CHECK(solos.ends == instances.ends);
+  CHECK(solos.calls == instances.calls);
+  hw::FlowNetwork net;
+  hw::Topology topo(c, net, {0, 1});
+  hw::CollectiveRunner runner(c, topo, net);
+  CHECK_THROWS_AS((void)runner.solo_route(hw::CollectiveKind::kAllGather, 0), std::logic_error);  // no group yet
 }
 
 }  // namespace hw_collective_runner_test
