@@ -64,18 +64,25 @@ Timeline Engine::run() {
                                std::to_string(graph_.task(t).resource) + ", which does not exist");
     }
   }
+  const auto settle = [this] {
+    // Settling schedules events, never asks to settle again.
+    for (Resource* r : settle_) r->settle(*this);
+    settle_.clear();
+  };
   for (TaskId t = 0; t < graph_.size(); ++t) {
     if (tasks_[t].waiting_on == 0 && tasks_[t].state() == State::kWaiting) {
       tasks_[t].set(State::kReady);
       resources_[tasks_[t].resource]->on_ready(t, *this);
     }
   }
+  settle();
   while (!queue_.empty()) {
     const Event ev = queue_.pop();
     if (ev.generation != generation_[ev.owner]) continue;  // cancelled
     now_ = ev.time;
     ++timeline_.events;
     resources_[ev.owner]->on_event(ev.token, *this);
+    if (!settle_.empty()) settle();
     if (progress_ && (timeline_.events & 0x3FF) == 0) progress_(finished_, graph_.size());
   }
   if (finished_ != graph_.size()) {

@@ -26,6 +26,9 @@ class Resource {
   virtual void on_ready(TaskId task, Engine& engine) = 0;
   // An event this resource scheduled has come due (cancelled ones never arrive).
   virtual void on_event(std::uint64_t token, Engine& engine) = 0;
+  // Asked for with Engine::settle_later: the event being handled (or the
+  // start of the run) is done with, at the same instant.
+  virtual void settle(Engine&) {}
 };
 
 // Watches tasks start and finish, e.g. to account memory.
@@ -67,6 +70,10 @@ class Engine {
   void schedule(ResourceId owner, Time at, std::uint64_t token);
   // Drops every pending event of `owner` (lazily, by generation).
   void cancel_pending(ResourceId owner) { ++generation_[owner]; }
+  // Calls resource.settle() once the event being handled is done with (its
+  // handler and every call it made): a resource changed several times in
+  // one instant then schedules once, for where the changes leave it.
+  void settle_later(Resource& resource) { settle_.push_back(&resource); }
   void start(TaskId task);
   void finish(TaskId task);
   bool is_ready(TaskId task) const { return tasks_[task].state() == State::kReady; }
@@ -92,6 +99,7 @@ class Engine {
   const TaskGraph& graph_;
   EventQueue queue_;
   std::vector<Resource*> resources_;
+  std::vector<Resource*> settle_;  // settle_later's, in the order asked
   std::vector<std::uint32_t> generation_;
   std::vector<TaskObserver*> observers_;
   std::vector<TaskState> tasks_;

@@ -85,7 +85,7 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
     engine.start(task);
     if (listener_ != nullptr && t.duration > core::Time::zero()) {
       const GroupId group = solo_group(t.route);
-      listener_->on_collective(group, groups_[group].members, true, engine);
+      listener_->on_collective(group, groups_[group].members, true, engine, engine.now() + t.duration);
     }
     engine.schedule(id_, engine.now() + t.duration, token(kSoloDone, task));
     return;
@@ -106,7 +106,12 @@ void CollectiveRunner::on_ready(core::TaskId task, core::Engine& engine) {
 void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   for (core::TaskId task : arrived(in)) engine.start(task);
-  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, true, engine);
+  if (listener_ != nullptr && moves_data(in)) {
+    // A train's reductions end where its play says, not after their analytic time.
+    const bool known = in.analytic_time && in.train < 0;
+    listener_->on_collective(in.group, groups_[in.group].members, true, engine,
+                             known ? engine.now() + *in.analytic_time : core::Time::max());
+  }
   if (in.train >= 0) {
     BucketTrain& train = (*trains_)[static_cast<std::size_t>(in.train)];
     if (train.tail_from_start) {
@@ -253,7 +258,7 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
     const core::Task& solo = engine.graph().task(task);
     if (listener_ != nullptr && solo.duration > core::Time::zero()) {
       const GroupId group = solo_group(solo.route);
-      listener_->on_collective(group, groups_[group].members, false, engine);
+      listener_->on_collective(group, groups_[group].members, false, engine, engine.now());
     }
     engine.finish(task);
     return;
@@ -268,8 +273,8 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
       if (next < train.tail.size()) {
         // One reduction of the train ends and the next starts.
         if (listener_ != nullptr) {
-          listener_->on_collective(in.group, groups_[in.group].members, false, engine);
-          listener_->on_collective(in.group, groups_[in.group].members, true, engine);
+          listener_->on_collective(in.group, groups_[in.group].members, false, engine, core::Time::max());
+          listener_->on_collective(in.group, groups_[in.group].members, true, engine, core::Time::max());
         }
         engine.schedule(id_, train.tail[next], token(kAnalyticDone, id, next));
         return;
@@ -365,7 +370,11 @@ void CollectiveRunner::data_moved(std::uint32_t id, core::Engine& engine) {
 
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
-  if (listener_ != nullptr && moves_data(in)) listener_->on_collective(in.group, groups_[in.group].members, false, engine);
+  if (listener_ != nullptr && moves_data(in)) {
+    const bool known = in.analytic_time && in.train < 0;
+    listener_->on_collective(in.group, groups_[in.group].members, false, engine,
+                             known ? engine.now() : core::Time::max());
+  }
   in.progress.reset();  // the layout and its state are no longer needed
   // Finishing a task may make other collectives ready, never this one again,
   // and instances are all added before the run: `in` stays where it is.

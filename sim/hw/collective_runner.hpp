@@ -45,12 +45,15 @@ inline constexpr std::size_t kMaxCollectiveRanks = 0x3fffff;
 // members' compute while it runs).
 // `group` is the collective's CollectiveRunner::GroupId: the same for every
 // collective over the same registered group, so a listener can keep what it
-// derives from the members per group.
+// derives from the members per group. `ends` is when the collective ends,
+// where that is known as it starts (an analytic time; at its end, now), and
+// Time::max() for both calls where it is not (flows, a bucket train's
+// reductions).
 class CollectiveListener {
  public:
   virtual ~CollectiveListener() = default;
   virtual void on_collective(std::uint32_t group, const std::vector<int>& members, bool running,
-                             core::Engine& engine) = 0;
+                             core::Engine& engine, core::Time ends) = 0;
 };
 
 class CollectiveRunner final : public core::Resource, public FlowClient {

@@ -55,15 +55,53 @@ void Stream::try_start(core::Engine& engine) {
   const core::Time duration = engine.graph().task(head).duration;
   work_left_ps_ = static_cast<double>(duration.ps());
   updated_ = engine.now();
-  engine.schedule(id_, speed_ == 1.0 ? engine.now() + duration : engine.now() + at_speed(work_left_ps_, speed_), head);
+  scheduled_ = speed_ == 1.0 ? engine.now() + duration : projected_end();
+  engine.schedule(id_, scheduled_, head);
+}
+
+core::Time Stream::projected_end() const {
+  const core::Time slowed = updated_ + at_speed(work_left_ps_, speed_);
+  // Ending before full speed returns, or at that very instant (then which
+  // comes first is the engine's order, as without a known return).
+  if (speed_ == 1.0 || slowed <= back_at_) return slowed;
+  // set_speed(1.0)'s arithmetic at back_at_.
+  const double left = std::max(0.0, work_left_ps_ - static_cast<double>((back_at_ - updated_).ps()) * speed_);
+  return back_at_ + at_speed(left, 1.0);
+}
+
+void Stream::retime(core::Engine& engine) {
+  // Once the event being handled is done: one instant may change the speed
+  // several times (a collective ends as the next one starts).
+  if (retiming_) return;
+  retiming_ = true;
+  engine.settle_later(*this);
+}
+
+void Stream::settle(core::Engine& engine) {
+  retiming_ = false;
+  if (!busy_ || train_) return;  // ended, or a train began, in the same instant
+  const core::Time end = projected_end();
+  if (end == scheduled_) return;
+  scheduled_ = end;
+  engine.cancel_pending(id_);
+  engine.schedule(id_, end, order_[next_]);
 }
 
 core::Time Stream::at_speed(double work_ps, double speed) {
   return core::Time::ps(static_cast<std::int64_t>(std::ceil(work_ps / speed)));
 }
 
-void Stream::set_speed(double speed, core::Engine& engine) {
-  if (speed == speed_) return;
+void Stream::set_speed(double speed, core::Engine& engine, core::Time back_at) {
+  if (speed == 1.0) back_at = core::Time::max();
+  if (speed == speed_) {
+    // Only when full speed returns may have moved.
+    if (back_at != back_at_) {
+      back_at_ = back_at;
+      if (busy_ && !train_) retime(engine);
+    }
+    return;
+  }
+  back_at_ = back_at;
   if (busy_ && train_) {
     // Only the collective before the train, the previous train's, at one of
     // the boundaries the play took in (its runner has counted it passed).
@@ -85,11 +123,11 @@ void Stream::set_speed(double speed, core::Engine& engine) {
   }
   if (busy_) {
     // Work done so far at the old speed; the rest at the new one.
-    const core::TaskId running = order_[next_];
     work_left_ps_ = std::max(0.0, work_left_ps_ - static_cast<double>((engine.now() - updated_).ps()) * speed_);
     updated_ = engine.now();
-    engine.cancel_pending(id_);
-    engine.schedule(id_, engine.now() + at_speed(work_left_ps_, speed), running);
+    speed_ = speed;
+    retime(engine);
+    return;
   }
   speed_ = speed;
 }

@@ -49,12 +49,21 @@ class Interference final : public hw::CollectiveListener {
     std::vector<std::size_t> fill(first_.begin(), first_.end() - 1);
     for (std::size_t q = 0; q < sim.gpu_of_rank.size(); ++q) streams_[fill[static_cast<std::size_t>(sim.gpu_of_rank[q])]++] = q;
     running_.assign(sim.gpu_of_rank.size(), 0);
+    unknown_.assign(sim.gpu_of_rank.size(), 0);
+    last_end_.assign(sim.gpu_of_rank.size(), core::Time::zero());
   }
-  void on_collective(std::uint32_t group, const std::vector<int>& members, bool running,
-                     core::Engine& engine) override {
+  // Full speed returns when the last collective of the GPU ends: known
+  // while each running one's end is (hw::Stream::set_speed's `back_at`).
+  void on_collective(std::uint32_t group, const std::vector<int>& members, bool running, core::Engine& engine,
+                     core::Time ends) override {
+    const bool known = ends != core::Time::max();
     for (std::size_t q : streams_of(group, members)) {
       running_[q] += running ? 1 : -1;
-      sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine);
+      if (!known) unknown_[q] += running ? 1 : -1;
+      if (running && known) last_end_[q] = std::max(last_end_[q], ends);
+      if (running_[q] == 0) last_end_[q] = core::Time::zero();
+      const core::Time back_at = unknown_[q] == 0 ? last_end_[q] : core::Time::max();
+      sim_.streams[q]->set_speed(running_[q] > 0 ? speed_ : 1.0, engine, back_at);
     }
   }
 
@@ -84,6 +93,8 @@ class Interference final : public hw::CollectiveListener {
   std::vector<std::size_t> first_;    // streams of GPU g: streams_[first_[g] .. first_[g + 1])
   std::vector<std::size_t> streams_;
   std::vector<int> running_;
+  std::vector<int> unknown_;          // per stream: its running collectives whose end is not known
+  std::vector<core::Time> last_end_;  // per stream: the latest end of its running collectives known
   std::vector<char> known_;                          // per group: of_group_ filled
   std::vector<std::vector<std::size_t>> of_group_;  // per group: its simulated streams
 };

@@ -357,7 +357,7 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   g.finalize();
   struct Heard final : hw::CollectiveListener {
     std::vector<std::pair<std::uint32_t, bool>> calls;
-    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&) override {
+    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&, Time) override {
       calls.emplace_back(group, running);
     }
   } heard;
@@ -384,7 +384,7 @@ TEST_CASE("a solo collective runs as an instance of one participant does, from i
   const hw::ClusterSpec c = dgx_a100(1);
   struct Heard final : hw::CollectiveListener {
     std::vector<std::pair<std::uint32_t, bool>> calls;
-    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&) override {
+    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&, Time) override {
       calls.emplace_back(group, running);
     }
   };

@@ -161,4 +161,55 @@ TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new spe
   CHECK(tl.end[work].ps() == 16);
 }
 
+TEST_CASE("a slow-down whose end is known gives the end a slow-down ended later by set_speed(1.0) gives") {
+  // One task of 10 ps; at t = 2 the stream runs at half speed until t = 6
+  // (a collective beside it), then at full speed: 2 ps of work by t = 2,
+  // 2 more by t = 6, the other 6 ps at full speed, so it ends at 12. Told
+  // when full speed returns (`back_at`) or told only as it returns, the
+  // stream ends the task at 12 either way; a return told that does not
+  // come (the slow-down lasts) gives 2 + 16 = 18.
+  enum class Tell { kAtTheStart, kAsItReturns, kNeverReturns };
+  auto end_of = [](Tell tell) {
+    class Slower final : public core::Resource {
+     public:
+      hw::Stream* stream = nullptr;
+      core::ResourceId id = 0;
+      Tell tell = Tell::kAtTheStart;
+      core::TaskId task = 0;
+      void on_ready(core::TaskId t, core::Engine& e) override {
+        e.start(t);
+        task = t;
+        e.schedule(id, e.now() + Time::ps(2), 0);
+      }
+      void on_event(std::uint64_t token, core::Engine& e) override {
+        if (token == 0) {
+          stream->set_speed(0.5, e, tell == Tell::kAsItReturns ? Time::max() : Time::ps(6));
+          e.schedule(id, e.now() + Time::ps(4), 1);
+        } else if (tell == Tell::kNeverReturns) {
+          stream->set_speed(0.5, e);  // the return told at the start does not come
+          e.finish(task);
+        } else {
+          stream->set_speed(1.0, e);
+          e.finish(task);
+        }
+      }
+    };
+    core::TaskGraph g;
+    const auto work = g.add({0, 0, Time::ps(10), 0.0});
+    g.add({1, 0, Time::zero(), 0.0});
+    g.finalize();
+    hw::Stream s({work});
+    Slower slower;
+    slower.stream = &s;
+    slower.tell = tell;
+    core::Engine e(g);
+    s.set_id(e.add_resource(s));
+    slower.id = e.add_resource(slower);
+    return e.run().end[work].ps();
+  };
+  CHECK(end_of(Tell::kAtTheStart) == 12);
+  CHECK(end_of(Tell::kAsItReturns) == 12);
+  CHECK(end_of(Tell::kNeverReturns) == 18);
+}
+
 }  // namespace hw_stream_memory_test
