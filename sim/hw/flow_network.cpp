@@ -131,7 +131,11 @@ void FlowNetwork::on_event(std::uint64_t token, core::Engine& engine) {
     ended_.push_back({flows_[s].client, flows_[s].token, flows_[s].task});
     end_flow(s);
   }
-  resolve(touched_, now);
+  // Links left empty have no rate to solve (most pipeline sends end alone):
+  // resolve() would find no flow to re-solve and, unless it records the
+  // links' rates, change nothing.
+  const bool emptied = std::all_of(touched_.begin(), touched_.end(), [&](LinkId l) { return flows_on_link_[l].empty(); });
+  if (record_rates_ || !emptied) resolve(touched_, now);
   reschedule(engine);
   for (const Ended& e : ended_) {
     if (e.client != nullptr) {
