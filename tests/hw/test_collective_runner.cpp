@@ -85,6 +85,26 @@ std::vector<int> range(int first, int count, int stride = 1) {
   return v;
 }
 
+
+// Records each start and end a collective runner reports: (group, running).
+struct Heard final : hw::CollectiveListener {
+  std::vector<std::pair<std::uint32_t, bool>> calls;
+  void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&, Time) override {
+    calls.emplace_back(group, running);
+  }
+};
+
+// Runs `g` with `runner` (heard by `heard`) and the network's two ids.
+core::Timeline run_heard(const core::TaskGraph& g, hw::CollectiveRunner& runner, hw::FlowNetwork& net, Heard& heard) {
+  runner.set_listener(&heard);
+  core::Engine e(g);
+  runner.set_id(e.add_resource(runner));
+  const auto completion = e.add_resource(net);
+  const auto timers = e.add_resource(net);
+  net.set_ids(completion, timers);
+  return e.run();
+}
+
 }  // namespace
 
 // Group shapes for the agreement tests: even and uneven, one or several
@@ -355,19 +375,8 @@ TEST_CASE("collectives over one registered group share it, and the listener is t
   g.add({0, other, Time::zero(), 0.0});
   g.add_edge(a, b);
   g.finalize();
-  struct Heard final : hw::CollectiveListener {
-    std::vector<std::pair<std::uint32_t, bool>> calls;
-    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&, Time) override {
-      calls.emplace_back(group, running);
-    }
-  } heard;
-  runner.set_listener(&heard);
-  core::Engine e(g);
-  runner.set_id(e.add_resource(runner));
-  const auto completion = e.add_resource(net);
-  const auto timers = e.add_resource(net);
-  net.set_ids(completion, timers);
-  const auto tl = e.run();
+  Heard heard;
+  const auto tl = run_heard(g, runner, net, heard);
   CHECK(tl.end[b].to_seconds() == doctest::Approx(3e-3).scale(0).epsilon(1e-12));
   // In task order at time 0 (first, other), then their ends at 1 ms (in the
   // order they were scheduled), then the second's start and end.
@@ -382,12 +391,6 @@ TEST_CASE("a solo collective runs as an instance of one participant does, from i
   // the bytes as the amount): the same ends (1, 3 and 1 ms) and the same
   // calls to the listener in the same order.
   const hw::ClusterSpec c = dgx_a100(1);
-  struct Heard final : hw::CollectiveListener {
-    std::vector<std::pair<std::uint32_t, bool>> calls;
-    void on_collective(std::uint32_t group, const std::vector<int>&, bool running, core::Engine&, Time) override {
-      calls.emplace_back(group, running);
-    }
-  };
   struct Run {
     std::vector<Time> ends;
     std::vector<std::pair<std::uint32_t, bool>> calls;
@@ -412,13 +415,7 @@ TEST_CASE("a solo collective runs as an instance of one participant does, from i
     CHECK(d.bytes == 4096.0);
     CHECK(d.members == 2);
     Heard heard;
-    runner.set_listener(&heard);
-    core::Engine e(g);
-    runner.set_id(e.add_resource(runner));
-    const auto completion = e.add_resource(net);
-    const auto timers = e.add_resource(net);
-    net.set_ids(completion, timers);
-    const auto tl = e.run();
+    const auto tl = run_heard(g, runner, net, heard);
     return Run{tl.end, heard.calls};
   };
   const Run instances = run(false), solos = run(true);

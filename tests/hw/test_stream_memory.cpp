@@ -131,6 +131,23 @@ TEST_CASE("memory beyond 2^62 bytes is an error, not a wrap-around") {
   CHECK_THROWS_AS(p.allocate((std::int64_t{1} << 61) + 1, Time::ps(2)), std::overflow_error);
 }
 
+// One task of 10 ps on a stream, and one task on `slower` (a resource with
+// members `stream` and `id`), which changes the stream's speed as it runs:
+// when the stream's task ends, in picoseconds.
+template <class Slower>
+std::int64_t end_beside(Slower& slower) {
+  core::TaskGraph g;
+  const auto work = g.add({0, 0, Time::ps(10), 0.0});
+  g.add({1, 0, Time::zero(), 0.0});
+  g.finalize();
+  hw::Stream s({work});
+  slower.stream = &s;
+  core::Engine e(g);
+  s.set_id(e.add_resource(s));
+  slower.id = e.add_resource(slower);
+  return e.run().end[work].ps();
+}
+
 TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new speed") {
   // One task of 10 ps. A second resource slows the stream to half speed at
   // t = 4: 4 ps of work are done, the other 6 take 12 ps, so it ends at 16.
@@ -147,18 +164,8 @@ TEST_CASE("a stream slowed mid-task finishes the rest of the work at the new spe
       e.finish(static_cast<core::TaskId>(token));
     }
   };
-  core::TaskGraph g;
-  const auto work = g.add({0, 0, Time::ps(10), 0.0});
-  g.add({1, 0, Time::zero(), 0.0});
-  g.finalize();
-  hw::Stream s({work});
   Slower slower;
-  slower.stream = &s;
-  core::Engine e(g);
-  s.set_id(e.add_resource(s));
-  slower.id = e.add_resource(slower);
-  const auto tl = e.run();
-  CHECK(tl.end[work].ps() == 16);
+  CHECK(end_beside(slower) == 16);
 }
 
 TEST_CASE("a slow-down whose end is known gives the end a slow-down ended later by set_speed(1.0) gives") {
@@ -194,18 +201,9 @@ TEST_CASE("a slow-down whose end is known gives the end a slow-down ended later 
         }
       }
     };
-    core::TaskGraph g;
-    const auto work = g.add({0, 0, Time::ps(10), 0.0});
-    g.add({1, 0, Time::zero(), 0.0});
-    g.finalize();
-    hw::Stream s({work});
     Slower slower;
-    slower.stream = &s;
     slower.tell = tell;
-    core::Engine e(g);
-    s.set_id(e.add_resource(s));
-    slower.id = e.add_resource(slower);
-    return e.run().end[work].ps();
+    return end_beside(slower);
   };
   CHECK(end_of(Tell::kAtTheStart) == 12);
   CHECK(end_of(Tell::kAsItReturns) == 12);
