@@ -45,6 +45,8 @@ struct CollectiveGroup {
   // Share of a NIC's bandwidth left when every NIC sends at once: below 1 when
   // the group spans leaf switches whose up-links are oversubscribed.
   double nic_share = 1.0;
+
+  bool operator==(const CollectiveGroup&) const = default;
 };
 
 // The group formed by these GPU ids.

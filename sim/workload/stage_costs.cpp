@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -145,6 +147,14 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
       out.model_flops_per_iteration + redone_flops * (recomputed / model.layers) *
                                           static_cast<double>(plan.global_batch);
   int first_layer = 0;  // of the stage in the loop below: a pipeline's stages hold the layers in order
+  // One layer's passes, with the groups they were timed over.
+  struct LayerPasses {
+    std::array<hw::CollectiveGroup, 4> groups;  // tp, cp, ep, etp
+    PassTimes one, one_dense;
+    Redo redo_one, redo_dense;
+    MoeLayerExchanges exchanges;
+  };
+  std::optional<LayerPasses> layer_passes;
   for (int st = 0; st < stages; ++st) {
     const bool first = st % pipeline_length == 0;
     const bool last = (st + 1) % pipeline_length == 0;
@@ -177,18 +187,28 @@ StageCosts costs_at(const TransformerSpec& model, const Plan& plan, const hw::Cl
     const double layer_params_on_gpu =
         (model.params_per_layer() - model.expert_params_per_layer() - replicated_per_layer) / t + replicated_per_layer +
         expert_per_layer;
-    PassTimes one;
-    one.add(layer, 1, timing);
-    const Redo redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, redo_timing);
-    PassTimes one_dense;
-    Redo redo_dense;
-    if (!dense_layer.empty()) {
-      one_dense.add(dense_layer, 1, timing);
-      redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, redo_timing);
+    // One layer's passes depend on the stage only through the groups its
+    // collectives run over: a stage whose groups are those of the stage
+    // before (every stage of a uniform placement) takes that one's.
+    const std::array<hw::CollectiveGroup, 4> layer_groups{tp_group, groups.cp, ep_group, groups.etp};
+    if (!layer_passes || layer_passes->groups != layer_groups) {
+      LayerPasses& p = layer_passes.emplace();
+      p.groups = layer_groups;
+      p.one.add(layer, 1, timing);
+      p.redo_one = recompute_time(layer, plan.recompute, plan.recompute_modules, redo_timing);
+      if (!dense_layer.empty()) {
+        p.one_dense.add(dense_layer, 1, timing);
+        p.redo_dense = recompute_time(dense_layer, plan.recompute, plan.recompute_modules, redo_timing);
+      }
+      // One MoE layer's exchanges as collectives and its chunks (see
+      // StageCost::EpChunks), each pass with what recompute redoes of it.
+      if (moe) p.exchanges = moe_layer_exchanges(layer, timing, plan, ep_group);
     }
-    // One MoE layer's exchanges as collectives and its chunks (see
-    // StageCost::EpChunks), each pass with what recompute redoes of it.
-    const MoeLayerExchanges exchanges = moe ? moe_layer_exchanges(layer, timing, plan, ep_group) : MoeLayerExchanges{};
+    const PassTimes& one = layer_passes->one;
+    const Redo& redo_one = layer_passes->redo_one;
+    const PassTimes& one_dense = layer_passes->one_dense;
+    const Redo& redo_dense = layer_passes->redo_dense;
+    const MoeLayerExchanges& exchanges = layer_passes->exchanges;
     if (first) {
       const double grad_add_s = grad_add_seconds(layer_params_on_gpu, plan, node);
       out.layer_forward = core::Time::seconds(one.forward);

@@ -275,6 +275,28 @@ TEST_CASE("costs grow with the work") {
   CHECK(one.stages[0].backward() == one.stages[0].input_grad + one.stages[0].weight_grad);
 }
 
+TEST_CASE("a stage's layers are timed over its own tensor group, not the stage before's") {
+  // Nodes of 6 GPUs, tp 4, pp 4: rank 1 holds GPUs 4-7 (two on node 0, two
+  // on node 1), rank 2 GPUs 8-11 (all on node 1). Stages 1 and 2 hold two
+  // layers each and neither the embedding nor the head, so only the tensor
+  // group sets them apart: rank 1's collectives cross the NICs (24 GB/s),
+  // rank 2's stay on NVLink (240 GB/s): a stage takes the layer times of
+  // the stage before only where their groups are alike.
+  hw::ClusterSpec c = small_cluster(3);
+  c.node.gpus_per_node = 6;
+  c.node.nics_per_node = 6;
+  Plan p;
+  p.tp = 4;
+  p.pp = 4;
+  p.dp = 1;
+  p.global_batch = 4;
+  p.sequence_parallel = true;  // no gather of what the stage before sent: the layers' collectives alone
+  const StageCosts costs = stage_costs(small_gpt(), p, c);
+  CHECK(costs.stages[1].tp_comm_forward > costs.stages[2].tp_comm_forward);
+  CHECK(costs.stages[1].forward > costs.stages[2].forward);
+  CHECK(costs.stages[2].tp_comm_forward > Time::zero());
+}
+
 TEST_CASE("activation memory per layer for each recompute and sequence-parallel choice (Korthikanti Table 2)") {
   // s = 1024, b = 2, h = 1024, a = 16, t = 2; sbh = 2^21.
   const TransformerSpec m = small_gpt();
