@@ -174,6 +174,7 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   options.record_link_rates = controls.record_link_rates;
   options.merge_bucket_trains = controls.merge_bucket_trains;
   options.memory_timelines = controls.memory_timelines;
+  options.task_info = controls.task_info;
   // Compute shares the GPU with the collectives that overlap it (NCCL's
   // kernels take SMs and memory bandwidth): unless the config says
   // otherwise, it runs 18.9% slower meanwhile, the average Chang et al.
@@ -216,7 +217,7 @@ std::vector<double> offloaded_activation_peaks(const lower::Simulation& sim) {
   std::vector<std::vector<Change>> changes(sim.gpu_of_rank.size());
   for (const lower::Simulation::HostOffload& h : sim.host_offloads) {
     const core::Time at = h.bytes > 0 ? sim.timeline.end[h.task] : sim.timeline.start[h.task];
-    changes[static_cast<std::size_t>(sim.info[h.task].rank)].push_back({at, static_cast<double>(h.bytes)});
+    changes[static_cast<std::size_t>(h.rank)].push_back({at, static_cast<double>(h.bytes)});
   }
   std::vector<double> peaks(changes.size(), 0.0);
   for (std::size_t q = 0; q < changes.size(); ++q) {

@@ -37,6 +37,7 @@ struct Controls {
   bool record_link_rates = false;  // keep every link's rate over time, for the trace
   bool merge_bucket_trains = false;  // lower::Options's: for callers that show no task by itself
   bool memory_timelines = true;      // lower::Options's: off for callers that show no memory timeline
+  bool task_info = true;             // lower::Options's: off for callers that read the totals alone
   // Work past these is refused before it is built: by default what this
   // machine's memory holds.
   lower::WorkLimits limits = lower::machine_limits();

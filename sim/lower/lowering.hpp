@@ -176,7 +176,11 @@ class Lowering {
   }
   core::TaskId add_task(const core::Task& task, const TaskInfo& info) {
     const core::TaskId id = sim_->graph.add(task);
-    sim_->info.push_back(info);
+    if (options_.task_info) {
+      sim_->info.push_back(info);
+    } else {
+      sim_->brief.push_back(brief_of(info));
+    }
     return id;
   }
   // `inside`: the communication the duration includes (tensor-parallel

@@ -99,7 +99,11 @@ std::unique_ptr<Simulation> Lowering::build() {
   // memory until used).
   const auto foreseen = static_cast<std::size_t>(sim_->estimate.tasks);
   sim_->graph.reserve(foreseen);
-  sim_->info.reserve(foreseen);
+  if (options_.task_info) {
+    sim_->info.reserve(foreseen);
+  } else {
+    sim_->brief.reserve(foreseen);
+  }
   effects_.reserve(foreseen);
   effect_pool_.reserve(foreseen);
   sim_->pipeline_ranks = R;
@@ -219,15 +223,15 @@ std::unique_ptr<Simulation> Lowering::build() {
           effect_of(*first_[q][k], q).allocate_at_start += c.activation_bytes;
           // Offloaded activations leave after F and come back for the backward.
           effect_of(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
-          if (on_host > 0) sim_->host_offloads.push_back({*last_[q][k], on_host});
+          if (on_host > 0) sim_->host_offloads.push_back({*last_[q][k], on_host, q});
           break;
         case Op::kBackward:
           effect_of(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
           effect_of(*last_[q][k], q).release_at_end += c.activation_bytes;
-          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host});
+          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host, q});
           break;
         case Op::kInputGrad:
-          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host});
+          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host, q});
           // The offloaded activations come back for I. I makes the output
           // gradients W will read and no longer needs the rest; the GEMM
           // inputs W reads were kept since F and stay.

@@ -103,6 +103,10 @@ struct Options {
   // Off: the GPUs' memory pools keep their peaks but no timeline (for a
   // caller that shows none, as a sweep; a trace draws it).
   bool memory_timelines = true;
+  // Off: each task keeps a TaskBrief, what the summary's totals read, in
+  // place of its TaskInfo (for a caller that shows no task, as a sweep:
+  // 8 bytes a task written, not 48).
+  bool task_info = true;
   // Work past these is refused before it is built (WorkTooLarge); none by default.
   WorkLimits limits;
   // (copies of the pipeline lowered, copies in all), after each copy: for a
@@ -180,6 +184,17 @@ struct TaskInfo {
 // info is the largest part of a large run's memory.
 static_assert(sizeof(TaskInfo) <= 48, "TaskInfo grew: update the work estimate's bytes per task");
 
+// What report::summarize's totals read of a task (Detail::kTotals), where
+// the lowering keeps no TaskInfo (Options::task_info off).
+struct TaskBrief {
+  TaskKind kind = TaskKind::kCompute;
+  bool regather = false;      // TaskInfo::regather
+  bool gather_stream = false;  // TaskInfo::on_gather_stream()
+  int rank = 0;               // TaskInfo::rank
+};
+static_assert(sizeof(TaskBrief) == 8);
+inline TaskBrief brief_of(const TaskInfo& ti) { return {ti.kind, ti.regather, ti.on_gather_stream(), ti.rank}; }
+
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
   bool every_gpu = false;  // full fidelity, asked or fallen back to (one pipeline may be every GPU)
@@ -200,7 +215,8 @@ struct Simulation {
   std::int64_t gpu_memory_bytes = 0;    // one GPU's memory
   std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes; each pool gets the rest of the memory
   core::TaskGraph graph;
-  std::vector<TaskInfo> info;
+  std::vector<TaskInfo> info;    // by task; empty where Options::task_info is off
+  std::vector<TaskBrief> brief;  // by task where Options::task_info is off; else empty
   std::vector<CommInside> comm_inside;  // TaskInfo::comm's table
   // The communication inside a task (zeros for none).
   CommInside comm_in(const TaskInfo& ti) const {
@@ -221,6 +237,7 @@ struct Simulation {
   struct HostOffload {
     core::TaskId task = 0;
     std::int64_t bytes = 0;
+    int rank = 0;  // the simulated GPU whose activations they are
   };
   std::vector<HostOffload> host_offloads;
   std::vector<int> gpu_of_rank;  // simulated GPU -> GPU id in the cluster

@@ -1,6 +1,7 @@
 #include "report/summary.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -113,34 +114,40 @@ Summary summarize(const lower::Simulation& sim, const RunInfo& info, Detail deta
   std::vector<core::Time> busy(gpus);
   std::vector<double> tp_comm(gpus, 0.0), cp_comm(gpus, 0.0), ep_comm(gpus, 0.0), reducing(gpus, 0.0), gathering(gpus, 0.0);
   std::vector<std::vector<Interval>> busy_spans(gpus), dp_spans(gpus), arriving(gpus);
+  // A sweep's lowering keeps each task's brief, not its TaskInfo: enough for the totals.
+  const bool briefs = !sim.brief.empty();
+  if (briefs && full) throw std::logic_error("summarize: the full detail needs every task's TaskInfo");
   for (core::TaskId id = 0; id < sim.graph.size(); ++id) {
-    const lower::TaskInfo& ti = sim.info[id];
+    const lower::TaskBrief b = briefs ? sim.brief[id] : lower::brief_of(sim.info[id]);
     const Interval span{sim.timeline.start[id], sim.timeline.end[id]};
     const double d = (span.second - span.first).to_seconds();
-    if (ti.kind == lower::TaskKind::kCompute || ti.kind == lower::TaskKind::kOptimizer) {
-      busy[ti.rank] += span.second - span.first;
-      const lower::CommInside inside = sim.comm_in(ti);
-      tp_comm[ti.rank] += inside.tp_s;
-      cp_comm[ti.rank] += inside.cp_s;
-      ep_comm[ti.rank] += inside.ep_s;
-      if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
+    if (b.kind == lower::TaskKind::kCompute || b.kind == lower::TaskKind::kOptimizer) {
+      busy[b.rank] += span.second - span.first;
+      if (!briefs) {
+        const lower::CommInside inside = sim.comm_in(sim.info[id]);
+        tp_comm[b.rank] += inside.tp_s;
+        cp_comm[b.rank] += inside.cp_s;
+        ep_comm[b.rank] += inside.ep_s;
+      }
+      if (full && d > 0.0) busy_spans[b.rank].push_back(span);
     }
-    if (ti.kind == lower::TaskKind::kEpExchange) {
+    if (b.kind == lower::TaskKind::kEpExchange) {
       // A dispatch or combine of its own (flow collectives) blocks the
       // compute stream as it does inside a compute task.
-      busy[ti.rank] += span.second - span.first;
-      ep_comm[ti.rank] += d;
-      if (full && d > 0.0) busy_spans[ti.rank].push_back(span);
+      busy[b.rank] += span.second - span.first;
+      ep_comm[b.rank] += d;
+      if (full && d > 0.0) busy_spans[b.rank].push_back(span);
     }
-    if (is_dp(ti.kind)) {
+    if (is_dp(b.kind)) {
       // (DeepSpeed's second gathers after a recomputation are left out: exposed time only.)
-      if (!ti.regather) (ti.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[ti.rank] += d;
-      if (full) dp_spans[ti.rank].push_back(span);
+      if (!b.regather) (b.kind == lower::TaskKind::kParamAllGather ? gathering : reducing)[b.rank] += d;
+      if (full) dp_spans[b.rank].push_back(span);
     }
-    if (ti.on_gather_stream() && d > 0.0) {
+    if (b.gather_stream && d > 0.0) {
       s.param_gather_stream = true;
     }
-    if (full && ti.kind == lower::TaskKind::kTransfer) {
+    if (full && b.kind == lower::TaskKind::kTransfer) {
+      const lower::TaskInfo& ti = sim.info[id];
       arriving[ti.peer].push_back(span);
       if (sim.blocking_sends) arriving[ti.rank].push_back(span);  // the sender waits for it too
     }

@@ -99,6 +99,7 @@ Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& li
     // The same figures with less work: a sweep keeps only the figures.
     controls.merge_bucket_trains = true;
     controls.memory_timelines = false;
+    controls.task_info = false;
     if (cache != nullptr) controls.costs_key = costs_key(c);
     report::Summary s;
     if (cache != nullptr && !sc.layer_model) {
