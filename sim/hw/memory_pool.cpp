@@ -5,6 +5,10 @@
 
 namespace trainsim::hw {
 
+namespace {
+constexpr std::size_t kAhead = 16;
+}  // namespace
+
 void MemoryPool::allocate(std::int64_t bytes, core::Time now) {
   if (__builtin_add_overflow(in_use_, bytes, &in_use_) || in_use_ > (std::int64_t{1} << 62)) {
     throw std::overflow_error("memory in use on " + name_ + " passes 2^62 bytes, beyond what the simulator represents");
@@ -55,6 +59,14 @@ void MemoryTracker::reserve_effects(std::size_t tasks, std::size_t effects) {
 }
 
 void MemoryTracker::on_start(core::TaskId task, core::Time now) {
+  // A GPU's tasks are numbered in about the order they start, so the effect
+  // of the task kAhead on is fetched now, to be in cache when it starts: a
+  // pipeline of many ranks reads the effects at as many places at once, more
+  // than the hardware's prefetchers follow (a cache miss here was the most
+  // sampled instruction of a ZeRO-3 sweep at pp 32).
+  if (const std::size_t ahead = static_cast<std::size_t>(task) + kAhead; ahead < effect_of_task_.size()) {
+    if (const std::int32_t e = effect_of_task_[ahead]; e >= 0) __builtin_prefetch(effects_.data() + e);
+  }
   if (task >= effect_of_task_.size() || effect_of_task_[task] < 0) return;
   const MemoryEffect& e = effects_[effect_of_task_[task]];
   if (e.allocate_at_start != 0) pools_[e.pool].allocate(e.allocate_at_start, now);
