@@ -172,6 +172,10 @@ void Lowering::RankLowering::compute(std::size_t k) {
   cut_into_pieces(k, duration, by_unit, split, by_bucket_gather, ep_tasks);
   std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
   core::Time done, tp_done, cp_done, ep_done;
+  // Each piece's info: the action's, with the fields below set per piece
+  // (copied once, not once a piece: a copy of the action's info just
+  // written stalls on its own stores).
+  TaskInfo part = info;
   for (std::size_t j = 0; j < pieces.size(); ++j) {
     const bool last = j + 1 == pieces.size();
     const double share = pieces[j].share;
@@ -190,7 +194,7 @@ void Lowering::RankLowering::compute(std::size_t k) {
     tp_done += tp_part;
     cp_done += cp_part;
     ep_done += ep_part;
-    TaskInfo part = info;
+    part.comm = TaskInfo::kNoComm;
     if (by_unit) {
       part.unit = pieces[j].unit;
       part.units = static_cast<int>(c.shard_units.size());
