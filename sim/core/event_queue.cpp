@@ -6,7 +6,7 @@
 namespace trainsim::core {
 
 namespace {
-constexpr std::size_t kArity = 4;
+constexpr std::size_t kArity = 2;
 // Read as each queue is made (one per simulation): set once, before any runs.
 std::atomic<bool> ties_reversed{false};
 }  // namespace
@@ -48,19 +48,8 @@ Event EventQueue::pop() {
     while (true) {
       const std::size_t first = i * kArity + 1;
       if (first >= n) break;
-      std::size_t best = first;
-      if (first + kArity <= n) {
-        // Four children: the earliest picked by selects, not branches
-        // (which child wins is a coin toss to a branch predictor).
-        const Entry* c = &heap_[first];
-        const std::size_t a = c[1].order < c[0].order ? 1 : 0;
-        const std::size_t b = c[3].order < c[2].order ? 3 : 2;
-        best = first + (c[b].order < c[a].order ? b : a);
-      } else {
-        for (std::size_t c = first + 1; c < n; ++c) {
-          if (heap_[c].order < heap_[best].order) best = c;
-        }
-      }
+      // The earlier of two children (the only one, at the end).
+      const std::size_t best = first + 1 < n && heap_[first + 1].order < heap_[first].order ? first + 1 : first;
       if (!(heap_[best].order < order)) break;
       heap_[i] = heap_[best];
       i = best;

@@ -1,12 +1,14 @@
-// The pending-event set: a 4-ary implicit min-heap of small POD entries.
+// The pending-event set: a binary implicit min-heap of small POD entries.
 //
 // Entries are ordered by (time, sequence); the sequence number is handed out when
 // an event is scheduled, so events at equal times fire in the order they were
 // scheduled and a run is reproducible bit for bit; reverse_ties() turns that
 // order round (last scheduled first), for a check that no figure leans on it.
-// A 4-ary heap is shallower than a binary one and its four children share a
-// cache line or two, which is why it beats std::priority_queue on pop-heavy
-// workloads.
+// Binary, not 4-ary: the heap holds a few dozen events (about one or two a
+// pipeline rank), all in cache, so a pop's cost is its chain of 128-bit
+// compares, one a level in a binary heap against three in a 4-ary one (ZeRO-3
+// plans at pp 32, about 39 events pending on average: 0.91 of the sweep's time
+// with the binary heap, median of 6 paired runs; 8-ary took 1.05).
 //
 // Cancellation is lazy: an event carries the generation of its owner at the time
 // it was scheduled, and the owner bumps its generation to invalidate it. The stale
