@@ -1,7 +1,6 @@
 #include "hw/stream.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace trainsim::hw {
 
@@ -85,10 +84,6 @@ void Stream::settle(core::Engine& engine) {
   scheduled_ = end;
   engine.cancel_pending(id_);
   engine.schedule(id_, end, order_[next_]);
-}
-
-core::Time Stream::at_speed(double work_ps, double speed) {
-  return core::Time::ps(static_cast<std::int64_t>(std::ceil(work_ps / speed)));
 }
 
 void Stream::set_speed(double speed, core::Engine& engine, core::Time back_at) {

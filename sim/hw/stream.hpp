@@ -16,6 +16,7 @@
 // where the train's premise fails (see there).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -41,7 +42,13 @@ class Stream final : public core::Resource {
   void set_speed(double speed, core::Engine& engine, core::Time back_at = core::Time::max());
   // How long `work_ps` of work takes at `speed`, up to the next picosecond
   // (a bucket train's play rounds as the stream does).
-  static core::Time at_speed(double work_ps, double speed);
+  // Inline, without a call into the maths library for the ceiling: work
+  // and speed are never negative, so truncation is the floor.
+  static core::Time at_speed(double work_ps, double speed) {
+    const double q = work_ps / speed;
+    const auto whole = static_cast<std::int64_t>(q);
+    return core::Time::ps(whole + (static_cast<double>(whole) < q ? 1 : 0));
+  }
   core::ResourceId id() const { return id_; }
   const std::vector<core::TaskId>& order() const { return order_; }
 

@@ -33,6 +33,16 @@ TEST_CASE("a stream runs in program order even when a later task is ready first"
   CHECK(tl.end[b].ps() == 15);
 }
 
+TEST_CASE("work at a speed takes its time up to the next picosecond, and no more where it is whole") {
+  CHECK(hw::Stream::at_speed(10.0, 0.5) == Time::ps(20));  // 20 exactly
+  CHECK(hw::Stream::at_speed(10.0, 3.0) == Time::ps(4));   // 3.33... up to 4
+  CHECK(hw::Stream::at_speed(7.0, 1.0) == Time::ps(7));
+  CHECK(hw::Stream::at_speed(7.25, 1.0) == Time::ps(8));
+  CHECK(hw::Stream::at_speed(0.0, 0.8) == Time::zero());
+  // Past 2^53 every double is whole: nothing is added.
+  CHECK(hw::Stream::at_speed(9007199254740994.0, 1.0) == Time::ps(9007199254740994));
+}
+
 TEST_CASE("a memory pool records use, peak and overflow") {
   // 30 + 50 = 80 at t=2 (peak), 80 - 30 = 50 at t=3; capacity 60 is exceeded.
   hw::MemoryPool p("GPU 0", 60);
