@@ -7,8 +7,8 @@
 // Binary, not 4-ary: the heap holds a few dozen events (about one or two a
 // pipeline rank), all in cache, so a pop's cost is its chain of 128-bit
 // compares, one a level in a binary heap against three in a 4-ary one (ZeRO-3
-// plans at pp 32, about 39 events pending on average: 0.91 of the sweep's time
-// with the binary heap, median of 6 paired runs; 8-ary took 1.05).
+// plans at pp 32, about 39 events pending on average, take 0.915 of their
+// time with the binary heap, median of 6 paired runs; 8-ary took 1.05).
 //
 // Cancellation is lazy: an event carries the generation of its owner at the time
 // it was scheduled, and the owner bumps its generation to invalidate it. The stale
