@@ -107,10 +107,8 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   for (core::TaskId task : arrived(in)) engine.start(task);
   if (listener_ != nullptr && moves_data(in)) {
-    // A train's reductions end where its play says, not after their analytic time.
-    const bool known = in.analytic_time && in.train < 0;
     listener_->on_collective(in.group, groups_[in.group].members, true, engine,
-                             known ? engine.now() + *in.analytic_time : core::Time::max());
+                             end_known(in) ? engine.now() + *in.analytic_time : core::Time::max());
   }
   if (in.train >= 0) {
     BucketTrain& train = (*trains_)[static_cast<std::size_t>(in.train)];
@@ -371,9 +369,8 @@ void CollectiveRunner::data_moved(std::uint32_t id, core::Engine& engine) {
 void CollectiveRunner::finish(std::uint32_t id, core::Engine& engine) {
   Instance& in = instances_[id];
   if (listener_ != nullptr && moves_data(in)) {
-    const bool known = in.analytic_time && in.train < 0;
     listener_->on_collective(in.group, groups_[in.group].members, false, engine,
-                             known ? engine.now() : core::Time::max());
+                             end_known(in) ? engine.now() : core::Time::max());
   }
   in.progress.reset();  // the layout and its state are no longer needed
   // Finishing a task may make other collectives ready, never this one again,

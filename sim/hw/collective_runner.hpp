@@ -188,6 +188,9 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   void data_moved(std::uint32_t id, core::Engine& engine);  // its flows done: then its host copy, or the end
   std::uint32_t route_of(const Instance& in, int from, int to);
   static bool moves_data(const Instance& in);  // takes time, so slows compute beside it
+  // Its end is known as it starts: an analytic time, not a bucket train's
+  // reductions (which end where the train's play says).
+  static bool end_known(const Instance& in) { return in.analytic_time && in.train < 0; }
   void try_send(std::uint32_t id, int ring, int position, core::Engine& engine);
   void transfer_done(std::uint32_t id, int transfer, core::Engine& engine);
   void finish(std::uint32_t id, core::Engine& engine);
