@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <spdlog/spdlog.h>
 
 #include "driver/layer_whatif.hpp"
 #include "driver/plan_cache.hpp"
 #include "hw/calibration_profile.hpp"
 #include "lower/a2a_pairs.hpp"
+#include "lower/shared_lowering.hpp"
 #include "schedule/check.hpp"
 #include "schedule/communication.hpp"
 #include "schedule/registry.hpp"
@@ -159,14 +161,9 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   return w;
 }
 
-WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls& controls) {
-  const workload::Plan& plan = sc.plan;
-  WhatIf w;
-  w.costs = std::move(prepared.costs);
-  w.shape = std::move(prepared.shape);
-  const std::shared_ptr<const CheckedProgram> checked = std::move(prepared.checked);
-  // The program lives as long as the entry does (aliasing: no copy).
-  w.program = std::shared_ptr<const schedule::Program>(checked, &checked->program);
+namespace {
+
+lower::Options lower_options(const config::Scenario& sc, const Controls& controls) {
   lower::Options options;
   options.fidelity = sc.options.full_fidelity ? lower::Fidelity::kFull : lower::Fidelity::kSymmetric;
   options.collectives = sc.options.flow_collectives ? lower::CollectiveModel::kFlow : lower::CollectiveModel::kAnalytic;
@@ -179,28 +176,96 @@ WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls&
   // kernels take SMs and memory bandwidth): unless the config says
   // otherwise, it runs 18.9% slower meanwhile, the average Chang et al.
   // measured (arXiv 2507.03114; workload/tp_overlap.hpp).
-  options.comm_slowdown = plan.overlap.compute_slowdown;
+  options.comm_slowdown = sc.plan.overlap.compute_slowdown;
   options.blocking_sends = sc.options.blocking_sends;
   options.cuda_context_bytes = static_cast<std::int64_t>(sc.options.cuda_context_bytes);
   for (const auto& g : sc.options.gpu_speed) options.gpu_speed.push_back({g.gpu, g.factor});
   for (const auto& f : sc.options.links) options.link_faults.push_back({f.where, f.link, f.bandwidth_factor, f.failed});
   options.limits = controls.limits;
   options.progress = controls.lowering_progress;
-  w.sim = lower::lower(*w.program, w.shape, checked->wiring, *w.costs, sc.cluster, plan, options);
+  return options;
+}
+
+// The what-if of a prepared plan, its simulation still to be made.
+WhatIf unsimulated(Prepared& prepared) {
+  WhatIf w;
+  w.costs = std::move(prepared.costs);
+  w.shape = std::move(prepared.shape);
+  // The program lives as long as the entry does (aliasing: no copy).
+  w.program = std::shared_ptr<const schedule::Program>(prepared.checked, &prepared.checked->program);
+  return w;
+}
+
+// Runs w.sim; where a bucket train's premise fails as it runs, lowers the
+// plan again with a task per gradient bucket and runs that.
+void run_lowered(const config::Scenario& sc, WhatIf& w, const lower::Wiring& wiring, lower::Options options,
+                 const Controls& controls) {
   spdlog::info("lowered to {} tasks (about {:.0f} foreseen, and {:.3g} flow steps); simulating", w.sim->graph.size(),
                w.sim->estimate.tasks, w.sim->estimate.flow_steps);
   try {
     lower::run(*w.sim, nullptr, controls.progress);
   } catch (const hw::TrainBroken& e) {
-    // A bucket train's premise failed as it ran: a task per bucket instead.
     spdlog::info("{}; lowering again with a task per gradient bucket", e.what());
     options.merge_bucket_trains = false;
-    w.sim = lower::lower(*w.program, w.shape, checked->wiring, *w.costs, sc.cluster, plan, options);
+    w.sim = lower::lower(*w.program, w.shape, wiring, *w.costs, sc.cluster, sc.plan, options);
     lower::run(*w.sim, nullptr, controls.progress);
   }
+}
+
+void finish(WhatIf& w, const Prepared& prepared) {
   w.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared.start).count();
   spdlog::info("simulated {} events in {:.3f} s", w.sim->timeline.events, w.wall_s);
+}
+
+}  // namespace
+
+WhatIf simulate(const config::Scenario& sc, Prepared&& prepared, const Controls& controls) {
+  WhatIf w = unsimulated(prepared);
+  const lower::Options options = lower_options(sc, controls);
+  w.sim = lower::lower(*w.program, w.shape, prepared.checked->wiring, *w.costs, sc.cluster, sc.plan, options);
+  run_lowered(sc, w, prepared.checked->wiring, options, controls);
+  finish(w, prepared);
   return w;
+}
+
+void simulate_alike(const std::vector<const config::Scenario*>& scenarios, std::vector<Prepared>&& prepared,
+                    const Controls& controls, const std::function<void(std::size_t, WhatIf&&)>& done) {
+  if (scenarios.empty() || scenarios.size() != prepared.size()) {
+    throw std::logic_error("driver::simulate_alike: one prepared plan for each scenario");
+  }
+  const config::Scenario& first = *scenarios[0];
+  WhatIf w0 = unsimulated(prepared[0]);
+  const lower::Options options = lower_options(first, controls);
+  const lower::Wiring& wiring = prepared[0].checked->wiring;
+  std::optional<lower::SharedLowering> shared;
+  shared.emplace(*w0.program, w0.shape, wiring, *w0.costs, first.cluster, first.plan, options);
+  // A copy holds as much memory again as the first while both are alive:
+  // without room for both, the first runs and goes, then each other plan
+  // is lowered on its own.
+  const bool room = 2.0 * shared->estimate().bytes <= controls.limits.bytes;
+  auto run_first = [&] {
+    w0.sim = shared->take();
+    shared.reset();
+    run_lowered(first, w0, wiring, options, controls);
+    finish(w0, prepared[0]);
+    done(0, std::move(w0));
+  };
+  if (!room) run_first();
+  for (std::size_t i = 1; i < scenarios.size(); ++i) {
+    const config::Scenario& sc = *scenarios[i];
+    WhatIf w = unsimulated(prepared[i]);
+    const lower::Options own = lower_options(sc, controls);
+    const bool same_program = prepared[i].checked == prepared[0].checked;
+    if (shared && same_program && shared->fits(*w.costs)) {
+      w.sim = shared->copy_for(*w.costs);
+    } else {
+      w.sim = lower::lower(*w.program, w.shape, prepared[i].checked->wiring, *w.costs, sc.cluster, sc.plan, own);
+    }
+    run_lowered(sc, w, prepared[i].checked->wiring, own, controls);
+    finish(w, prepared[i]);
+    done(i, std::move(w));
+  }
+  if (room) run_first();
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/scenario.hpp"
 #include "driver/plan_cache.hpp"
@@ -75,6 +76,15 @@ struct Prepared {
 };
 Prepared prepare(const config::Scenario& scenario, const Controls& controls);
 WhatIf simulate(const config::Scenario& scenario, Prepared&& prepared, const Controls& controls);
+// Plans that differ only in what they recompute (a sweep's recompute axis),
+// each prepared (prepare()), with one cluster setting: where they make the
+// same tasks, one lowering serves them all (lower::SharedLowering), else
+// each is lowered on its own; each what-if is the one simulate() gives.
+// `done` takes each what-if as it is simulated (index into `scenarios`), so
+// that no more than two simulations are held at once. Not for a
+// layer-table model.
+void simulate_alike(const std::vector<const config::Scenario*>& scenarios, std::vector<Prepared>&& prepared,
+                    const Controls& controls, const std::function<void(std::size_t, WhatIf&&)>& done);
 // With the machine's limits and no progress; `record_link_rates` as above.
 WhatIf simulate(const config::Scenario& scenario, bool record_link_rates = false);
 

@@ -31,6 +31,18 @@ bool CollectiveRunner::moves_data(const Instance& in) {
   return in.analytic_time ? *in.analytic_time > core::Time::zero() : in.bytes > 0.0;
 }
 
+CollectiveRunner::CollectiveRunner(const CollectiveRunner& other, Topology& topology, FlowNetwork& network)
+    : CollectiveRunner(other) {
+  // Before a run no instance has launched: nothing of one's progress to copy.
+  for (const Instance& in : instances_) {
+    if (in.progress || in.arrived != 0) throw std::logic_error("CollectiveRunner: copied once it had run");
+  }
+  topology_ = &topology;
+  network_ = &network;
+  listener_ = nullptr;
+  trains_ = nullptr;
+}
+
 CollectiveRunner::GroupId CollectiveRunner::add_group(std::vector<int> members, std::vector<std::vector<int>> copies) {
   if (members.size() > kMaxCollectiveRanks) throw std::logic_error("a collective of more than 4M ranks");
   for (const auto& copy : copies) {
@@ -136,7 +148,7 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
   }
   const std::vector<int>& members = groups_[in.group].members;
   const CollectivePlan plan = plan_collective(in.kind, in.bytes, group_of(cluster_, members), cluster_.node, algorithm_);
-  in.progress = std::make_unique<Instance::Progress>();
+  in.progress = std::make_shared<Instance::Progress>();
   in.progress->stages = lay_out(cluster_, in.kind, in.bytes, members, plan, in.across_share);
   if (in.progress->stages.empty()) {
     data_moved(id, engine);
@@ -148,13 +160,13 @@ void CollectiveRunner::launch(std::uint32_t id, core::Engine& engine) {
 
 std::uint32_t CollectiveRunner::route_of(const Instance& in, int from, int to) {
   const Group& group = groups_[in.group];
-  if (group.copies.empty()) return topology_.route(from, to);
+  if (group.copies.empty()) return topology_->route(from, to);
   const auto at = [&](int gpu) {
     return static_cast<std::size_t>(std::find(group.members.begin(), group.members.end(), gpu) - group.members.begin());
   };
   std::vector<std::pair<int, int>> pairs = {{from, to}};
   for (const auto& copy : group.copies) pairs.emplace_back(copy[at(from)], copy[at(to)]);
-  return topology_.shared_route(from, to, pairs);
+  return topology_->shared_route(from, to, pairs);
 }
 
 void CollectiveRunner::begin_stage(std::uint32_t id, core::Engine& engine) {
@@ -299,7 +311,7 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
     for (int at : p.batches[index]) sends.push_back({st.ring.wire_bytes, p.routes[at], st.ring.cap, token(kFlowDone, id, at)});
     p.batches[index].clear();
     p.free_batches.push_back(index);
-    network_.start_flows(sends, *this, engine);
+    network_->start_flows(sends, *this, engine);
     return;
   }
   std::vector<FlowNetwork::FlowStart> wave;
@@ -308,7 +320,7 @@ void CollectiveRunner::on_event(std::uint64_t t, core::Engine& engine) {
     const PipelinedTransfer& tr = st.transfers[e];
     wave.push_back({tr.bytes, in.progress->routes[e], tr.cap, token(kFlowDone, id, e)});
   }
-  network_.start_flows(wave, *this, engine);
+  network_->start_flows(wave, *this, engine);
 }
 
 void CollectiveRunner::on_flow_done(std::uint64_t t, core::Engine& engine) {

@@ -60,7 +60,10 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
  public:
   CollectiveRunner(const ClusterSpec& cluster, Topology& topology, FlowNetwork& network,
                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto)
-      : cluster_(cluster), topology_(topology), network_(network), algorithm_(algorithm) {}
+      : cluster_(cluster), topology_(&topology), network_(&network), algorithm_(algorithm) {}
+  // A copy of `other`, not yet run, over copies of its topology and network
+  // (lower::copy_unrun); its listener and trains are set again by the caller.
+  CollectiveRunner(const CollectiveRunner& other, Topology& topology, FlowNetwork& network);
 
   // Registers a group of `members` (GPU ids) that collectives run over, and
   // returns its id. `copies` lists the members of identical collectives that
@@ -175,7 +178,7 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
       std::vector<core::Time> wave_at;
       int complete = 0;  // (ring, position) pairs that received every step; transfers done
     };
-    std::unique_ptr<Progress> progress;
+    std::shared_ptr<Progress> progress;  // shared by no other instance: null until launch, never copied
   };
 
   std::span<const core::TaskId> arrived(const Instance& in) const {
@@ -195,9 +198,11 @@ class CollectiveRunner final : public core::Resource, public FlowClient {
   void transfer_done(std::uint32_t id, int transfer, core::Engine& engine);
   void finish(std::uint32_t id, core::Engine& engine);
 
+  CollectiveRunner(const CollectiveRunner&) = default;  // only rebound (above)
+
   const ClusterSpec& cluster_;
-  Topology& topology_;
-  FlowNetwork& network_;
+  Topology* topology_;     // never null
+  FlowNetwork* network_;   // never null
   CollectiveAlgorithm algorithm_;
   std::vector<Group> groups_;
   std::vector<Instance> instances_;

@@ -79,6 +79,12 @@ class MemoryTracker final : public core::TaskObserver {
   }
   // Room for effects on tasks below `tasks`, `effects` of them (a hint).
   void reserve_effects(std::size_t tasks, std::size_t effects);
+  // Forgets every task's effect: a copy made before its run takes another
+  // plan's (lower::SharedLowering).
+  void clear_effects() {
+    effect_of_task_.clear();
+    effects_.clear();
+  }
 
   void on_start(core::TaskId task, core::Time now) override;
   void on_finish(core::TaskId task, core::Time now) override;

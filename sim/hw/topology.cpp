@@ -47,12 +47,12 @@ std::string Topology::link_name(LinkId link) const {
 
 void Topology::connect(VertexId u, VertexId v, double bytes_per_s, core::Time latency_there, core::Time latency_back,
                        LinkClass cls) {
-  const LinkId there = network_.add_link({bytes_per_s, latency_there});
-  const LinkId back = network_.add_link({bytes_per_s, latency_back});
+  const LinkId there = network_->add_link({bytes_per_s, latency_there});
+  const LinkId back = network_->add_link({bytes_per_s, latency_back});
   boost::add_edge(u, v, Edge{there}, graph_);
   boost::add_edge(v, u, Edge{back}, graph_);
-  link_class_.resize(network_.link_count(), LinkClass::kNic);
-  link_ends_.resize(network_.link_count());
+  link_class_.resize(network_->link_count(), LinkClass::kNic);
+  link_ends_.resize(network_->link_count());
   link_class_[there] = link_class_[back] = cls;
   link_ends_[there] = {u, v};
   link_ends_[back] = {v, u};
@@ -61,7 +61,7 @@ void Topology::connect(VertexId u, VertexId v, double bytes_per_s, core::Time la
 }
 
 Topology::Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus, bool whole_nodes)
-    : cluster_(cluster), network_(network) {
+    : cluster_(cluster), network_(&network) {
   const NodeSpec& n = cluster.node;
   if (n.gpus_per_node < 1 || n.nics_per_node < 1 || cluster.network.nodes_per_leaf < 1) {
     throw std::invalid_argument("Topology: a node needs at least one GPU and one NIC, a leaf at least one node");
@@ -187,7 +187,7 @@ void Topology::wire_custom(const std::vector<VertexId>& nvswitch_of,
   }
 }
 
-const std::vector<LinkId>& Topology::route_links(int from, int to) { return network_.route(route(from, to)).links; }
+const std::vector<LinkId>& Topology::route_links(int from, int to) { return network_->route(route(from, to)).links; }
 
 std::vector<LinkId> Topology::searched_links(int from, int to) const {
   // Breadth-first search from `from`, keeping the edge each vertex was reached
@@ -269,7 +269,7 @@ std::uint32_t Topology::route(int from, int to) {
     const bool faulty = link < touched_.size() && touched_[link];
     if (link_class_[link] == LinkClass::kUplink && cluster_.network.kind != NetworkKind::kCustom &&
         cluster_.network.oversubscription <= 1.0 && !faulty) {
-      skipped_latency += network_.link(link).latency;
+      skipped_latency += network_->link(link).latency;
       continue;
     }
     links.push_back(link);
@@ -280,7 +280,7 @@ std::uint32_t Topology::route(int from, int to) {
                            std::all_of(links.begin(), links.end(),
                                        [&](LinkId l) { return link_class_[l] == LinkClass::kNvLink; });
   const double cap = nvlink_only ? cluster_.node.nvlink_sendrecv_gb_per_s * 1e9 : 0.0;
-  const std::uint32_t r = network_.add_route(std::move(links), skipped_latency, {}, cap);
+  const std::uint32_t r = network_->add_route(std::move(links), skipped_latency, {}, cap);
   routes_.emplace(key, r);
   return r;
 }
@@ -383,7 +383,7 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
   if (cluster_.network.kind == NetworkKind::kCustom) {
     throw std::logic_error("Topology::shared_route: a custom network is simulated at full fidelity");
   }
-  const Route& plain = network_.route(route(from, to));
+  const Route& plain = network_->route(route(from, to));
   auto key_of_vertex = [this](VertexId v) {
     const Vertex& x = graph_[v];
     return key_of(x.kind, x.a, x.b);
@@ -394,10 +394,10 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
   const std::vector<double> weights = copy_weights(hops, copies);
   const core::Time extra = plain.latency - [&] {
     core::Time own;
-    for (LinkId l : plain.links) own += network_.link(l).latency;
+    for (LinkId l : plain.links) own += network_->link(l).latency;
     return own;
   }();
-  const std::uint32_t r = network_.add_route(plain.links, extra, std::move(weights), plain.max_bytes_per_s);
+  const std::uint32_t r = network_->add_route(plain.links, extra, std::move(weights), plain.max_bytes_per_s);
   shared_routes_.emplace(cache_key, r);
   return r;
 }
@@ -442,7 +442,7 @@ std::vector<LinkId> Topology::links_named(const std::string& name) const {
 void Topology::degrade(const std::string& name, double bandwidth_factor) {
   touched_.resize(link_ends_.size(), 0);
   for (LinkId l : links_named(name)) {
-    network_.scale_bandwidth(l, bandwidth_factor);
+    network_->scale_bandwidth(l, bandwidth_factor);
     touched_[l] = 1;  // may now be a bottleneck: keep it in routes
   }
 }

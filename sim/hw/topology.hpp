@@ -73,6 +73,9 @@ class Topology {
   // gives a cable no bandwidth (the config loader says so first, by JSON path).
   Topology(const ClusterSpec& cluster, FlowNetwork& network, const std::vector<int>& gpus = {},
            bool whole_nodes = true);
+  // A copy of `other` whose links are registered in `network`, a copy of
+  // other's network made at the same point (lower::copy_unrun).
+  Topology(const Topology& other, FlowNetwork& network) : Topology(other) { network_ = &network; }
 
   // Route index for Task::route, from GPU `from` to GPU `to`. In a built-in
   // network with no failed link it is the network's own path
@@ -122,8 +125,10 @@ class Topology {
   void connect(VertexId u, VertexId v, double bytes_per_s, core::Time latency_there, core::Time latency_back,
                LinkClass cls);
 
+  Topology(const Topology&) = default;  // only with its network rebound (above)
+
   const ClusterSpec& cluster_;
-  FlowNetwork& network_;
+  FlowNetwork* network_;  // never null
   Graph graph_;
   std::vector<long long> gpu_vertex_;  // -1 for GPUs of nodes not built
   std::vector<LinkClass> link_class_;                    // by LinkId

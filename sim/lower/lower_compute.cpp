@@ -111,38 +111,92 @@ bool merges_bucket_train(const Options& o, bool symmetric, bool param_gathers, c
          c.grad_bucket_reduce[B - 1] > core::Time::zero();
 }
 
+Lowering::ActionTimes Lowering::action_times(int r, std::size_t k, int partner,
+                                             const workload::StageCosts& costs) const {
+  const std::vector<Action>& actions = program_.ranks[static_cast<std::size_t>(r)];
+  const Action& a = actions[k];
+  const workload::StageCost& c = costs.stages[a.stage];
+  ActionTimes t;
+  t.duration = compute_duration(a, c);
+  t.ep = ep_comm_inside(a, c);
+  if (partner >= 0) {
+    const Action& other = actions[static_cast<std::size_t>(partner)];
+    const PairedTime paired = paired_time(a, c, other, costs.stages[other.stage], plan_.overlap.compute_slowdown);
+    t.duration = paired.duration;
+    t.ep = paired.ep_exposed;
+  }
+  // parallel.twobp_concat: a rank's W's of one stage over every
+  // micro-batch run as one op; it is timed on the run's last W, the
+  // others take no time.
+  if (a.op == Op::kWeightGrad && merged_into_[r][k] >= 0) t.duration = core::Time::zero();
+  if (a.op == Op::kWeightGrad && concat_end_[r][k]) t.duration = c.weight_grad_concat;
+  // Flow collectives: a MoE action's dispatch and combine run as
+  // collectives of their own between its compute pieces (a pass the
+  // A2A overlap pairs keeps them inside, as do DeepEP's).
+  const std::vector<workload::StageCost::EpCollective>& ep_collectives =
+      a.op == Op::kForward ? c.ep_forward_collectives : c.ep_backward_collectives;
+  t.ep_tasks = options_.collectives == CollectiveModel::kFlow && partner < 0 &&
+               (a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) && c.moe_layers > 0 &&
+               !c.sharded() && !ep_collectives.empty() && t.ep > core::Time::zero();
+  if (t.ep_tasks) {
+    t.duration = std::max(core::Time::zero(), t.duration - t.ep);
+    t.ep = core::Time::zero();
+  }
+  t.tp = comm_inside(a, c.tp_comm_forward, c.tp_comm_backward);
+  t.cp = comm_inside(a, c.cp_comm_forward, c.cp_comm_backward);
+  return t;
+}
+
+double Lowering::unit_share(Op op, const workload::StageCost& c, std::size_t u) {
+  const workload::ShardUnit& unit = c.shard_units[u];
+  if (op == Op::kForward) return unit.forward_share;
+  if (op == Op::kInputGrad) return unit.input_grad_share;
+  // B: the unit's part of I and of W, weighted by their times.
+  const double i_s = c.input_grad.to_seconds(), w_s = c.weight_grad.to_seconds();
+  return i_s + w_s > 0.0 ? (i_s * unit.input_grad_share + w_s * unit.weight_grad_share) / (i_s + w_s) : 0.0;
+}
+
+hw::BucketTrain Lowering::bucket_train(core::Time duration, const workload::StageCost& c) const {
+  hw::BucketTrain train;
+  train.buckets = static_cast<std::uint32_t>(c.grad_bucket_reduce.size());
+  train.piece = core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[0]);
+  train.last_piece = std::max(core::Time::zero(), duration - train.piece * static_cast<std::int64_t>(train.buckets - 1));
+  train.reduce = c.grad_bucket_reduce.front();
+  train.last_reduce = c.grad_bucket_reduce.back();
+  train.slowed_speed = Interference::speed_beside_collectives(options_.comm_slowdown);
+  return train;
+}
+
+Lowering::PieceClock::Part Lowering::PieceClock::next(double share, bool last) {
+  // The last piece takes what is left, never less than nothing: the
+  // other pieces each round to a picosecond, and a last share of
+  // (nearly) zero (a ZeRO-3 unit without an input gradient, such as
+  // the embedding's) would otherwise be left a few picoseconds below.
+  const auto rest = [](core::Time total, core::Time so_far) { return std::max(core::Time::zero(), total - so_far); };
+  const auto part = [&](core::Time total, core::Time so_far) {
+    return last ? rest(total, so_far) : core::Time::seconds(total.to_seconds() * share);
+  };
+  const Part p{part(whole.duration, done.duration), part(whole.tp, done.tp), part(whole.cp, done.cp),
+               part(whole.ep, done.ep)};
+  done.duration += p.duration;
+  done.tp += p.tp;
+  done.cp += p.cp;
+  done.ep += p.ep;
+  return p;
+}
+
 void Lowering::RankLowering::compute(std::size_t k) {
   const Action& a = actions[k];
   const TaskInfo info{TaskKind::kCompute, a, q, -1};
   // The last backward of a stage is cut by gradient bucket; parts share
   // the duration by bucket size, the last taking the rounding.
   const workload::StageCost& c = lw.costs_.stages[a.stage];
-  // parallel.twobp_concat: a rank's W's of one stage over every
-  // micro-batch run as one op; it is timed on the run's last W, the
-  // others take no time.
-  core::Time duration = compute_duration(a, c);
-  core::Time ep = ep_comm_inside(a, c);
-  if (partner[k] >= 0) {
-    const Action& other = actions[static_cast<std::size_t>(partner[k])];
-    const PairedTime paired = paired_time(a, c, other, lw.costs_.stages[other.stage], lw.plan_.overlap.compute_slowdown);
-    duration = paired.duration;
-    ep = paired.ep_exposed;
-  }
-  if (a.op == Op::kWeightGrad && lw.merged_into_[r][k] >= 0) duration = core::Time::zero();
-  if (a.op == Op::kWeightGrad && lw.concat_end_[r][k]) duration = c.weight_grad_concat;
-  // Flow collectives: a MoE action's dispatch and combine run as
-  // collectives of their own between its compute pieces (a pass the
-  // A2A overlap pairs keeps them inside, as do DeepEP's).
+  const ActionTimes times = lw.action_times(r, k, partner[k], lw.costs_);
+  const core::Time duration = times.duration;
+  const bool ep_tasks = times.ep_tasks;
+  if (partner[k] >= 0) lw.paired_ = true;
   const std::vector<workload::StageCost::EpCollective>& ep_collectives =
       a.op == Op::kForward ? c.ep_forward_collectives : c.ep_backward_collectives;
-  const bool ep_tasks = lw.options_.collectives == CollectiveModel::kFlow && partner[k] < 0 &&
-                        (a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad) &&
-                        c.moe_layers > 0 && !c.sharded() && !ep_collectives.empty() &&
-                        ep > core::Time::zero();
-  if (ep_tasks) {
-    duration = std::max(core::Time::zero(), duration - ep);
-    ep = core::Time::zero();
-  }
   // The stage's first and last backward-ending actions on this rank.
   const bool backward_end = schedule::is_backward_end(a.op);
   const bool first_of_stage = backward_end && first_backward[static_cast<std::size_t>(a.stage)] == k;
@@ -153,8 +207,6 @@ void Lowering::RankLowering::compute(std::size_t k) {
   const bool by_bucket_gather = !c.param_bucket_gather.empty() && a.op == Op::kForward &&
                                 first_forward[static_cast<std::size_t>(a.stage)] == k;
   const bool needs_params = a.op == Op::kForward || a.op == Op::kBackward || a.op == Op::kInputGrad;
-  const core::Time tp = comm_inside(a, c.tp_comm_forward, c.tp_comm_backward);
-  const core::Time cp = comm_inside(a, c.cp_comm_forward, c.cp_comm_backward);
   // The parts this action's gradients are ready after, unit by unit
   // (for ZeRO-3's scatters): every unit's after the whole action when
   // it is not cut by unit (a W).
@@ -171,29 +223,17 @@ void Lowering::RankLowering::compute(std::size_t k) {
   const bool by_unit = c.sharded() && needs_params;
   cut_into_pieces(k, duration, by_unit, split, by_bucket_gather, ep_tasks);
   std::vector<Held>* h = by_unit ? &units_held(a.stage, c.shard_units.size()) : nullptr;
-  core::Time done, tp_done, cp_done, ep_done;
+  PieceClock clock{times};
+  const std::size_t first_kept = lw.kept_pieces_.size();
   // Each piece's info: the action's, with the fields below set per piece
   // (copied once, not once a piece: a copy of the action's info just
   // written stalls on its own stores).
   TaskInfo part = info;
   for (std::size_t j = 0; j < pieces.size(); ++j) {
     const bool last = j + 1 == pieces.size();
-    const double share = pieces[j].share;
-    // The last piece takes what is left, never less than nothing: the
-    // other pieces each round to a picosecond, and a last share of
-    // (nearly) zero (a ZeRO-3 unit without an input gradient, such as
-    // the embedding's) would otherwise be left a few picoseconds below.
-    const auto rest = [](core::Time total, core::Time so_far) {
-      return std::max(core::Time::zero(), total - so_far);
-    };
-    const core::Time d = last ? rest(duration, done) : core::Time::seconds(duration.to_seconds() * share);
-    const core::Time tp_part = last ? rest(tp, tp_done) : core::Time::seconds(tp.to_seconds() * share);
-    const core::Time cp_part = last ? rest(cp, cp_done) : core::Time::seconds(cp.to_seconds() * share);
-    const core::Time ep_part = last ? rest(ep, ep_done) : core::Time::seconds(ep.to_seconds() * share);
-    done += d;
-    tp_done += tp_part;
-    cp_done += cp_part;
-    ep_done += ep_part;
+    const PieceClock::Part times_of_piece = clock.next(pieces[j].share, last);
+    const core::Time d = times_of_piece.duration, tp_part = times_of_piece.tp, cp_part = times_of_piece.cp,
+                     ep_part = times_of_piece.ep;
     part.comm = TaskInfo::kNoComm;
     if (by_unit) {
       part.unit = pieces[j].unit;
@@ -206,7 +246,9 @@ void Lowering::RankLowering::compute(std::size_t k) {
       part.part = pieces[j].entry ? 0 : static_cast<int>(j) - entries;
       part.parts = static_cast<int>(pieces.size()) - entries;
     }
-    if (tp_part > core::Time::zero() || cp_part > core::Time::zero() || ep_part > core::Time::zero()) {
+    // (Only a TaskInfo keeps the id: a brief has no room for it.)
+    if (lw.options_.task_info &&
+        (tp_part > core::Time::zero() || cp_part > core::Time::zero() || ep_part > core::Time::zero())) {
       part.comm = lw.intern_comm({tp_part.to_seconds(), cp_part.to_seconds(), ep_part.to_seconds()});
     }
     // Plan::fsdp_copy_out: a unit's first use after its gather is
@@ -262,6 +304,7 @@ void Lowering::RankLowering::compute(std::size_t k) {
     }
     const core::TaskId id = pieces[j].train ? lw.train_task(q, train_of_stage[static_cast<std::size_t>(a.stage)], part)
                                             : lw.compute_task(q, d, part, tp_part + cp_part + ep_part);
+    if (lw.keeping_) lw.kept_pieces_.push_back({id, pieces[j].unit, pieces[j].share, pieces[j].train});
     if (after_exchange) lw.edges_.emplace_back(*after_exchange, id);
     after_exchange.reset();
     if (regather) lw.edges_.emplace_back(*regather, id);
@@ -320,6 +363,7 @@ void Lowering::RankLowering::compute(std::size_t k) {
       lw.last_[q][k] = prev;
     }
   }
+  if (lw.keeping_) lw.kept_actions_.push_back({q, r, k, first_kept, lw.kept_pieces_.size() - first_kept});
   scatter_unit_grads(k, by_unit, first_of_stage, last_of_stage);
   if (full && lw.plan_.tp > 1) tp_barrier(k);
 }
@@ -331,28 +375,13 @@ void Lowering::RankLowering::cut_into_pieces(std::size_t k, core::Time duration,
   std::vector<Piece>& pieces = lw.pieces_;
   if (by_unit) {
     const std::size_t U = c.shard_units.size();
-    const double i_s = c.input_grad.to_seconds(), w_s = c.weight_grad.to_seconds();
     for (std::size_t n = 0; n < U; ++n) {
       const std::size_t u = a.op == Op::kForward ? n : U - 1 - n;
-      const workload::ShardUnit& unit = c.shard_units[u];
-      const double share = a.op == Op::kForward     ? unit.forward_share
-                           : a.op == Op::kInputGrad ? unit.input_grad_share
-                           : i_s + w_s > 0.0 ? (i_s * unit.input_grad_share + w_s * unit.weight_grad_share) /
-                                                   (i_s + w_s)
-                                             : 0.0;
-      pieces.push_back({share, static_cast<int>(u)});
+      pieces.push_back({unit_share(a.op, c, u), static_cast<int>(u)});
     }
   } else if (split && merges_bucket_train(lw.options_, lw.symmetric(), lw.plan_.overlap.param_gather, c)) {
     // The first bucket's piece, then the others' as one train.
-    hw::BucketTrain train;
-    train.buckets = static_cast<std::uint32_t>(c.grad_bucket_reduce.size());
-    train.piece = core::Time::seconds(duration.to_seconds() * c.grad_bucket_share[0]);
-    train.last_piece = std::max(core::Time::zero(),
-                                duration - train.piece * static_cast<std::int64_t>(train.buckets - 1));
-    train.reduce = c.grad_bucket_reduce.front();
-    train.last_reduce = c.grad_bucket_reduce.back();
-    train.slowed_speed = Interference::speed_beside_collectives(lw.options_.comm_slowdown);
-    lw.sim_->trains.push_back(train);
+    lw.sim_->trains.push_back(lw.bucket_train(duration, c));
     train_of_stage[static_cast<std::size_t>(a.stage)] = lw.sim_->trains.size();
     pieces.push_back({c.grad_bucket_share[0], -1});
     Piece rest{1.0 - c.grad_bucket_share[0], -1};

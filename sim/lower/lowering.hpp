@@ -125,6 +125,17 @@ class Lowering {
 
   std::unique_ptr<Simulation> build();
 
+  // Copies for other stage costs of the same tasks (lower/shared_lowering.hpp).
+  // Asked before build(): keep what a copy's values are set from.
+  void keep_for_copies() { keeping_ = true; }
+  // Whether a fresh lowering with `other` would make the same tasks and
+  // differ only in what revalue() sets.
+  bool fits(const workload::StageCosts& other) const;
+  // Sets, in `copy` (copy_unrun of what build() gave), the compute tasks'
+  // durations, the bucket trains and the memory effects from `other`,
+  // which must fit.
+  void revalue(Simulation& copy, const workload::StageCosts& other) const;
+
  private:
   struct Pipeline {
     int replica = 0;
@@ -189,12 +200,17 @@ class Lowering {
   core::TaskId compute_task(int q, core::Time duration, const TaskInfo& info, core::Time inside = core::Time::zero()) {
     core::Task t;
     t.resource = static_cast<core::ResourceId>(q);
-    const core::Time comm = std::min(inside, duration);
-    t.duration = slowdown_[q] == 1.0 ? duration
-                                     : core::Time::seconds((duration - comm).to_seconds() * slowdown_[q]) + comm;
+    t.duration = stretched(q, duration, inside);
     const core::TaskId id = add_task(t, info);
     compute_order_[q].push_back(id);
     return id;
+  }
+  // A compute task's duration on simulated GPU q: a straggler's slows all
+  // but the communication inside it.
+  core::Time stretched(int q, core::Time duration, core::Time inside) const {
+    if (slowdown_[q] == 1.0) return duration;
+    const core::Time comm = std::min(inside, duration);
+    return core::Time::seconds((duration - comm).to_seconds() * slowdown_[q]) + comm;
   }
   // Bucket train number `train` (one more than its index in sim_->trains)
   // on GPU q's compute stream: hw::Stream plays it. No straggler slows it
@@ -392,6 +408,30 @@ class Lowering {
   // data-parallel collectives of all copies. Counted from the program alone,
   // before anything is built, so that work too large is refused at once.
   PipelineWork work_per_pipeline() const;
+  // A compute action's time and the communication inside it, from stage
+  // costs `costs`, before it is cut into pieces (the action at index k of
+  // rank r's program; `partner`, Overlap::moe_a2a's pair, or -1); and
+  // whether its MoE exchanges run as tasks of their own, out of that time.
+  struct ActionTimes {
+    core::Time duration, tp, cp, ep;
+    bool ep_tasks = false;
+  };
+  ActionTimes action_times(int r, std::size_t k, int partner, const workload::StageCosts& costs) const;
+  // An action's times handed out piece by piece: each piece its share,
+  // rounded to a picosecond, the last what is left.
+  struct PieceClock {
+    struct Part {
+      core::Time duration, tp, cp, ep;
+    };
+    ActionTimes whole;
+    Part done{};
+    Part next(double share, bool last);
+  };
+  // ZeRO-3 unit u's share of a compute action (op) of the stage.
+  static double unit_share(Op op, const workload::StageCost& c, std::size_t u);
+  // The bucket train of a stage's last backward of `duration`.
+  hw::BucketTrain bucket_train(core::Time duration, const workload::StageCost& c) const;
+
   void find_concatenated_weight_grads();
   // One copy of the pipeline, rank by rank (rank_lowering.hpp).
   struct PipelineKeys;
@@ -430,24 +470,55 @@ class Lowering {
   std::vector<std::optional<core::TaskId>> collective_before_last_;  // and the one before that
   std::vector<std::optional<core::TaskId>> last_gather_;      // per simulated GPU: ZeRO-3 gathers, on their own stream
   // Memory taken and given back, by task id (a flat table: a sweep lowers
-  // thousands of plans); effect_pool_ holds, for each task that has one, its
+  // thousands of plans); `pool` holds, for each task that has one, its
   // GPU's pool (-1 for none), so that handing the effects to the tracker
-  // reads no task's info.
+  // reads no task's info. of(task, q): the effect of `task`, which runs on
+  // simulated GPU `q`.
   struct Effect {
     std::int64_t allocate_at_start = 0;
     std::int64_t release_at_end = 0;
   };
-  std::vector<Effect> effects_;
-  std::vector<std::int32_t> effect_pool_;
-  // The effect of `task`, which runs on simulated GPU `q`.
-  Effect& effect_of(core::TaskId task, int q) {
-    if (effects_.size() <= task) {
-      effects_.resize(task + 1);
-      effect_pool_.resize(task + 1, -1);
+  struct Effects {
+    std::vector<Effect> of_task;
+    std::vector<std::int32_t> pool;
+    Effect& of(core::TaskId task, int q) {
+      if (of_task.size() <= task) {
+        of_task.resize(task + 1);
+        pool.resize(task + 1, -1);
+      }
+      pool[task] = q;
+      return of_task[task];
     }
-    effect_pool_[task] = q;
-    return effects_[task];
-  }
+  };
+  Effects effects_;
+  Effect& effect_of(core::TaskId task, int q) { return effects_.of(task, q); }
+  // Each micro-batch's activations and its actions' transients, from
+  // `costs`, on their actions' first and last tasks; and what waits on the
+  // host (`offloads`).
+  void add_activation_effects(const workload::StageCosts& costs, Effects& effects,
+                              std::vector<Simulation::HostOffload>& offloads) const;
+  // Every task's effect to the memory tracker, in task order.
+  static void hand_over(const Effects& effects, hw::MemoryTracker& memory);
+
+  // keep_for_copies: each compute action's pieces (an action's time and
+  // what is inside it, cut as compute() cut them), and the memory effects
+  // before the activations' were added.
+  bool keeping_ = false;
+  struct KeptPiece {
+    core::TaskId task;
+    int unit;      // ZeRO-3's unit (its share from the costs), or -1 for `share`
+    double share;
+    bool train;    // a bucket train (its number the task's route)
+  };
+  struct KeptAction {
+    int q, r;
+    std::size_t k;
+    std::size_t first, count;  // in kept_pieces_
+  };
+  std::vector<KeptPiece> kept_pieces_;
+  std::vector<KeptAction> kept_actions_;
+  Effects base_effects_;
+  bool paired_ = false;  // some action ran paired with another (Overlap::moe_a2a)
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
   // Communication inside compute tasks, each distinct value once in
   // Simulation::comm_inside: the same action's pieces on every copy of the

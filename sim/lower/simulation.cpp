@@ -104,8 +104,8 @@ std::unique_ptr<Simulation> Lowering::build() {
   } else {
     sim_->brief.reserve(foreseen);
   }
-  effects_.reserve(foreseen);
-  effect_pool_.reserve(foreseen);
+  effects_.of_task.reserve(foreseen);
+  effects_.pool.reserve(foreseen);
   sim_->pipeline_ranks = R;
   for (const Pipeline& p : pipelines_) {
     for (int r = 0; r < R; ++r) sim_->gpu_of_rank.push_back(gpu(r, p));
@@ -190,17 +190,38 @@ std::unique_ptr<Simulation> Lowering::build() {
   sim_->graph.add_edges(std::move(edges_));  // taken over, not copied
   sim_->graph.finalize();
 
-  // Memory: model state is resident from the start; a micro-batch's activations
-  // are taken when its F starts and given back when its backward ends.
+  // Memory: model state is resident from the start; a micro-batch's
+  // activations are taken when its F starts and given back when its
+  // backward ends (add_activation_effects).
+  for (int q = 0; q < Q; ++q) {
+    for (int s : stages_of_rank_[q % R]) sim_->memory.pool(q).allocate_resident(costs_.stages[s].model_state_bytes);
+  }
+  if (keeping_) base_effects_ = effects_;
+  add_activation_effects(costs_, effects_, sim_->host_offloads);
+  hand_over(effects_, sim_->memory);
+  for (int q = 0; q < Q; ++q) {
+    sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
+    sim_->streams.back()->set_trains(&sim_->trains);
+  }
+  sim_->collectives->set_trains(&sim_->trains);
+  sim_->comm_slowdown = options_.comm_slowdown;
+  if (options_.comm_slowdown > 0.0) {
+    sim_->interference = std::make_unique<Interference>(*sim_, options_.comm_slowdown);
+    sim_->collectives->set_listener(sim_->interference.get());
+  }
+  return std::move(sim_);
+}
+
+void Lowering::add_activation_effects(const workload::StageCosts& costs, Effects& effects,
+                                      std::vector<Simulation::HostOffload>& offloads) const {
+  const int R = shape_.ranks;
+  const int Q = static_cast<int>(first_.size());
   for (int q = 0; q < Q; ++q) {
     const int r = q % R;
-    for (int s : stages_of_rank_[r]) {
-      sim_->memory.pool(q).allocate_resident(costs_.stages[s].model_state_bytes);
-    }
     for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
       const Action& a = program_.ranks[r][k];
       if (!schedule::is_compute(a.op)) continue;
-      const workload::StageCost& c = costs_.stages[a.stage];
+      const workload::StageCost& c = costs.stages[a.stage];
       // The loss's passing tensors, or what a layer holds while it runs: its
       // attention's exchange buffers, its checkpoint brought from the host
       // (CPU checkpointing) and, in a backward, a recomputed layer's
@@ -212,62 +233,55 @@ std::unique_ptr<Simulation> Lowering::build() {
                    c.attention_transient_bytes + c.checkpoint_transient_bytes +
                        (redoes ? c.recompute_transient_bytes : 0));
       if (transient > 0 && a.op != Op::kWeightGrad) {
-        effect_of(*first_[q][k], q).allocate_at_start += transient;
-        effect_of(*last_[q][k], q).release_at_end += transient;
+        effects.of(*first_[q][k], q).allocate_at_start += transient;
+        effects.of(*last_[q][k], q).release_at_end += transient;
       }
       // What waits on the host from F's end to the backward's start: offloaded
       // activations and CPU checkpointing's checkpoints.
       const std::int64_t on_host = c.offloaded_activation_bytes + c.host_checkpoint_bytes;
       switch (a.op) {
         case Op::kForward:
-          effect_of(*first_[q][k], q).allocate_at_start += c.activation_bytes;
+          effects.of(*first_[q][k], q).allocate_at_start += c.activation_bytes;
           // Offloaded activations leave after F and come back for the backward.
-          effect_of(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
-          if (on_host > 0) sim_->host_offloads.push_back({*last_[q][k], on_host, q});
+          effects.of(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
+          if (on_host > 0) offloads.push_back({*last_[q][k], on_host, q});
           break;
         case Op::kBackward:
-          effect_of(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
-          effect_of(*last_[q][k], q).release_at_end += c.activation_bytes;
-          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host, q});
+          effects.of(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
+          effects.of(*last_[q][k], q).release_at_end += c.activation_bytes;
+          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
           break;
         case Op::kInputGrad:
-          if (on_host > 0) sim_->host_offloads.push_back({*first_[q][k], -on_host, q});
+          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
           // The offloaded activations come back for I. I makes the output
           // gradients W will read and no longer needs the rest; the GEMM
           // inputs W reads were kept since F and stay.
-          effect_of(*first_[q][k], q).allocate_at_start +=
+          effects.of(*first_[q][k], q).allocate_at_start +=
               c.offloaded_activation_bytes + c.weight_grad_bytes - c.weight_grad_kept_bytes;
-          effect_of(*last_[q][k], q).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
+          effects.of(*last_[q][k], q).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
           break;
         case Op::kWeightGrad: {
           // A W merged into a concatenated run gives its memory back when the run ends.
           const int into = merged_into_[r][k];
-          effect_of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)], q).release_at_end += c.weight_grad_bytes;
+          effects.of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)], q).release_at_end += c.weight_grad_bytes;
           break;
         }
         default: break;
       }
     }
   }
+}
+
+void Lowering::hand_over(const Effects& effects, hw::MemoryTracker& memory) {
   std::size_t with_effect = 0;
-  for (const std::int32_t pool : effect_pool_) with_effect += pool >= 0 ? 1 : 0;
-  sim_->memory.reserve_effects(effects_.size(), with_effect);
-  for (core::TaskId task = 0; task < effects_.size(); ++task) {
-    const std::int32_t pool = effect_pool_[task];
+  for (const std::int32_t pool : effects.pool) with_effect += pool >= 0 ? 1 : 0;
+  memory.reserve_effects(effects.of_task.size(), with_effect);
+  for (core::TaskId task = 0; task < effects.of_task.size(); ++task) {
+    const std::int32_t pool = effects.pool[task];
     if (pool < 0) continue;  // in task order, as a map would give
-    const Effect& effect = effects_[task];
-    sim_->memory.set_effect(task, {static_cast<std::uint32_t>(pool), effect.allocate_at_start, effect.release_at_end});
+    const Effect& effect = effects.of_task[task];
+    memory.set_effect(task, {static_cast<std::uint32_t>(pool), effect.allocate_at_start, effect.release_at_end});
   }
-  for (int q = 0; q < Q; ++q) {
-    sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
-    sim_->streams.back()->set_trains(&sim_->trains);
-  }
-  sim_->collectives->set_trains(&sim_->trains);
-  if (options_.comm_slowdown > 0.0) {
-    sim_->interference = std::make_unique<Interference>(*sim_, options_.comm_slowdown);
-    sim_->collectives->set_listener(sim_->interference.get());
-  }
-  return std::move(sim_);
 }
 
 PipelineWork Lowering::work_per_pipeline() const {

@@ -214,6 +214,7 @@ struct Simulation {
   bool flow_collectives = false;  // Options::collectives is kFlow: collectives' bytes cross the links
   std::int64_t gpu_memory_bytes = 0;    // one GPU's memory
   std::int64_t cuda_context_bytes = 0;  // Options::cuda_context_bytes; each pool gets the rest of the memory
+  double comm_slowdown = 0.0;           // Options::comm_slowdown (`interference` made from it)
   core::TaskGraph graph;
   std::vector<TaskInfo> info;    // by task; empty where Options::task_info is off
   std::vector<TaskBrief> brief;  // by task where Options::task_info is off; else empty

@@ -88,18 +88,45 @@ std::string costs_key(const Candidate& c) {
   return std::to_string(c.cluster) + " " + plan_key("", p);
 }
 
+namespace {
+
+// What a sweep asks of each plan's what-if: the same figures with less
+// work, the totals alone.
+driver::Controls sweep_controls(const lower::WorkLimits& limits, driver::PlanCache* cache) {
+  driver::Controls controls;
+  controls.limits = limits;
+  controls.cache = cache;
+  controls.merge_bucket_trains = true;
+  controls.memory_timelines = false;
+  controls.task_info = false;
+  return controls;
+}
+
+void take_figures(Result& r, const report::Summary& s) {
+  r.status = s.oom ? Status::kOom : Status::kOk;
+  r.iteration_time_s = s.iteration_time_s;
+  r.tokens_per_s = s.tokens_per_s;
+  r.mfu = s.mfu;
+  r.bubble_fraction = s.bubble_fraction;
+  r.peak_memory_bytes = s.peak_memory_bytes;
+}
+
+// A plan with the same figures as its neighbour but for what it
+// recomputes: run beside it (run_alike).
+std::string alike_key(const Candidate& c) {
+  workload::Plan p = c.plan;
+  p.recompute = workload::Recompute::kNone;
+  return std::to_string(c.cluster) + " " + plan_key("", p);
+}
+
+}  // namespace
+
 Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits, driver::PlanCache* cache) {
   Result r = blank(spec, c);
   config::Scenario sc = spec.settings[c.cluster];
   sc.plan = c.plan;
   try {
-    driver::Controls controls;
-    controls.limits = limits;
-    controls.cache = cache;
-    // The same figures with less work: a sweep keeps only the figures.
-    controls.merge_bucket_trains = true;
-    controls.memory_timelines = false;
-    controls.task_info = false;
+    driver::Controls controls = sweep_controls(limits, cache);
     if (cache != nullptr) controls.costs_key = costs_key(c);
     report::Summary s;
     if (cache != nullptr && !sc.layer_model) {
@@ -118,18 +145,80 @@ Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& li
       const driver::WhatIf w = driver::simulate(sc, controls);
       s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);
     }
-    r.status = s.oom ? Status::kOom : Status::kOk;
-    r.iteration_time_s = s.iteration_time_s;
-    r.tokens_per_s = s.tokens_per_s;
-    r.mfu = s.mfu;
-    r.bubble_fraction = s.bubble_fraction;
-    r.peak_memory_bytes = s.peak_memory_bytes;
+    take_figures(r, s);
   } catch (const std::exception& e) {
     r.status = Status::kFailed;
     r.error = e.what();
   }
   return r;
 }
+
+namespace {
+
+// Plans `group` (indices into `plans`) that differ only in what they
+// recompute, each to its place in `results`: one lowering serves those
+// that make the same tasks (driver::simulate_alike). Each gets the figures,
+// or the error, run_one gives it.
+void run_alike(const Spec& spec, const std::vector<Candidate>& plans, const std::vector<std::size_t>& group,
+               const lower::WorkLimits& limits, driver::PlanCache& cache, std::vector<Result>& results) {
+  if (group.size() == 1 || spec.settings[plans[group[0]].cluster].layer_model) {
+    for (std::size_t i : group) results[i] = run_one(spec, plans[i], limits, &cache);
+    return;
+  }
+  const driver::Controls controls = sweep_controls(limits, &cache);
+  std::vector<config::Scenario> scenarios;
+  std::vector<std::string> keys;
+  for (std::size_t i : group) {
+    scenarios.push_back(spec.settings[plans[i].cluster]);
+    scenarios.back().plan = plans[i].plan;
+    keys.push_back(costs_key(plans[i]));
+  }
+  // Prepared, each that no earlier plan's simulation answers.
+  std::vector<driver::Prepared> prepared;
+  std::vector<std::size_t> simulated;  // positions in `group`
+  for (std::size_t j = 0; j < group.size(); ++j) {
+    Result& r = results[group[j]] = blank(spec, plans[group[j]]);
+    try {
+      driver::Controls own = controls;
+      own.costs_key = keys[j];
+      driver::Prepared p = driver::prepare(scenarios[j], own);
+      if (const auto same = cache.same_simulation(keys[j], p.checked)) {
+        take_figures(r, *same);
+      } else {
+        prepared.push_back(std::move(p));
+        simulated.push_back(j);
+      }
+    } catch (const std::exception& e) {
+      r.status = Status::kFailed;
+      r.error = e.what();
+    }
+  }
+  if (simulated.empty()) return;
+  std::vector<const config::Scenario*> alike;
+  std::vector<std::shared_ptr<const driver::CheckedProgram>> programs;
+  for (std::size_t m = 0; m < simulated.size(); ++m) {
+    alike.push_back(&scenarios[simulated[m]]);
+    programs.push_back(prepared[m].checked);
+  }
+  std::vector<char> done(simulated.size(), 0);
+  try {
+    driver::simulate_alike(alike, std::move(prepared), controls, [&](std::size_t m, driver::WhatIf&& w) {
+      const std::size_t j = simulated[m];
+      const report::Summary s = driver::summarize(scenarios[j], w, spec.file, report::Detail::kTotals);
+      cache.remember(keys[j], programs[m], s);
+      take_figures(results[group[j]], s);
+      done[m] = 1;
+    });
+  } catch (const std::exception&) {
+    // One of them failed: each not yet done on its own, for its own
+    // figures or its own error.
+    for (std::size_t m = 0; m < simulated.size(); ++m) {
+      if (!done[m]) results[group[simulated[m]]] = run_one(spec, plans[group[simulated[m]]], limits, &cache);
+    }
+  }
+}
+
+}  // namespace
 
 Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOptions& options) {
   Outcome out;
@@ -208,13 +297,25 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
         if (r.bound_s > threshold) r.status = Status::kPruned;
       }
     }
-    parallel_for(end - start, options.jobs, [&](std::size_t k) {
-      const std::size_t i = order[start + k];
-      if (out.results[i].status == Status::kPruned || stopped()) return;
-      const double bound = out.results[i].bound_s;
-      out.results[i] = run_one(spec, plans[i], limits, &cache);
-      out.results[i].bound_s = bound;
-      ++done;
+    // Neighbours that differ only in what they recompute run as one group
+    // (run_alike), on one thread.
+    std::vector<std::vector<std::size_t>> groups;
+    std::string last_key;
+    for (std::size_t k = start; k < end; ++k) {
+      const std::size_t i = order[k];
+      if (out.results[i].status == Status::kPruned) continue;
+      std::string key = alike_key(plans[i]);
+      if (groups.empty() || key != last_key) groups.emplace_back();
+      groups.back().push_back(i);
+      last_key = std::move(key);
+    }
+    parallel_for(groups.size(), options.jobs, [&](std::size_t g) {
+      if (stopped()) return;
+      std::vector<double> bounds;
+      for (std::size_t i : groups[g]) bounds.push_back(out.results[i].bound_s);
+      run_alike(spec, plans, groups[g], limits, cache, out.results);
+      for (std::size_t n = 0; n < groups[g].size(); ++n) out.results[groups[g][n]].bound_s = bounds[n];
+      done += groups[g].size();
     });
     for (std::size_t i = start; i < end; ++i) {
       const Result& r = out.results[order[i]];

@@ -72,6 +72,7 @@ struct ShardUnit {
   // whole (the all-gather a scatter-gather send needs) goes to the unit that
   // runs first in that pass.
   double forward_share = 0.0, input_grad_share = 0.0, weight_grad_share = 0.0;
+  bool operator==(const ShardUnit&) const = default;
 };
 
 struct StageCost {
@@ -93,6 +94,7 @@ struct StageCost {
   // What options.moe_a2a_overlap interleaves (lower/lower_compute.cpp).
   struct EpChunks {
     double rest = 0.0, dispatch = 0.0, mlp = 0.0, combine = 0.0;
+    bool operator==(const EpChunks&) const = default;
   };
   EpChunks ep_forward_chunks, ep_backward_chunks;
   int moe_layers = 0;  // of its layers, those with a MoE block (the chunks' sums run over them)
@@ -112,6 +114,7 @@ struct StageCost {
     // hw::lay_out forwards the rest over NVLink); 1 for a plain collective.
     double across_share = 1.0;
     core::Time analytic;
+    bool operator==(const EpCollective&) const = default;
   };
   std::vector<EpCollective> ep_forward_collectives, ep_backward_collectives, ep_redo_collectives;
   std::int64_t activation_bytes = 0;   // held from F start until the backward ends
@@ -197,6 +200,8 @@ struct StageCost {
   double copy_grad_bytes = 0.0;
   core::Time optimizer_step;
 
+  // Field by field (lower::SharedLowering compares two plans' stages).
+  bool operator==(const StageCost&) const = default;
   core::Time backward() const { return input_grad + weight_grad; }
   core::Time grad_reduce() const {
     core::Time t;
