@@ -13,7 +13,7 @@
 namespace trainsim::hw {
 
 Topology::VertexId Topology::add_vertex(VertexKind kind, int a, int b) {
-  const VertexId v = boost::add_vertex(Vertex{kind, a, b}, graph_);
+  const VertexId v = boost::add_vertex(Vertex{kind, a, b}, *graph_);
   vertex_of_key_.emplace(key_of(kind, a, b), v);
   return v;
 }
@@ -28,7 +28,7 @@ std::string Topology::node_vertex_name(const Vertex& x) {
 }
 
 std::string Topology::vertex_name(VertexId v) const {
-  const Vertex& x = graph_[v];
+  const Vertex& x = (*graph_)[v];
   switch (x.kind) {
     case VertexKind::kGpu:
     case VertexKind::kNvSwitch:
@@ -49,8 +49,8 @@ void Topology::connect(VertexId u, VertexId v, double bytes_per_s, core::Time la
                        LinkClass cls) {
   const LinkId there = network_->add_link({bytes_per_s, latency_there});
   const LinkId back = network_->add_link({bytes_per_s, latency_back});
-  boost::add_edge(u, v, Edge{there}, graph_);
-  boost::add_edge(v, u, Edge{back}, graph_);
+  boost::add_edge(u, v, Edge{there}, *graph_);
+  boost::add_edge(v, u, Edge{back}, *graph_);
   link_class_.resize(network_->link_count(), LinkClass::kNic);
   link_ends_.resize(network_->link_count());
   link_class_[there] = link_class_[back] = cls;
@@ -176,7 +176,7 @@ void Topology::wire_custom(const std::vector<VertexId>& nvswitch_of,
       throw std::invalid_argument("custom network: the cable " + c.from + "<->" + c.to +
                                   " needs a positive bandwidth and a latency >= 0");
     }
-    auto is = [this](VertexId x, VertexKind k) { return graph_[x].kind == k; };
+    auto is = [this](VertexId x, VertexKind k) { return (*graph_)[x].kind == k; };
     const LinkClass cls = is(u, VertexKind::kGpu) || is(u, VertexKind::kNic) || is(v, VertexKind::kGpu) ||
                                   is(v, VertexKind::kNic)
                               ? LinkClass::kNic
@@ -193,7 +193,7 @@ std::vector<LinkId> Topology::searched_links(int from, int to) const {
   // Breadth-first search from `from`, keeping the edge each vertex was reached
   // by. It never passes through another GPU (no GPU forwards another's
   // traffic) nor over a failed link.
-  const std::size_t nv = boost::num_vertices(graph_);
+  const std::size_t nv = boost::num_vertices(*graph_);
   std::vector<Graph::edge_descriptor> reached_by(nv);
   std::vector<char> reached(nv, 0);
   const auto source = static_cast<VertexId>(gpu_vertex_[from]), target = static_cast<VertexId>(gpu_vertex_[to]);
@@ -209,7 +209,7 @@ std::vector<LinkId> Topology::searched_links(int from, int to) const {
     }
   };
   using Usable_graph = boost::filtered_graph<Graph, Usable>;
-  const Usable_graph usable(graph_, Usable{&graph_, &failed_, source});
+  const Usable_graph usable(*graph_, Usable{graph_.get(), &failed_, source});
   struct Recorder : boost::default_bfs_visitor {
     std::vector<Graph::edge_descriptor>* by;
     std::vector<char>* seen;
@@ -229,7 +229,7 @@ std::vector<LinkId> Topology::searched_links(int from, int to) const {
                              std::to_string(to) + (why.empty() ? "" : why + " in options.links)"));
   }
   std::vector<LinkId> links;
-  for (VertexId v = target; v != source; v = boost::source(reached_by[v], graph_)) links.push_back(graph_[reached_by[v]].link);
+  for (VertexId v = target; v != source; v = boost::source(reached_by[v], *graph_)) links.push_back((*graph_)[reached_by[v]].link);
   std::reverse(links.begin(), links.end());
   return links;
 }
@@ -385,7 +385,7 @@ std::uint32_t Topology::shared_route(int from, int to, const std::vector<std::pa
   }
   const Route& plain = network_->route(route(from, to));
   auto key_of_vertex = [this](VertexId v) {
-    const Vertex& x = graph_[v];
+    const Vertex& x = (*graph_)[v];
     return key_of(x.kind, x.a, x.b);
   };
   // Count, for each link of the plain route, the copies whose path has that hop.

@@ -27,6 +27,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <array>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -96,7 +97,7 @@ class Topology {
   // network: nothing says how the copies' paths run there without a search.
   std::uint32_t shared_route(int from, int to, const std::vector<std::pair<int, int>>& copies);
 
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return *graph_; }
   LinkClass link_class(LinkId link) const { return link_class_[link]; }
   // "gpu0->node0.nic0" and the like (made on demand: names are for people).
   std::string vertex_name(Graph::vertex_descriptor v) const;
@@ -129,7 +130,8 @@ class Topology {
 
   const ClusterSpec& cluster_;
   FlowNetwork* network_;  // never null
-  Graph graph_;
+  // Built by the constructor alone, never changed after: a copy shares it.
+  std::shared_ptr<Graph> graph_ = std::make_shared<Graph>();
   std::vector<long long> gpu_vertex_;  // -1 for GPUs of nodes not built
   std::vector<LinkClass> link_class_;                    // by LinkId
   std::vector<std::pair<VertexId, VertexId>> link_ends_;  // by LinkId

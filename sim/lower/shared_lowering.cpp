@@ -68,7 +68,7 @@ bool SharedLowering::fits(const workload::StageCosts& costs) const { return lowe
 
 std::unique_ptr<Simulation> SharedLowering::copy_for(const workload::StageCosts& costs) const {
   if (!first_) throw std::logic_error("SharedLowering: a copy after the first simulation was taken");
-  if (!fits(costs)) throw std::logic_error("SharedLowering: stage costs that do not fit");
+  if (!fits(costs)) return nullptr;
   std::unique_ptr<Simulation> copy = copy_unrun(*first_);
   lowering_->revalue(*copy, costs);
   return copy;

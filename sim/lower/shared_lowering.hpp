@@ -47,8 +47,8 @@ class SharedLowering {
   // off: a TaskInfo names the communication inside it, which a copy does
   // not set).
   bool fits(const workload::StageCosts& costs) const;
-  // A copy for stage costs that fit (std::logic_error otherwise), while the
-  // first simulation has not been taken.
+  // A copy for `costs`, or null where they do not fit; only while the first
+  // simulation has not been taken (std::logic_error after).
   std::unique_ptr<Simulation> copy_for(const workload::StageCosts& costs) const;
   // The work of the first lowering, as lower() estimated it (a copy takes as much memory again).
   const WorkEstimate& estimate() const { return estimate_; }

@@ -32,11 +32,13 @@ driver::Controls sweep_like() {
 }  // namespace
 
 TEST_CASE("plans simulated alike give what each simulated on its own gives") {
-  // GPT 1.7B, pp 2 x dp 4, every recompute mode of three schedules: 1F1B,
-  // ZB-H1 (I and W apart) and DualPipe (two copies of each stage, its
-  // micro-batches from both ends); ZeRO-1 and ZeRO-3 (not under DualPipe).
+  // GPT 1.7B, pp 2 x dp 4, every recompute mode of four schedules: 1F1B,
+  // ZB-H1 (I and W apart), ZB-1P (its order from the stages' times: a
+  // program of its own for each mode, equal or not) and DualPipe (two
+  // copies of each stage, its micro-batches from both ends); ZeRO-1 and
+  // ZeRO-3 (not under DualPipe).
   for (const std::string zero : {"1", "3"}) {
-    for (const std::string schedule : {"1f1b", "zb-h1", "dualpipe"}) {
+    for (const std::string schedule : {"1f1b", "zb-h1", "zb-1p", "dualpipe"}) {
       if (zero == "3" && schedule == "dualpipe") continue;
       CAPTURE(zero);
       CAPTURE(schedule);

@@ -113,6 +113,7 @@ TEST_CASE("a copy for another recompute mode runs as that mode lowered on its ow
       if (rc == "full") CHECK(p.costs->stages[0].activation_bytes < first.costs->stages[0].activation_bytes);
       REQUIRE(shared.fits(*p.costs));
       const std::unique_ptr<lower::Simulation> copy = shared.copy_for(*p.costs);
+      REQUIRE(copy != nullptr);
       const std::unique_ptr<lower::Simulation> alone =
           lower::lower(p.checked->program, p.shape, p.checked->wiring, *p.costs, sc.cluster, sc.plan, options);
       lower::run(*copy);
@@ -146,7 +147,7 @@ TEST_CASE("stage costs that would make other tasks do not fit") {
     // field a copy does not set.
     const driver::Prepared zero2 = driver::prepare(scenario("2", "none"), controls);
     CHECK_FALSE(shared.fits(*zero2.costs));
-    CHECK_THROWS_AS((void)shared.copy_for(*zero2.costs), std::logic_error);
+    CHECK(shared.copy_for(*zero2.costs) == nullptr);
     // Another stage count.
     workload::StageCosts fewer = *first.costs;
     fewer.stages.pop_back();
