@@ -255,8 +255,9 @@ void simulate_alike(const std::vector<const config::Scenario*>& scenarios, std::
     const config::Scenario& sc = *scenarios[i];
     WhatIf w = unsimulated(prepared[i]);
     const lower::Options own = lower_options(sc, controls);
-    // The same program, or (a schedule that places work by the stages'
-    // times: one of each) an equal one.
+    // The same program, or an equal one: a schedule that places work by
+    // the stages' times lays out a program for each plan's times, and two
+    // often come out alike.
     const CheckedProgram& mine = *prepared[i].checked;
     const CheckedProgram& firsts = *prepared[0].checked;
     const bool same_program =
