@@ -1,6 +1,8 @@
 #include "driver/plan_cache.hpp"
 
 #include <bit>
+#include <tuple>
+#include <utility>
 
 namespace trainsim::driver {
 
@@ -27,6 +29,28 @@ std::shared_ptr<const Value> PlanCache::get(Lru<Key, Value>& lru, std::size_t ro
 std::shared_ptr<const CheckedProgram> PlanCache::program(const ProgramKey& key,
                                                          const std::function<CheckedProgram()>& make) {
   return get(programs_, program_room_, key, make);
+}
+
+std::shared_ptr<const CheckedProgram> PlanCache::equal_program(const ProgramKey& key,
+                                                               const schedule::Program& program,
+                                                               std::uint64_t digest) {
+  constexpr std::size_t kTimes = std::tuple_size_v<ProgramKey> - 1;  // the last field
+  const auto but_times = [](const ProgramKey& k) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) { return std::tie(std::get<I>(k)...); }(
+        std::make_index_sequence<kTimes>{});
+  };
+  std::vector<std::shared_ptr<const CheckedProgram>> candidates;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [k, entry] : programs_.entries) {
+      if (entry->digest == digest && but_times(k) == but_times(key)) candidates.push_back(entry);
+    }
+  }
+  // Compared outside the lock: a digest only says the programs are likely equal.
+  for (const auto& c : candidates) {
+    if (c->program.ranks == program.ranks) return c;
+  }
+  return nullptr;
 }
 
 std::shared_ptr<const workload::StageCosts> PlanCache::costs(const std::string& key,

@@ -64,6 +64,12 @@ class PlanCache {
 
   // The entry for `key`, made by `make` (outside the lock) when absent.
   std::shared_ptr<const CheckedProgram> program(const ProgramKey& key, const std::function<CheckedProgram()>& make);
+  // An entry whose key is `key` but for the stages' times, holding a
+  // program equal to `program` (of digest `digest`), or null: a schedule
+  // that places work by the times often lays out the same program for
+  // other times, already checked and wired.
+  std::shared_ptr<const CheckedProgram> equal_program(const ProgramKey& key, const schedule::Program& program,
+                                                      std::uint64_t digest);
   std::shared_ptr<const workload::StageCosts> costs(const std::string& key,
                                                     const std::function<workload::StageCosts()>& make);
 

@@ -94,6 +94,18 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
   if (sharded) {
     for (const workload::StageCost& c : w.costs->stages) units.push_back(static_cast<int>(c.shard_units.size()));
   }
+  // A schedule that places work by the stages' times shares its program with
+  // the plans whose stages take the same times, to the bit.
+  std::vector<double> times;
+  if (sched->reads_stage_times()) {
+    for (const schedule::Shape::StageTimes& t : w.shape.times) {
+      times.insert(times.end(), {t.forward, t.input_grad, t.weight_grad, t.transfer});
+    }
+  }
+  const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr;
+  const PlanCache::ProgramKey key{plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
+                                  plan.microbatches(), sharded, plan.reshard_after_forward,
+                                  plan.grad_sync_after_last_backward, plan.overlap.moe_a2a, units, std::move(times)};
   auto lay_out = [&] {
     CheckedProgram out;
     try {
@@ -106,6 +118,14 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
       }
     } catch (const std::invalid_argument& e) {
       throw schedule::ProgramError(e.what());  // the plugin refused the shape
+    }
+    out.digest = digest_of(out.program);
+    // Other times that laid out an equal program: checked and wired already.
+    if (shared && sched->reads_stage_times()) {
+      if (const auto same = controls.cache->equal_program(key, out.program, out.digest)) {
+        out.wiring = same->wiring;
+        return out;
+      }
     }
     if (plan.overlap.moe_a2a) {
       // Each pair starts once both of its passes' inputs are in, and sends
@@ -140,24 +160,9 @@ Prepared prepare(const config::Scenario& sc, const Controls& controls) {
     } else {
       out.wiring = lower::wire(out.program, w.shape, schedule::check(out.program, w.shape));
     }
-    out.digest = digest_of(out.program);
     return out;
   };
-  // A schedule that places work by the stages' times shares its program with
-  // the plans whose stages take the same times, to the bit.
-  std::vector<double> times;
-  if (sched->reads_stage_times()) {
-    for (const schedule::Shape::StageTimes& t : w.shape.times) {
-      times.insert(times.end(), {t.forward, t.input_grad, t.weight_grad, t.transfer});
-    }
-  }
-  const bool shared = controls.cache != nullptr && sc.csv_schedule == nullptr;
-  w.checked = shared ? controls.cache->program({plan.schedule, static_cast<int>(sched->placement()), plan.pp, plan.vp,
-                                                plan.microbatches(), sharded, plan.reshard_after_forward,
-                                                plan.grad_sync_after_last_backward, plan.overlap.moe_a2a, units,
-                                                std::move(times)},
-                                               lay_out)
-                     : std::make_shared<const CheckedProgram>(lay_out());
+  w.checked = shared ? controls.cache->program(key, lay_out) : std::make_shared<const CheckedProgram>(lay_out());
   return w;
 }
 

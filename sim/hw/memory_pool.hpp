@@ -79,11 +79,14 @@ class MemoryTracker final : public core::TaskObserver {
   }
   // Room for effects on tasks below `tasks`, `effects` of them (a hint).
   void reserve_effects(std::size_t tasks, std::size_t effects);
-  // Forgets every task's effect: a copy made before its run takes another
-  // plan's (lower::SharedLowering).
-  void clear_effects() {
-    effect_of_task_.clear();
-    effects_.clear();
+  // The effect set for `task` (std::logic_error where none is), to change
+  // before the run: a copy made before its run takes another plan's bytes
+  // (lower::SharedLowering).
+  MemoryEffect& effect_of(core::TaskId task) {
+    if (task >= effect_of_task_.size() || effect_of_task_[task] < 0) {
+      throw std::logic_error("memory effect of a task that has none");
+    }
+    return effects_[static_cast<std::size_t>(effect_of_task_[task])];
   }
 
   void on_start(core::TaskId task, core::Time now) override;

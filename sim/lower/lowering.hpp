@@ -495,7 +495,10 @@ class Lowering {
   // Each micro-batch's activations and its actions' transients, from
   // `costs`, on their actions' first and last tasks; and what waits on the
   // host (`offloads`).
-  void add_activation_effects(const workload::StageCosts& costs, Effects& effects,
+  // `effect(task, q)`: the entry of `task`, on simulated GPU q, that the
+  // bytes add to (its allocate_at_start and release_at_end).
+  template <class EffectOf>
+  void add_activation_effects(const workload::StageCosts& costs, EffectOf&& effect,
                               std::vector<Simulation::HostOffload>& offloads) const;
   // Every task's effect to the memory tracker, in task order.
   static void hand_over(const Effects& effects, hw::MemoryTracker& memory);
@@ -517,7 +520,13 @@ class Lowering {
   };
   std::vector<KeptPiece> kept_pieces_;
   std::vector<KeptAction> kept_actions_;
-  Effects base_effects_;
+  // Each task add_activation_effects touches (the same whatever the
+  // costs), with the effect the lowering gave it before.
+  struct ActivationBase {
+    core::TaskId task;
+    Effect before;
+  };
+  std::vector<ActivationBase> activation_base_;
   bool paired_ = false;  // some action ran paired with another (Overlap::moe_a2a)
   std::vector<std::pair<core::TaskId, core::TaskId>> edges_;
   // Communication inside compute tasks, each distinct value once in
@@ -626,5 +635,66 @@ class Lowering {
   IssueQueue expert_queue_;                   // and those of a MoE unit's experts, on the expert-data-parallel group
   IssueQueue expert_scatter_queue_;           // the experts' scatters, where the scatters have a group of their own
 };
+
+template <class EffectOf>
+void Lowering::add_activation_effects(const workload::StageCosts& costs, EffectOf&& effect,
+                                      std::vector<Simulation::HostOffload>& offloads) const {
+  const int R = shape_.ranks;
+  const int Q = static_cast<int>(first_.size());
+  for (int q = 0; q < Q; ++q) {
+    const int r = q % R;
+    for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
+      const Action& a = program_.ranks[r][k];
+      if (!schedule::is_compute(a.op)) continue;
+      const workload::StageCost& c = costs.stages[a.stage];
+      // The loss's passing tensors, or what a layer holds while it runs: its
+      // attention's exchange buffers, its checkpoint brought from the host
+      // (CPU checkpointing) and, in a backward, a recomputed layer's
+      // activations (the loss's never at once with a layer's), from the
+      // action's first piece to its last.
+      const bool redoes = a.op == Op::kBackward || a.op == Op::kInputGrad;
+      const std::int64_t transient =
+          std::max(redoes ? c.loss_backward_transient_bytes : c.loss_forward_transient_bytes,
+                   c.attention_transient_bytes + c.checkpoint_transient_bytes +
+                       (redoes ? c.recompute_transient_bytes : 0));
+      if (transient > 0 && a.op != Op::kWeightGrad) {
+        effect(*first_[q][k], q).allocate_at_start += transient;
+        effect(*last_[q][k], q).release_at_end += transient;
+      }
+      // What waits on the host from F's end to the backward's start: offloaded
+      // activations and CPU checkpointing's checkpoints.
+      const std::int64_t on_host = c.offloaded_activation_bytes + c.host_checkpoint_bytes;
+      switch (a.op) {
+        case Op::kForward:
+          effect(*first_[q][k], q).allocate_at_start += c.activation_bytes;
+          // Offloaded activations leave after F and come back for the backward.
+          effect(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
+          if (on_host > 0) offloads.push_back({*last_[q][k], on_host, q});
+          break;
+        case Op::kBackward:
+          effect(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
+          effect(*last_[q][k], q).release_at_end += c.activation_bytes;
+          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
+          break;
+        case Op::kInputGrad:
+          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
+          // The offloaded activations come back for I. I makes the output
+          // gradients W will read and no longer needs the rest; the GEMM
+          // inputs W reads were kept since F and stay.
+          effect(*first_[q][k], q).allocate_at_start +=
+              c.offloaded_activation_bytes + c.weight_grad_bytes - c.weight_grad_kept_bytes;
+          effect(*last_[q][k], q).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
+          break;
+        case Op::kWeightGrad: {
+          // A W merged into a concatenated run gives its memory back when the run ends.
+          const int into = merged_into_[r][k];
+          effect(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)], q).release_at_end += c.weight_grad_bytes;
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+}
 
 }  // namespace trainsim::lower::detail

@@ -131,12 +131,17 @@ void Lowering::revalue(Simulation& copy, const workload::StageCosts& other) cons
       }
     }
   }
-  // The activations' memory on top of what the lowering itself gave.
-  Effects effects = base_effects_;
+  // The activations' memory on top of what the lowering itself gave, in
+  // the entries the first plan's activations made (every task they touch
+  // has one, whatever the bytes).
+  for (const ActivationBase& a : activation_base_) {
+    hw::MemoryEffect& e = copy.memory.effect_of(a.task);
+    e.allocate_at_start = a.before.allocate_at_start;
+    e.release_at_end = a.before.release_at_end;
+  }
   copy.host_offloads.clear();
-  add_activation_effects(other, effects, copy.host_offloads);
-  copy.memory.clear_effects();
-  hand_over(effects, copy.memory);
+  add_activation_effects(
+      other, [&](core::TaskId t, int) -> hw::MemoryEffect& { return copy.memory.effect_of(t); }, copy.host_offloads);
 }
 
 }  // namespace detail

@@ -196,8 +196,25 @@ std::unique_ptr<Simulation> Lowering::build() {
   for (int q = 0; q < Q; ++q) {
     for (int s : stages_of_rank_[q % R]) sim_->memory.pool(q).allocate_resident(costs_.stages[s].model_state_bytes);
   }
-  if (keeping_) base_effects_ = effects_;
-  add_activation_effects(costs_, effects_, sim_->host_offloads);
+  if (!keeping_) {
+    add_activation_effects(costs_, [&](core::TaskId t, int q) -> Effect& { return effects_.of(t, q); },
+                           sim_->host_offloads);
+  } else {
+    // Each task the activations touch, with what the lowering alone gave
+    // it: a copy starts from these (revalue).
+    const Effects before = effects_;
+    std::vector<core::TaskId> touched;
+    add_activation_effects(
+        costs_,
+        [&](core::TaskId t, int q) -> Effect& {
+          touched.push_back(t);
+          return effects_.of(t, q);
+        },
+        sim_->host_offloads);
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (core::TaskId t : touched) activation_base_.push_back({t, t < before.of_task.size() ? before.of_task[t] : Effect{}});
+  }
   hand_over(effects_, sim_->memory);
   for (int q = 0; q < Q; ++q) {
     sim_->streams.push_back(std::make_unique<hw::Stream>(std::move(compute_order_[q])));
@@ -210,66 +227,6 @@ std::unique_ptr<Simulation> Lowering::build() {
     sim_->collectives->set_listener(sim_->interference.get());
   }
   return std::move(sim_);
-}
-
-void Lowering::add_activation_effects(const workload::StageCosts& costs, Effects& effects,
-                                      std::vector<Simulation::HostOffload>& offloads) const {
-  const int R = shape_.ranks;
-  const int Q = static_cast<int>(first_.size());
-  for (int q = 0; q < Q; ++q) {
-    const int r = q % R;
-    for (std::size_t k = 0; k < program_.ranks[r].size(); ++k) {
-      const Action& a = program_.ranks[r][k];
-      if (!schedule::is_compute(a.op)) continue;
-      const workload::StageCost& c = costs.stages[a.stage];
-      // The loss's passing tensors, or what a layer holds while it runs: its
-      // attention's exchange buffers, its checkpoint brought from the host
-      // (CPU checkpointing) and, in a backward, a recomputed layer's
-      // activations (the loss's never at once with a layer's), from the
-      // action's first piece to its last.
-      const bool redoes = a.op == Op::kBackward || a.op == Op::kInputGrad;
-      const std::int64_t transient =
-          std::max(redoes ? c.loss_backward_transient_bytes : c.loss_forward_transient_bytes,
-                   c.attention_transient_bytes + c.checkpoint_transient_bytes +
-                       (redoes ? c.recompute_transient_bytes : 0));
-      if (transient > 0 && a.op != Op::kWeightGrad) {
-        effects.of(*first_[q][k], q).allocate_at_start += transient;
-        effects.of(*last_[q][k], q).release_at_end += transient;
-      }
-      // What waits on the host from F's end to the backward's start: offloaded
-      // activations and CPU checkpointing's checkpoints.
-      const std::int64_t on_host = c.offloaded_activation_bytes + c.host_checkpoint_bytes;
-      switch (a.op) {
-        case Op::kForward:
-          effects.of(*first_[q][k], q).allocate_at_start += c.activation_bytes;
-          // Offloaded activations leave after F and come back for the backward.
-          effects.of(*last_[q][k], q).release_at_end += c.offloaded_activation_bytes;
-          if (on_host > 0) offloads.push_back({*last_[q][k], on_host, q});
-          break;
-        case Op::kBackward:
-          effects.of(*first_[q][k], q).allocate_at_start += c.offloaded_activation_bytes;
-          effects.of(*last_[q][k], q).release_at_end += c.activation_bytes;
-          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
-          break;
-        case Op::kInputGrad:
-          if (on_host > 0) offloads.push_back({*first_[q][k], -on_host, q});
-          // The offloaded activations come back for I. I makes the output
-          // gradients W will read and no longer needs the rest; the GEMM
-          // inputs W reads were kept since F and stay.
-          effects.of(*first_[q][k], q).allocate_at_start +=
-              c.offloaded_activation_bytes + c.weight_grad_bytes - c.weight_grad_kept_bytes;
-          effects.of(*last_[q][k], q).release_at_end += c.activation_bytes - c.weight_grad_kept_bytes;
-          break;
-        case Op::kWeightGrad: {
-          // A W merged into a concatenated run gives its memory back when the run ends.
-          const int into = merged_into_[r][k];
-          effects.of(*last_[q][into < 0 ? k : static_cast<std::size_t>(into)], q).release_at_end += c.weight_grad_bytes;
-          break;
-        }
-        default: break;
-      }
-    }
-  }
 }
 
 void Lowering::hand_over(const Effects& effects, hw::MemoryTracker& memory) {

@@ -50,6 +50,35 @@ TEST_CASE("an entry is made once, shared while it is among the most recent, and 
   CHECK(first->program.ranks.empty());  // what was handed out stays valid
 }
 
+TEST_CASE("a program equal to one laid out for other stage times is found with its wiring") {
+  // zb-1p lays out a program for each plan's stage times; an entry whose
+  // key differs only in those times and whose program is equal serves
+  // another (its checks and wiring hold for the same program).
+  driver::PlanCache cache;
+  schedule::Program program;
+  program.ranks = {{schedule::Action{}}, {schedule::Action{}}};
+  driver::CheckedProgram made;
+  made.program = program;
+  made.digest = driver::digest_of(program);
+  made.wiring.rank_offset = {0, 1};  // a stand-in: handed back as is
+  const driver::PlanCache::ProgramKey key{"zb-1p", 0, 2, 1, 4, false, true, false, false, {}, {1.0, 2.0}};
+  const auto entry = cache.program(key, [&] { return made; });
+  driver::PlanCache::ProgramKey other_times = key;
+  std::get<10>(other_times) = {1.5, 2.5};
+  CHECK(cache.equal_program(other_times, program, made.digest) == entry);
+  CHECK(entry->wiring.rank_offset == made.wiring.rank_offset);
+  // Another pipeline, or MoE's paired passes (other waits), or another program: none.
+  driver::PlanCache::ProgramKey other_pp = other_times;
+  std::get<2>(other_pp) = 4;
+  CHECK(cache.equal_program(other_pp, program, made.digest) == nullptr);
+  driver::PlanCache::ProgramKey paired = other_times;
+  std::get<8>(paired) = true;
+  CHECK(cache.equal_program(paired, program, made.digest) == nullptr);
+  schedule::Program longer = program;
+  longer.ranks[1].push_back(schedule::Action{});
+  CHECK(cache.equal_program(other_times, longer, driver::digest_of(longer)) == nullptr);
+}
+
 TEST_CASE("plans run through the cache give what they give without it") {
   // The 175B example under three schedules and two ZeRO stages: each
   // schedule's program is shared by its ZeRO-1 and ZeRO-2 plans (zb-1p,
