@@ -195,6 +195,7 @@ struct TaskBrief {
 static_assert(sizeof(TaskBrief) == 8);
 inline TaskBrief brief_of(const TaskInfo& ti) { return {ti.kind, ti.regather, ti.on_gather_stream(), ti.rank}; }
 
+// (A field added here is copied in lower::copy_unrun, shared_lowering.cpp.)
 struct Simulation {
   int pipelines = 1;       // simulated copies of the pipeline
   bool every_gpu = false;  // full fidelity, asked or fallen back to (one pipeline may be every GPU)
