@@ -48,7 +48,7 @@ std::shared_ptr<const CheckedProgram> PlanCache::equal_program(const ProgramKey&
   }
   // Compared outside the lock: a digest only says the programs are likely equal.
   for (const auto& c : candidates) {
-    if (c->program.ranks == program.ranks) return c;
+    if (c->program.ranks == program.ranks) return c;  // (a Program, not yet a CheckedProgram)
   }
   return nullptr;
 }
@@ -82,9 +82,9 @@ std::shared_ptr<const report::Summary> PlanCache::same_simulation(const std::str
       if (s.program->digest == program->digest && s.costs_key == costs_key) candidates.push_back(s);
     }
   }
-  // Compared outside the lock: a digest only says the programs are likely equal.
+  // Compared outside the lock.
   for (const Simulated& s : candidates) {
-    if (s.program == program || s.program->program.ranks == program->program.ranks) return s.summary;
+    if (same_program(*s.program, *program)) return s.summary;
   }
   return nullptr;
 }

@@ -45,6 +45,11 @@ struct CheckedProgram {
 // A hash of every action of every rank, in order, so that programs that
 // differ are told apart without comparing them action by action.
 std::uint64_t digest_of(const schedule::Program& program);
+// Whether two checked programs are the same program: one object, or equal
+// digests and then equal actions (a digest only says they are likely equal).
+inline bool same_program(const CheckedProgram& a, const CheckedProgram& b) {
+  return &a == &b || (a.digest == b.digest && a.program.ranks == b.program.ranks);
+}
 
 class PlanCache {
  public:

@@ -241,14 +241,9 @@ void simulate_alike(const std::vector<const config::Scenario*>& scenarios, std::
   // The same program, or an equal one: a schedule that places work by the
   // stages' times lays out a program for each plan's times, and two often
   // come out alike.
-  std::vector<char> same_program(scenarios.size(), 0);
-  for (std::size_t i = 1; i < scenarios.size(); ++i) {
-    const CheckedProgram& mine = *prepared[i].checked;
-    const CheckedProgram& firsts = *prepared[0].checked;
-    same_program[i] =
-        &mine == &firsts || (mine.digest == firsts.digest && mine.program.ranks == firsts.program.ranks);
-  }
-  if (std::find(same_program.begin(), same_program.end(), 1) == same_program.end()) {
+  std::vector<char> shares(scenarios.size(), 0);
+  for (std::size_t i = 1; i < scenarios.size(); ++i) shares[i] = same_program(*prepared[i].checked, *prepared[0].checked);
+  if (std::find(shares.begin(), shares.end(), 1) == shares.end()) {
     // Nothing to share: each lowered on its own, keeping nothing for copies.
     for (std::size_t i = 0; i < scenarios.size(); ++i) done(i, simulate(*scenarios[i], std::move(prepared[i]), controls));
     return;
@@ -275,7 +270,7 @@ void simulate_alike(const std::vector<const config::Scenario*>& scenarios, std::
     const config::Scenario& sc = *scenarios[i];
     WhatIf w = unsimulated(prepared[i]);
     const lower::Options own = lower_options(sc, controls);
-    if (shared && same_program[i]) w.sim = shared->copy_for(*w.costs);
+    if (shared && shares[i]) w.sim = shared->copy_for(*w.costs);
     if (!w.sim) {
       w.sim = lower::lower(*w.program, w.shape, prepared[i].checked->wiring, *w.costs, sc.cluster, sc.plan, own);
     }

@@ -119,81 +119,43 @@ std::string alike_key(const Candidate& c) {
   return std::to_string(c.cluster) + " " + plan_key("", p);
 }
 
-}  // namespace
-
-Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits, driver::PlanCache* cache) {
-  Result r = blank(spec, c);
-  config::Scenario sc = spec.settings[c.cluster];
-  sc.plan = c.plan;
-  try {
-    driver::Controls controls = sweep_controls(limits, cache);
-    if (cache != nullptr) controls.costs_key = costs_key(c);
-    report::Summary s;
-    if (cache != nullptr && !sc.layer_model) {
-      // A plan whose simulation an earlier one ran (another schedule that
-      // lays out the same program) takes that one's figures.
-      driver::Prepared prepared = driver::prepare(sc, controls);
-      const std::shared_ptr<const driver::CheckedProgram> program = prepared.checked;
-      if (const auto same = cache->same_simulation(controls.costs_key, program)) {
-        s = *same;
-      } else {
-        const driver::WhatIf w = driver::simulate(sc, std::move(prepared), controls);
-        s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);  // all a sweep keeps
-        cache->remember(controls.costs_key, program, s);
-      }
-    } else {
-      const driver::WhatIf w = driver::simulate(sc, controls);
-      s = driver::summarize(sc, w, spec.file, report::Detail::kTotals);
-    }
-    take_figures(r, s);
-  } catch (const std::exception& e) {
-    r.status = Status::kFailed;
-    r.error = e.what();
-  }
-  return r;
-}
-
-namespace {
-
-// Plans `group` (indices into `plans`) that differ only in what they
-// recompute, each to its place in `results`: one lowering serves those
-// that make the same tasks (driver::simulate_alike). Each gets the figures,
-// or the error, run_one gives it.
-void run_alike(const Spec& spec, const std::vector<Candidate>& plans, const std::vector<std::size_t>& group,
-               const lower::WorkLimits& limits, driver::PlanCache& cache, std::vector<Result>& results) {
-  if (group.size() == 1 || spec.settings[plans[group[0]].cluster].layer_model) {
-    for (std::size_t i : group) results[i] = run_one(spec, plans[i], limits, &cache);
-    return;
-  }
+// Plans `group` that differ only in what they recompute (one alone
+// included), in a setting of a pipeline model, each with its result in
+// order: a plan whose simulation an earlier one ran (another schedule that
+// lays out the same program) takes that one's figures; one lowering serves
+// those left that make the same tasks (driver::simulate_alike). Each plan
+// gets the figures, or the error, it gets run alone.
+std::vector<Result> run_alike(const Spec& spec, const std::vector<const Candidate*>& group,
+                              const lower::WorkLimits& limits, driver::PlanCache& cache) {
   const driver::Controls controls = sweep_controls(limits, &cache);
+  std::vector<Result> results;
   std::vector<config::Scenario> scenarios;
   std::vector<std::string> keys;
-  for (std::size_t i : group) {
-    scenarios.push_back(spec.settings[plans[i].cluster]);
-    scenarios.back().plan = plans[i].plan;
-    keys.push_back(costs_key(plans[i]));
+  for (const Candidate* c : group) {
+    results.push_back(blank(spec, *c));
+    scenarios.push_back(spec.settings[c->cluster]);
+    scenarios.back().plan = c->plan;
+    keys.push_back(costs_key(*c));
   }
-  // Prepared, each that no earlier plan's simulation answers.
   std::vector<driver::Prepared> prepared;
   std::vector<std::size_t> simulated;  // positions in `group`
   for (std::size_t j = 0; j < group.size(); ++j) {
-    Result& r = results[group[j]] = blank(spec, plans[group[j]]);
     try {
       driver::Controls own = controls;
       own.costs_key = keys[j];
       driver::Prepared p = driver::prepare(scenarios[j], own);
       if (const auto same = cache.same_simulation(keys[j], p.checked)) {
-        take_figures(r, *same);
+        take_figures(results[j], *same);
       } else {
         prepared.push_back(std::move(p));
         simulated.push_back(j);
       }
     } catch (const std::exception& e) {
-      r.status = Status::kFailed;
-      r.error = e.what();
+      results[j].status = Status::kFailed;
+      results[j].error = e.what();
     }
   }
-  if (simulated.empty()) return;
+  if (simulated.empty()) return results;
   std::vector<const config::Scenario*> alike;
   std::vector<std::shared_ptr<const driver::CheckedProgram>> programs;
   for (std::size_t m = 0; m < simulated.size(); ++m) {
@@ -206,19 +168,43 @@ void run_alike(const Spec& spec, const std::vector<Candidate>& plans, const std:
       const std::size_t j = simulated[m];
       const report::Summary s = driver::summarize(scenarios[j], w, spec.file, report::Detail::kTotals);
       cache.remember(keys[j], programs[m], s);
-      take_figures(results[group[j]], s);
+      take_figures(results[j], s);
       done[m] = 1;
     });
-  } catch (const std::exception&) {
-    // One of them failed: each not yet done on its own, for its own
-    // figures or its own error.
+  } catch (const std::exception& e) {
+    if (group.size() == 1) {
+      results[0].status = Status::kFailed;
+      results[0].error = e.what();
+      return results;
+    }
+    // One of them failed: each not yet done alone, for its own figures or
+    // its own error.
     for (std::size_t m = 0; m < simulated.size(); ++m) {
-      if (!done[m]) results[group[simulated[m]]] = run_one(spec, plans[group[simulated[m]]], limits, &cache);
+      const std::size_t j = simulated[m];
+      if (!done[m]) results[j] = run_alike(spec, {group[j]}, limits, cache).front();
     }
   }
+  return results;
 }
 
 }  // namespace
+
+Result run_one(const Spec& spec, const Candidate& c, const lower::WorkLimits& limits, driver::PlanCache* cache) {
+  config::Scenario sc = spec.settings[c.cluster];
+  if (cache != nullptr && !sc.layer_model) return run_alike(spec, {&c}, limits, *cache).front();
+  Result r = blank(spec, c);
+  sc.plan = c.plan;
+  try {
+    driver::Controls controls = sweep_controls(limits, cache);
+    if (cache != nullptr) controls.costs_key = costs_key(c);
+    const driver::WhatIf w = driver::simulate(sc, controls);
+    take_figures(r, driver::summarize(sc, w, spec.file, report::Detail::kTotals));  // all a sweep keeps
+  } catch (const std::exception& e) {
+    r.status = Status::kFailed;
+    r.error = e.what();
+  }
+  return r;
+}
 
 Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOptions& options) {
   Outcome out;
@@ -311,10 +297,19 @@ Outcome run(const Spec& spec, const std::vector<Candidate>& plans, const RunOpti
     }
     parallel_for(groups.size(), options.jobs, [&](std::size_t g) {
       if (stopped()) return;
-      std::vector<double> bounds;
-      for (std::size_t i : groups[g]) bounds.push_back(out.results[i].bound_s);
-      run_alike(spec, plans, groups[g], limits, cache, out.results);
-      for (std::size_t n = 0; n < groups[g].size(); ++n) out.results[groups[g][n]].bound_s = bounds[n];
+      std::vector<const Candidate*> group;
+      for (std::size_t i : groups[g]) group.push_back(&plans[i]);
+      std::vector<Result> results;
+      if (spec.settings[plans[groups[g][0]].cluster].layer_model) {
+        for (const Candidate* c : group) results.push_back(run_one(spec, *c, limits, &cache));
+      } else {
+        results = run_alike(spec, group, limits, cache);
+      }
+      for (std::size_t n = 0; n < groups[g].size(); ++n) {
+        const double bound = out.results[groups[g][n]].bound_s;
+        out.results[groups[g][n]] = std::move(results[n]);
+        out.results[groups[g][n]].bound_s = bound;
+      }
       done += groups[g].size();
     });
     for (std::size_t i = start; i < end; ++i) {
